@@ -1,0 +1,367 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+)
+
+// HTTPConfig configures a Streamable HTTP transport. The zero value of every
+// field but URL is the documented default.
+type HTTPConfig struct {
+	// URL is the MCP endpoint, http or https.
+	URL string
+	// Header is added to every request (e.g. Authorization from --header).
+	Header http.Header
+	// MaxMessageBytes bounds one JSON body or one SSE event (default 4 MiB).
+	MaxMessageBytes int64
+	// MaxStreamBytes bounds everything read from one response (default 16 MiB).
+	MaxStreamBytes int64
+	// DisableKeepAlives makes every request use a fresh connection, for checks
+	// that must not share a connection with earlier requests.
+	DisableKeepAlives bool
+}
+
+// HTTPTransport speaks Streamable HTTP: every message is its own POST and the
+// answer is a JSON body or an SSE stream. It never follows redirects: the
+// harness would otherwise send the user's headers (tokens) to a host the user
+// did not name.
+type HTTPTransport struct {
+	cfg    HTTPConfig
+	url    *url.URL
+	client *http.Client
+}
+
+var _ Transport = (*HTTPTransport)(nil)
+
+// NewHTTP checks the URL and builds the transport; it does not connect.
+func NewHTTP(cfg HTTPConfig) (*HTTPTransport, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("invalid server URL %q: want http://host[:port]/path or https://…", cfg.URL)
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.MaxStreamBytes <= 0 {
+		cfg.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	rt := &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        30 * time.Second,
+		DisableKeepAlives:      cfg.DisableKeepAlives,
+		MaxResponseHeaderBytes: 256 << 10,
+	}
+	return &HTTPTransport{cfg: cfg, url: u, client: &http.Client{
+		Transport:     rt,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}, nil
+}
+
+// Kind implements Transport.
+func (t *HTTPTransport) Kind() string { return "http" }
+
+// URL is the endpoint.
+func (t *HTTPTransport) URL() string { return t.url.String() }
+
+// Close drops idle connections.
+func (t *HTTPTransport) Close() error {
+	t.client.CloseIdleConnections()
+	return nil
+}
+
+// RawRequest is one HTTP request of the raw layer: any method, any body, any
+// headers (missing, wrong or duplicated ones included).
+type RawRequest struct {
+	Method string // default POST
+	Body   []byte
+	// Header is sent as given (keys are written as stored, so a test can
+	// send an unusual case). The transport's configured headers are added
+	// unless the same key is present.
+	Header http.Header
+	// StopAtID ends reading an SSE stream once the response with this id
+	// has arrived; nil reads the stream to its end (or the limits).
+	StopAtID json.RawMessage
+}
+
+// RawResponse is everything the raw layer saw.
+type RawResponse struct {
+	HTTPInfo
+	// Messages are the JSON-RPC messages in the body (one for a JSON body,
+	// one per event for SSE), in order.
+	Messages []*jsonrpc.Message
+	// Final is the response carrying StopAtID, or for a JSON body the one
+	// message in it, when it is a response.
+	Final     *jsonrpc.Message
+	Anomalies []Anomaly
+	// Ended is true when an SSE stream reached its end (as opposed to being
+	// abandoned after the final response).
+	Ended bool
+}
+
+// Do sends one raw HTTP request. It returns an error only when no HTTP
+// response could be read whole (connect, timeout, size); statuses and bodies
+// of any kind are data in the RawResponse.
+func (t *HTTPTransport) Do(ctx context.Context, rr *RawRequest) (*RawResponse, error) {
+	method := rr.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	op := method + " " + t.url.Redacted()
+	req, err := http.NewRequestWithContext(ctx, method, t.url.String(), bytes.NewReader(rr.Body))
+	if err != nil {
+		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
+	}
+	for k, vs := range rr.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	for k, vs := range t.cfg.Header {
+		if req.Header.Values(k) == nil {
+			req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+		}
+	}
+	start := time.Now()
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return nil, t.wrapErr(ctx, op, start, err)
+	}
+	defer resp.Body.Close()
+	out := &RawResponse{HTTPInfo: HTTPInfo{Status: resp.StatusCode, Header: resp.Header.Clone()}}
+	out.ContentType = resp.Header.Get("Content-Type")
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return out, &Error{Kind: KindRedirect, Op: op, Status: resp.StatusCode, Location: jsonrpc.Clip(sanitize(resp.Header.Get("Location")), 200)}
+	}
+	mt, _, _ := mime.ParseMediaType(out.ContentType)
+	body := io.LimitReader(resp.Body, t.cfg.MaxStreamBytes+1)
+	if mt == "text/event-stream" {
+		out.SSE = true
+		err = t.readSSE(body, rr.StopAtID, out)
+	} else {
+		err = t.readJSON(body, out)
+	}
+	if err != nil {
+		if te, ok := err.(*Error); ok {
+			te.Op = op
+			return out, te
+		}
+		return out, t.wrapErr(ctx, op, start, err)
+	}
+	return out, nil
+}
+
+func (t *HTTPTransport) readJSON(body io.Reader, out *RawResponse) error {
+	b, err := io.ReadAll(io.LimitReader(body, t.cfg.MaxMessageBytes+1))
+	out.Body = b
+	if err != nil {
+		return err
+	}
+	if int64(len(b)) > t.cfg.MaxMessageBytes {
+		out.Body = b[:t.cfg.MaxMessageBytes]
+		return &Error{Kind: KindTooLarge, Limit: t.cfg.MaxMessageBytes}
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	msg, err := jsonrpc.Decode(b)
+	if err != nil {
+		out.Anomalies = append(out.Anomalies, Anomaly{Kind: "malformed-body", Detail: err.Error(), Excerpt: excerpt(b)})
+		return nil
+	}
+	out.Messages = append(out.Messages, msg)
+	if msg.Kind() == jsonrpc.KindResponse {
+		out.Final = msg
+	}
+	return nil
+}
+
+func (t *HTTPTransport) readSSE(body io.Reader, stopAt json.RawMessage, out *RawResponse) error {
+	var raw bytes.Buffer
+	sr := newSSEReader(io.TeeReader(body, &limitedBuffer{buf: &raw, max: int(t.cfg.MaxMessageBytes)}), int(t.cfg.MaxMessageBytes))
+	defer func() {
+		out.Body = raw.Bytes()
+		out.Comments = sr.comments
+	}()
+	for {
+		ev, err := sr.Next()
+		if err != nil {
+			switch {
+			case err == io.EOF:
+				out.Ended = true
+				if sr.read > t.cfg.MaxStreamBytes {
+					return &Error{Kind: KindTooLarge, Limit: t.cfg.MaxStreamBytes}
+				}
+				return nil
+			case errors.Is(err, errLineTooLong), errors.Is(err, errEventTooLarge):
+				return &Error{Kind: KindTooLarge, Limit: t.cfg.MaxMessageBytes}
+			case err == io.ErrUnexpectedEOF:
+				out.Ended = true
+				out.Anomalies = append(out.Anomalies, Anomaly{Kind: "sse-truncated", Detail: "stream ended inside an event"})
+				return nil
+			}
+			return err
+		}
+		out.Events = append(out.Events, ev)
+		if ev.Name != "" && ev.Name != "message" {
+			out.Anomalies = append(out.Anomalies, Anomaly{Kind: "sse-event-name", Detail: fmt.Sprintf("event type %q (MCP sends messages as the default \"message\" event)", jsonrpc.Clip(ev.Name, 40))})
+		}
+		if strings.TrimSpace(ev.Data) == "" {
+			continue // a priming event with an empty data field carries no message
+		}
+		msg, err := jsonrpc.Decode([]byte(ev.Data))
+		if err != nil {
+			out.Anomalies = append(out.Anomalies, Anomaly{Kind: "malformed-event", Detail: err.Error(), Excerpt: excerpt([]byte(ev.Data))})
+			continue
+		}
+		out.Messages = append(out.Messages, msg)
+		if msg.Kind() == jsonrpc.KindResponse && stopAt != nil && jsonrpc.SameID(msg.ID, stopAt) {
+			out.Final = msg
+			return nil
+		}
+	}
+}
+
+// limitedBuffer keeps the first max bytes written to it, as evidence.
+type limitedBuffer struct {
+	buf *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room > 0 {
+		if len(p) > room {
+			l.buf.Write(p[:room])
+		} else {
+			l.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
+
+func (t *HTTPTransport) wrapErr(ctx context.Context, op string, start time.Time, err error) error {
+	if ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: KindTimeout, Op: op, After: time.Since(start), Err: err}
+	}
+	if ctx.Err() == context.Canceled {
+		return &Error{Kind: KindClosed, Op: op, Err: ctx.Err()}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Kind: KindTimeout, Op: op, After: time.Since(start), Err: err}
+	}
+	return &Error{Kind: KindConnect, Op: op, Err: err}
+}
+
+// baseHeader is what every MCP POST carries (streamable-http.mdx §Sending
+// Messages: the client MUST accept both media types).
+func baseHeader() http.Header {
+	return http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"application/json, text/event-stream"},
+	}
+}
+
+// RoundTrip implements Transport.
+func (t *HTTPTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
+	h := baseHeader()
+	for k, vs := range out.Header {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	start := time.Now()
+	rr, err := t.Do(ctx, &RawRequest{Body: out.Body, Header: h, StopAtID: out.ID})
+	ex := t.exchange(rr, out, start)
+	if err != nil {
+		if te, ok := err.(*Error); ok {
+			te.Op += " (" + out.Method + ")"
+		}
+		return ex, err
+	}
+	op := "POST " + t.url.Redacted() + " (" + out.Method + ")"
+	if ex.Response != nil {
+		if len(ex.Response.ID) == 0 || string(bytes.TrimSpace(ex.Response.ID)) == "null" {
+			if ex.Response.Error == nil {
+				return ex, &Error{Kind: KindBadID, Op: op, Excerpt: excerpt(rr.Body), Err: errors.New("result without an id")}
+			}
+			ex.Anomalies = append(ex.Anomalies, Anomaly{Kind: "error-without-id", Detail: "error response does not carry the request id"})
+			return ex, nil
+		}
+		if !jsonrpc.SameID(ex.Response.ID, out.ID) {
+			return ex, &Error{Kind: KindBadID, Op: op, Excerpt: excerpt(rr.Body), Err: fmt.Errorf("response id %s, request id %s", jsonrpc.Clip(string(ex.Response.ID), 40), out.ID)}
+		}
+		return ex, nil
+	}
+	if rr.SSE {
+		return ex, &Error{Kind: KindStreamBroken, Op: op, Excerpt: excerpt(rr.Body), Err: errors.New("the event stream ended before the response")}
+	}
+	if rr.Status < 200 || rr.Status > 299 {
+		return ex, &Error{Kind: KindHTTPStatus, Op: op, Status: rr.Status, Excerpt: excerpt(rr.Body)}
+	}
+	if len(rr.Messages) > 0 {
+		return ex, &Error{Kind: KindMalformed, Op: op, Excerpt: excerpt(rr.Body), Err: errors.New("the body is a JSON-RPC " + rr.Messages[0].Kind().String() + ", not a response")}
+	}
+	if len(ex.Anomalies) > 0 {
+		return ex, &Error{Kind: KindMalformed, Op: op, Excerpt: excerpt(rr.Body), Err: errors.New(ex.Anomalies[0].Detail)}
+	}
+	return ex, &Error{Kind: KindMalformed, Op: op, Status: rr.Status, Err: fmt.Errorf("HTTP %d with an empty body", rr.Status)}
+}
+
+func (t *HTTPTransport) exchange(rr *RawResponse, out *Outgoing, start time.Time) *Exchange {
+	ex := &Exchange{Elapsed: time.Since(start)}
+	if rr == nil {
+		return ex
+	}
+	info := rr.HTTPInfo
+	ex.HTTP = &info
+	ex.Anomalies = append(ex.Anomalies, rr.Anomalies...)
+	ex.Response = rr.Final
+	if ex.Response == nil && !rr.SSE && len(rr.Messages) == 1 && rr.Messages[0].Kind() == jsonrpc.KindResponse {
+		ex.Response = rr.Messages[0]
+	}
+	for _, m := range rr.Messages {
+		switch m.Kind() {
+		case jsonrpc.KindNotification:
+			ex.Notifications = append(ex.Notifications, m)
+		case jsonrpc.KindRequest:
+			ex.ServerRequests = append(ex.ServerRequests, m)
+		case jsonrpc.KindResponse:
+			if m != ex.Response {
+				ex.Anomalies = append(ex.Anomalies, Anomaly{Kind: "unknown-id", Detail: "response with an id that is not this request's", Excerpt: jsonrpc.Clip(string(m.ID), 60)})
+			}
+		default:
+			ex.Anomalies = append(ex.Anomalies, Anomaly{Kind: "invalid-message", Detail: "message is neither request, notification nor response"})
+		}
+	}
+	return ex
+}
+
+// Notify implements Transport: a notification POST, answered by 202 with no
+// body when accepted (HTTP-4).
+func (t *HTTPTransport) Notify(ctx context.Context, out *Outgoing) (*Exchange, error) {
+	h := baseHeader()
+	for k, vs := range out.Header {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	start := time.Now()
+	rr, err := t.Do(ctx, &RawRequest{Body: out.Body, Header: h})
+	ex := t.exchange(rr, out, start)
+	if err != nil {
+		return ex, err
+	}
+	if rr.Status < 200 || rr.Status > 299 {
+		return ex, &Error{Kind: KindHTTPStatus, Op: "POST " + t.url.Redacted() + " (" + out.Method + ")", Status: rr.Status, Excerpt: excerpt(rr.Body)}
+	}
+	return ex, nil
+}

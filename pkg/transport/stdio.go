@@ -1,0 +1,631 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+)
+
+// StdioConfig configures a server spawned as a subprocess. The zero value of
+// every field but Argv is the documented default.
+type StdioConfig struct {
+	// Argv is the command and its arguments; Argv[0] is looked up in PATH.
+	Argv []string
+	// Dir is the working directory (default: the harness's).
+	Dir string
+	// Env is the complete environment of the server; build it with
+	// ServerEnv. Nil means the allowlist of ServerEnv alone.
+	Env []string
+	// MaxMessageBytes bounds one stdout line (default 4 MiB).
+	MaxMessageBytes int
+	// StderrBytes is how much of the end of stderr is kept (default 64 KiB).
+	StderrBytes int
+	// ShutdownGrace is how long the server gets to exit after stdin is
+	// closed before SIGTERM (default 2s); TermGrace how long after SIGTERM
+	// before SIGKILL (default 2s).
+	ShutdownGrace time.Duration
+	TermGrace     time.Duration
+}
+
+// Inbound is one stdout line as the raw layer sees it.
+type Inbound struct {
+	Raw []byte
+	Msg *jsonrpc.Message // nil when the line is not a JSON-RPC message
+	Err error            // why Msg is nil
+	At  time.Time
+}
+
+// ShutdownReport says how the server process ended (STDIO-4).
+type ShutdownReport struct {
+	ExitCode int
+	// Escalation is "" when the server exited after stdin was closed,
+	// "SIGTERM" or "SIGKILL" when it had to be signalled.
+	Escalation string
+	// Took is the time from closing stdin to the process's exit.
+	Took time.Duration
+	// ExitedEarly is true when the process was gone before Close.
+	ExitedEarly bool
+}
+
+// StdioTransport runs an MCP server as a child process in its own process
+// group and exchanges newline-delimited JSON-RPC with it. Responses are
+// matched to requests by id; notifications go to the request they belong to
+// (by subscription id, progress token, or because it is the only one in
+// flight) and otherwise to Unattributed.
+type StdioTransport struct {
+	cfg    StdioConfig
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	pgid   int
+
+	writeMu sync.Mutex
+
+	mu           sync.Mutex
+	pending      map[string]*pendingReq
+	abandoned    map[string]bool
+	taps         map[int]chan Inbound
+	nextTap      int
+	anomalies    []Anomaly
+	unattributed []*jsonrpc.Message
+	stderrTail   tailBuffer
+
+	exited     chan struct{} // closed when the process has exited
+	readerDone chan struct{} // closed at stdout EOF
+	dead       chan struct{} // closed when no more responses can come
+	exitCode   int
+	deadErr    error
+
+	closeOnce sync.Once
+	shutdown  ShutdownReport
+}
+
+type pendingReq struct {
+	id       json.RawMessage
+	method   string
+	progress json.RawMessage // the request's _meta.progressToken
+	ch       chan *jsonrpc.Message
+	ex       *Exchange
+}
+
+var _ Transport = (*StdioTransport)(nil)
+
+// StartStdio spawns the server. The process lives until Close, or until ctx
+// is done, whichever comes first; either way its whole process group is
+// stopped.
+func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
+	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
+		return nil, errors.New("no server command given: pass --cmd \"server args…\"")
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.StderrBytes <= 0 {
+		cfg.StderrBytes = DefaultStderrBytes
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 2 * time.Second
+	}
+	if cfg.TermGrace <= 0 {
+		cfg.TermGrace = 2 * time.Second
+	}
+	op := fmt.Sprintf("start %q", cfg.Argv[0])
+	path, err := exec.LookPath(cfg.Argv[0])
+	if err != nil {
+		return nil, &Error{Kind: KindConnect, Op: op, Err: fmt.Errorf("command not found (is it installed and on PATH?): %w", err)}
+	}
+	if cfg.Env == nil {
+		cfg.Env, _ = ServerEnv(nil, nil, os.LookupEnv)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		for _, f := range []*os.File{inR, inW, outR, outW} {
+			f.Close()
+		}
+		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
+	}
+	cmd := &exec.Cmd{Path: path, Args: cfg.Argv, Dir: cfg.Dir, Env: cfg.Env, Stdin: inR, Stdout: outW, Stderr: errW}
+	// Setpgid: the server and everything it spawns can be signalled as one
+	// group. Pdeathsig: if the harness itself is killed outright, the kernel
+	// still stops the server (it cannot reach grandchildren; the group kill
+	// in Close does).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
+	}
+	t := &StdioTransport{
+		cfg: cfg, cmd: cmd, stdin: inW, stdout: outR, stderr: errR, pgid: cmd.Process.Pid,
+		pending: map[string]*pendingReq{}, abandoned: map[string]bool{}, taps: map[int]chan Inbound{},
+		stderrTail: tailBuffer{max: cfg.StderrBytes},
+		exited:     make(chan struct{}), readerDone: make(chan struct{}), dead: make(chan struct{}),
+	}
+	go t.readStderr()
+	go t.readStdout()
+	go t.wait()
+	go func() {
+		select {
+		case <-ctx.Done():
+			t.Close()
+		case <-t.exited:
+		}
+	}()
+	return t, nil
+}
+
+// Kind implements Transport.
+func (t *StdioTransport) Kind() string { return "stdio" }
+
+// Pid is the server's process id (and process group id).
+func (t *StdioTransport) Pid() int { return t.pgid }
+
+func (t *StdioTransport) wait() {
+	err := t.cmd.Wait()
+	code := 0
+	if err != nil {
+		code = -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+	}
+	t.mu.Lock()
+	t.exitCode = code
+	t.mu.Unlock()
+	close(t.exited)
+	// A grandchild may keep stdout open after the server exits; do not wait
+	// for its EOF forever.
+	select {
+	case <-t.readerDone:
+	case <-time.After(500 * time.Millisecond):
+	}
+	t.markDead()
+}
+
+func (t *StdioTransport) markDead() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.dead:
+		return
+	default:
+	}
+	select {
+	case <-t.exited:
+		t.deadErr = &Error{Kind: KindProcessExited, ExitCode: t.exitCode, Excerpt: t.stderrTail.String()}
+	default:
+		t.deadErr = &Error{Kind: KindClosed, Err: errors.New("the server closed its stdout")}
+	}
+	close(t.dead)
+}
+
+func (t *StdioTransport) readStderr() {
+	buf := make([]byte, 8<<10)
+	for {
+		n, err := t.stderr.Read(buf)
+		if n > 0 {
+			t.mu.Lock()
+			t.stderrTail.Write(buf[:n])
+			t.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (t *StdioTransport) readStdout() {
+	defer func() {
+		close(t.readerDone)
+		go func() {
+			// stdout closed while the process runs: wait briefly for the
+			// exit so the error says "exited with code N" when it did.
+			select {
+			case <-t.exited:
+			case <-time.After(200 * time.Millisecond):
+			}
+			t.markDead()
+		}()
+	}()
+	r := bufio.NewReaderSize(t.stdout, 64<<10)
+	for {
+		line, tooLong, err := readBoundedLine(r, t.cfg.MaxMessageBytes)
+		if tooLong {
+			t.handleTooLong(line)
+		} else if len(line) > 0 || err == nil {
+			t.handleLine(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readBoundedLine reads up to '\n'. Past max bytes it keeps the first max,
+// discards the rest of the line and reports tooLong.
+func readBoundedLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, e := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			room := max - len(line)
+			if room > 0 {
+				line = append(line, chunk[:room]...)
+			}
+			tooLong = true
+		} else {
+			line = append(line, chunk...)
+		}
+		switch e {
+		case nil:
+			return bytes.TrimRight(line, "\r\n"), tooLong, nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return bytes.TrimRight(line, "\r\n"), tooLong, e
+		}
+	}
+}
+
+func (t *StdioTransport) handleTooLong(prefix []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.anomalies = append(t.anomalies, Anomaly{Kind: "line-too-long", Detail: fmt.Sprintf("stdout line longer than %d bytes was dropped", t.cfg.MaxMessageBytes), Excerpt: excerpt(prefix[:min(len(prefix), 200)])})
+	// The dropped line was most likely the answer to the one request in
+	// flight; fail it now instead of letting it wait for its deadline.
+	if p := t.soleLocked(); p != nil {
+		p.ex.Anomalies = append(p.ex.Anomalies, Anomaly{Kind: "line-too-long", Detail: "a stdout line over the size limit was dropped"})
+		select {
+		case p.ch <- nil:
+		default:
+		}
+	}
+}
+
+func (t *StdioTransport) handleLine(line []byte) {
+	in := Inbound{Raw: append([]byte(nil), line...), At: time.Now()}
+	if len(bytes.TrimSpace(line)) == 0 {
+		in.Err = errors.New("blank line")
+	} else {
+		in.Msg, in.Err = jsonrpc.Decode(line)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, ch := range t.taps {
+		select {
+		case ch <- in:
+		default:
+		}
+	}
+	if in.Err != nil {
+		// STDIO-1: nothing but JSON-RPC on stdout. Recorded, never fatal.
+		t.anomalies = append(t.anomalies, Anomaly{Kind: "non-json-line", Detail: in.Err.Error(), Excerpt: excerpt(line)})
+		return
+	}
+	m := in.Msg
+	switch m.Kind() {
+	case jsonrpc.KindResponse:
+		key := jsonrpc.IDKey(m.ID)
+		if p, ok := t.pending[key]; ok {
+			delete(t.pending, key)
+			p.ch <- m
+			return
+		}
+		kind := "unknown-id"
+		if t.abandoned[key] {
+			kind = "late-response"
+		}
+		t.anomalies = append(t.anomalies, Anomaly{Kind: kind, Detail: "response to no request in flight", Excerpt: excerpt(line)})
+	case jsonrpc.KindNotification:
+		if p := t.attributeLocked(m); p != nil {
+			p.ex.Notifications = append(p.ex.Notifications, m)
+			return
+		}
+		t.unattributed = append(t.unattributed, m)
+	case jsonrpc.KindRequest:
+		// RPC-4 / STDIO-2: a 2026-07-28 server never sends requests.
+		if p := t.soleLocked(); p != nil {
+			p.ex.ServerRequests = append(p.ex.ServerRequests, m)
+		}
+		t.anomalies = append(t.anomalies, Anomaly{Kind: "server-request", Detail: "server sent a JSON-RPC request (" + jsonrpc.Clip(m.Method, 60) + ")", Excerpt: excerpt(line)})
+	default:
+		t.anomalies = append(t.anomalies, Anomaly{Kind: "invalid-message", Detail: "neither request, notification nor response", Excerpt: excerpt(line)})
+	}
+}
+
+// attributeLocked finds the request a notification belongs to.
+func (t *StdioTransport) attributeLocked(m *jsonrpc.Message) *pendingReq {
+	var p struct {
+		ProgressToken json.RawMessage `json:"progressToken"`
+		Meta          struct {
+			SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	if p.Meta.SubscriptionID != nil {
+		if pr, ok := t.pending[jsonrpc.IDKey(p.Meta.SubscriptionID)]; ok {
+			return pr
+		}
+	}
+	if p.ProgressToken != nil {
+		for _, pr := range t.pending {
+			if pr.progress != nil && jsonrpc.SameID(pr.progress, p.ProgressToken) {
+				return pr
+			}
+		}
+	}
+	return t.soleLocked()
+}
+
+// soleLocked is the one request in flight other than subscriptions, if any.
+func (t *StdioTransport) soleLocked() *pendingReq {
+	var found *pendingReq
+	for _, p := range t.pending {
+		if p.method == "subscriptions/listen" {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		found = p
+	}
+	return found
+}
+
+// RoundTrip implements Transport.
+func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
+	op := "stdio " + out.Method
+	if len(out.ID) == 0 {
+		return nil, &Error{Kind: KindMalformed, Op: op, Err: errors.New("request without an id")}
+	}
+	key := jsonrpc.IDKey(out.ID)
+	p := &pendingReq{id: out.ID, method: out.Method, progress: progressTokenOf(out.Body), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}}
+	t.mu.Lock()
+	if _, dup := t.pending[key]; dup {
+		t.mu.Unlock()
+		return nil, &Error{Kind: KindMalformed, Op: op, Err: fmt.Errorf("id %s is already in flight", out.ID)}
+	}
+	t.pending[key] = p
+	t.mu.Unlock()
+	start := time.Now()
+	fail := func(err error) (*Exchange, error) {
+		t.mu.Lock()
+		delete(t.pending, key)
+		t.abandoned[key] = true
+		ex := *p.ex
+		t.mu.Unlock()
+		ex.Elapsed = time.Since(start)
+		return &ex, err
+	}
+	if err := t.writeLine(ctx, out.Body); err != nil {
+		return fail(t.opErr(op, start, err))
+	}
+	var resp *jsonrpc.Message
+	select {
+	case resp = <-p.ch:
+	case <-ctx.Done():
+		return fail(t.opErr(op, start, ctx.Err()))
+	case <-t.dead:
+		select {
+		case resp = <-p.ch:
+		default:
+			return fail(t.opErr(op, start, nil))
+		}
+	}
+	if resp == nil { // its line was over the size limit
+		return fail(&Error{Kind: KindTooLarge, Op: op, Limit: int64(t.cfg.MaxMessageBytes)})
+	}
+	t.mu.Lock()
+	ex := *p.ex
+	t.mu.Unlock()
+	ex.Response = resp
+	ex.Elapsed = time.Since(start)
+	return &ex, nil
+}
+
+func (t *StdioTransport) opErr(op string, start time.Time, err error) error {
+	select {
+	case <-t.dead:
+		t.mu.Lock()
+		de := *(t.deadErr.(*Error))
+		t.mu.Unlock()
+		de.Op = op
+		return &de
+	default:
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return &Error{Kind: KindTimeout, Op: op, After: time.Since(start), Err: err}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Kind: KindClosed, Op: op, Err: err}
+	}
+	return &Error{Kind: KindClosed, Op: op, Err: err}
+}
+
+func progressTokenOf(body []byte) json.RawMessage {
+	var p struct {
+		Params struct {
+			Meta struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &p)
+	return p.Params.Meta.ProgressToken
+}
+
+// writeLine writes one line with the context's deadline, so a server that
+// stops reading stdin cannot block the harness.
+func (t *StdioTransport) writeLine(ctx context.Context, b []byte) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = t.stdin.SetWriteDeadline(dl)
+	} else {
+		_ = t.stdin.SetWriteDeadline(time.Time{})
+	}
+	line := make([]byte, 0, len(b)+1)
+	line = append(append(line, b...), '\n')
+	_, err := t.stdin.Write(line)
+	return err
+}
+
+// Notify implements Transport.
+func (t *StdioTransport) Notify(ctx context.Context, out *Outgoing) (*Exchange, error) {
+	start := time.Now()
+	if err := t.writeLine(ctx, out.Body); err != nil {
+		return nil, t.opErr("stdio "+out.Method, start, err)
+	}
+	return &Exchange{Elapsed: time.Since(start)}, nil
+}
+
+// WriteLine is the raw layer: it writes line plus a newline, whatever line
+// holds.
+func (t *StdioTransport) WriteLine(ctx context.Context, line []byte) error {
+	if err := t.writeLine(ctx, line); err != nil {
+		return t.opErr("stdio write", time.Now(), err)
+	}
+	return nil
+}
+
+// Tap returns a channel that receives every stdout line from now on, and a
+// function that stops it. Lines are dropped when the channel is full.
+func (t *StdioTransport) Tap(buffer int) (<-chan Inbound, func()) {
+	ch := make(chan Inbound, buffer)
+	t.mu.Lock()
+	id := t.nextTap
+	t.nextTap++
+	t.taps[id] = ch
+	t.mu.Unlock()
+	return ch, func() {
+		t.mu.Lock()
+		delete(t.taps, id)
+		t.mu.Unlock()
+	}
+}
+
+// Anomalies returns the framing problems seen outside any exchange.
+func (t *StdioTransport) Anomalies() []Anomaly {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Anomaly(nil), t.anomalies...)
+}
+
+// Unattributed returns notifications that matched no request in flight.
+func (t *StdioTransport) Unattributed() []*jsonrpc.Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]*jsonrpc.Message(nil), t.unattributed...)
+}
+
+// Stderr returns the kept tail of the server's stderr (STDIO-3).
+func (t *StdioTransport) Stderr() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stderrTail.String()
+}
+
+// Exited is closed when the server process has exited.
+func (t *StdioTransport) Exited() <-chan struct{} { return t.exited }
+
+// Close implements Transport: close stdin, wait ShutdownGrace, SIGTERM the
+// process group, wait TermGrace, SIGKILL it (stdio.mdx §Shutdown). Whatever
+// is left of the group afterwards is killed too, so no grandchild outlives
+// the harness.
+func (t *StdioTransport) Close() error {
+	t.closeOnce.Do(func() {
+		select {
+		case <-t.exited:
+			t.shutdown.ExitedEarly = true
+		default:
+		}
+		start := time.Now()
+		t.stdin.Close()
+		esc := ""
+		select {
+		case <-t.exited:
+		case <-time.After(t.cfg.ShutdownGrace):
+			esc = "SIGTERM"
+			_ = syscall.Kill(-t.pgid, syscall.SIGTERM)
+			select {
+			case <-t.exited:
+			case <-time.After(t.cfg.TermGrace):
+				esc = "SIGKILL"
+				_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+				select {
+				case <-t.exited:
+				case <-time.After(5 * time.Second):
+				}
+			}
+		}
+		_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+		t.stdout.Close()
+		t.stderr.Close()
+		t.markDead()
+		t.mu.Lock()
+		t.shutdown.Escalation = esc
+		t.shutdown.Took = time.Since(start)
+		t.shutdown.ExitCode = t.exitCode
+		t.mu.Unlock()
+	})
+	return nil
+}
+
+// Shutdown reports how the process ended; valid after Close.
+func (t *StdioTransport) Shutdown() ShutdownReport {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.shutdown
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	buf     []byte
+	max     int
+	dropped int64
+}
+
+func (b *tailBuffer) Write(p []byte) {
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.dropped += int64(over)
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+}
+
+func (b *tailBuffer) String() string {
+	s := sanitize(string(bytes.ToValidUTF8(b.buf, []byte("�"))))
+	if b.dropped > 0 {
+		return fmt.Sprintf("[%d earlier bytes dropped]\n%s", b.dropped, s)
+	}
+	return s
+}
+
+var _ io.Closer = (*StdioTransport)(nil)

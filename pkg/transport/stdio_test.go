@@ -1,0 +1,274 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+)
+
+// The test binary doubles as a set of small misbehaving servers: with
+// TRANSPORT_HELPER set it runs one behaviour instead of the tests. These are
+// the harness's own fakes for transport edge cases; real MCP servers are
+// exercised in pkg/mcpclient and internal/interop.
+func TestMain(m *testing.M) {
+	if h := os.Getenv("TRANSPORT_HELPER"); h != "" {
+		runHelper(h)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runHelper(name string) {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	reply := func(line string, result string) {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(line), &m)
+		if m.ID != nil {
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, result)
+		}
+	}
+	switch name {
+	case "echo":
+		for in.Scan() {
+			fmt.Println(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`)
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
+	case "noisy":
+		fmt.Println("Server starting on stdio... v1.2.3")
+		for in.Scan() {
+			fmt.Println("DEBUG got a line")
+			fmt.Println(`{"jsonrpc":"2.0","id":"never-sent","result":{}}`)
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
+	case "exit-at-once":
+		fmt.Fprintln(os.Stderr, "fatal: missing config file /etc/srv.conf")
+		os.Exit(3)
+	case "silent":
+		for in.Scan() {
+		}
+	case "ignore-term":
+		signal.Ignore(syscall.SIGTERM)
+		for in.Scan() {
+		}
+		time.Sleep(time.Hour)
+	case "grandchild":
+		// A child that keeps stdout open after this process exits.
+		cmd := exec.Command("sleep", "300")
+		cmd.Stdout = os.Stdout
+		_ = cmd.Start()
+		fmt.Fprintf(os.Stderr, "child %d\n", cmd.Process.Pid)
+		os.Exit(0)
+	case "huge-line":
+		for in.Scan() {
+			fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("a", 2<<20) + `"}}`)
+		}
+	case "env":
+		for in.Scan() {
+			b, _ := json.Marshal(os.Environ())
+			reply(in.Text(), string(b))
+		}
+	}
+}
+
+func startHelper(t *testing.T, name string, mod func(*StdioConfig)) *StdioTransport {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := ServerEnv(nil, []string{"TRANSPORT_HELPER=" + name}, os.LookupEnv)
+	cfg := StdioConfig{Argv: []string{exe}, Env: env, ShutdownGrace: 300 * time.Millisecond, TermGrace: 300 * time.Millisecond}
+	if mod != nil {
+		mod(&cfg)
+	}
+	tr, err := StartStdio(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return tr
+}
+
+func req(id int64, method string) *Outgoing {
+	m, _ := jsonrpc.NewRequest(jsonrpc.IntID(id), method, map[string]any{})
+	b, _ := m.Encode()
+	return &Outgoing{Body: b, ID: m.ID, Method: method}
+}
+
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+func TestStdioRoundTripAttributesNotifications(t *testing.T) {
+	tr := startHelper(t, "echo", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ex, err := tr.RoundTrip(ctx, req(7, "tools/list"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ex.Response.ID) != "7" || len(ex.Notifications) != 1 {
+		t.Fatalf("got id %s and %d notifications, want 7 and 1", ex.Response.ID, len(ex.Notifications))
+	}
+	tr.Close()
+	if sr := tr.Shutdown(); sr.Escalation != "" || sr.ExitCode != 0 {
+		t.Fatalf("echo server should exit on EOF without signals, got %+v", sr)
+	}
+}
+
+func TestStdioNoiseIsRecordedNotFatal(t *testing.T) {
+	tr := startHelper(t, "noisy", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, a := range tr.Anomalies() {
+		kinds[a.Kind]++
+	}
+	if kinds["non-json-line"] < 2 || kinds["unknown-id"] != 1 {
+		t.Fatalf("anomalies = %v, want the banner and debug line as non-json-line and one unknown-id", kinds)
+	}
+}
+
+func TestStdioProcessExitShowsStderr(t *testing.T) {
+	tr := startHelper(t, "exit-at-once", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := tr.RoundTrip(ctx, req(1, "server/discover"))
+	var te *Error
+	if !errors.As(err, &te) || te.Kind != KindProcessExited {
+		t.Fatalf("err = %v, want process exited", err)
+	}
+	if te.ExitCode != 3 || !strings.Contains(err.Error(), "missing config file") {
+		t.Fatalf("error %q should carry exit code 3 and the stderr tail", err)
+	}
+}
+
+func TestStdioTimeoutIsTyped(t *testing.T) {
+	tr := startHelper(t, "silent", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := tr.RoundTrip(ctx, req(1, "server/discover"))
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+}
+
+func TestStdioEscalatesToKillAndLeavesNoProcess(t *testing.T) {
+	tr := startHelper(t, "ignore-term", nil)
+	pid := tr.Pid()
+	tr.Close()
+	if sr := tr.Shutdown(); sr.Escalation != "SIGKILL" {
+		t.Fatalf("escalation = %q, want SIGKILL for a server that ignores SIGTERM", sr.Escalation)
+	}
+	if alive(pid) {
+		t.Fatalf("process %d still alive after Close", pid)
+	}
+}
+
+func TestStdioGrandchildHoldingStdoutIsKilled(t *testing.T) {
+	tr := startHelper(t, "grandchild", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// The parent exits at once while its child keeps stdout open: the
+	// request must fail promptly, not wait for an EOF that never comes.
+	_, err := tr.RoundTrip(ctx, req(1, "server/discover"))
+	if !errors.Is(err, ErrProcessExited) {
+		t.Fatalf("err = %v, want process exited", err)
+	}
+	var child int
+	fmt.Sscanf(strings.TrimSpace(tr.Stderr()), "child %d", &child)
+	tr.Close()
+	if child == 0 {
+		t.Fatalf("helper did not report its child: stderr %q", tr.Stderr())
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for alive(child) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A killed child may linger as a zombie until reaped by init; check its
+	// state rather than its mere existence.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); err == nil && !strings.Contains(string(b), ") Z") {
+		t.Fatalf("grandchild %d survived Close: %s", child, b)
+	}
+}
+
+func TestStdioCancelledContextStopsServer(t *testing.T) {
+	exe, _ := os.Executable()
+	env, _ := ServerEnv(nil, []string{"TRANSPORT_HELPER=silent"}, os.LookupEnv)
+	ctx, cancel := context.WithCancel(context.Background())
+	tr, err := StartStdio(ctx, StdioConfig{Argv: []string{exe}, Env: env, ShutdownGrace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case <-tr.Exited():
+	case <-time.After(5 * time.Second):
+		t.Fatal("server still running 5s after the run context was cancelled")
+	}
+}
+
+func TestStdioOversizedLineFailsTheRequest(t *testing.T) {
+	tr := startHelper(t, "huge-line", func(c *StdioConfig) { c.MaxMessageBytes = 64 << 10 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := tr.RoundTrip(ctx, req(1, "tools/list"))
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want too large", err)
+	}
+}
+
+func TestStdioEnvironmentIsAllowlisted(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_canary_should_not_leak")
+	t.Setenv("INPUT_OPENAI_API_KEY", "sk-canary")
+	t.Setenv("MY_SERVER_URL", "http://x")
+	exe, _ := os.Executable()
+	env, err := ServerEnv([]string{"MY_SERVER_URL"}, []string{"TRANSPORT_HELPER=env", "EXTRA=1"}, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := StartStdio(context.Background(), StdioConfig{Argv: []string{exe}, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ex, err := tr.RoundTrip(ctx, req(1, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(ex.Response.Result)
+	for _, leak := range []string{"ghp_canary", "sk-canary"} {
+		if strings.Contains(got, leak) {
+			t.Fatalf("server environment contains secret %q: %s", leak, got)
+		}
+	}
+	for _, want := range []string{"MY_SERVER_URL=http://x", "EXTRA=1", "PATH="} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("server environment lacks %q: %s", want, got)
+		}
+	}
+}
+
+func TestStdioCommandNotFound(t *testing.T) {
+	_, err := StartStdio(context.Background(), StdioConfig{Argv: []string{"definitely-not-a-command-xyz"}})
+	if !errors.Is(err, ErrConnect) || !strings.Contains(err.Error(), "command not found") {
+		t.Fatalf("err = %v, want a clear command-not-found error", err)
+	}
+}
