@@ -1,0 +1,100 @@
+// Command gosdk is a fixture MCP server built on github.com/modelcontextprotocol/go-sdk,
+// used by the interop tests.
+//
+//	srv                                      serve MCP over stdin/stdout
+//	srv -http 127.0.0.1:PORT [-stateless]    serve Streamable HTTP at http://ADDR/mcp
+//
+// With -http, PORT 0 picks a free port; once listening the server prints
+// "listening on http://ADDR/mcp" on stderr. Without -stateless the handler uses the
+// SDK's default (stateful) options.
+//
+// Tools (tools/list order as served by the SDK): add {a,b} -> structured {sum},
+// echo {text} (readOnlyHint), fail (isError). Resource mem://readme, prompt greet.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type echoIn struct {
+	Text string `json:"text" jsonschema:"the text to echo back"`
+}
+
+type addIn struct {
+	A float64 `json:"a" jsonschema:"first addend"`
+	B float64 `json:"b" jsonschema:"second addend"`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum"`
+}
+
+func build() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "interop-go-sdk", Version: "0.0.1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "echo",
+		Description: "Echo the text back",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+	}, func(ctx context.Context, r *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two numbers"},
+		func(ctx context.Context, r *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always returns a tool error (isError: true)"},
+		func(ctx context.Context, r *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "boom"}}}, nil, nil
+		})
+	s.AddResource(&mcp.Resource{Name: "readme", URI: "mem://readme", MIMEType: "text/plain", Description: "A static text resource"},
+		func(ctx context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
+				URI: "mem://readme", MIMEType: "text/plain", Text: "hello from interop-go-sdk",
+			}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{
+		Name:        "greet",
+		Description: "A greeting prompt",
+		Arguments:   []*mcp.PromptArgument{{Name: "who", Required: true}},
+	}, func(ctx context.Context, r *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		who := r.Params.Arguments["who"]
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{
+			Role: "user", Content: &mcp.TextContent{Text: "Say hi to " + who},
+		}}}, nil
+	})
+	return s
+}
+
+func main() {
+	addr := flag.String("http", "", "serve Streamable HTTP at this loopback address (e.g. 127.0.0.1:0) instead of stdio")
+	stateless := flag.Bool("stateless", false, "use StreamableHTTPOptions{Stateless: true}")
+	flag.Parse()
+	log.SetFlags(0)
+
+	if *addr == "" {
+		if err := build().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+
+	srv := build()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: *stateless})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "listening on http://%s/mcp\n", ln.Addr())
+	log.Fatal(http.Serve(ln, mux))
+}
