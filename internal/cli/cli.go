@@ -1,0 +1,153 @@
+// Package cli is the mcp-eval command line: flag parsing, wiring and output.
+// It holds no evaluation logic; each subcommand drives library packages.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Exit codes. "Found problems" and "could not check" are different answers.
+const (
+	ExitOK       = 0 // the command did what it was asked and found nothing wrong
+	ExitFindings = 1 // the server (or report) has problems the command exists to find
+	ExitError    = 2 // bad usage, or the harness could not do its job (server unreachable, …)
+)
+
+// Command is the CLI with its streams injected, so tests drive it in-process.
+type Command struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the harness's environment (os.LookupEnv in main).
+	LookupEnv func(string) (string, bool)
+}
+
+type subcommand struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, c *Command, args []string) int
+}
+
+// subcommands is the command table; later layers add check, eval, gate,
+// report and action here.
+func subcommands() []subcommand {
+	return []subcommand{
+		{"probe", "connect to a server and show its era, identity, capabilities and tools", runProbe},
+	}
+}
+
+const usageHead = `mcp-eval tests MCP servers: protocol conformance (2026-07-28), model behaviour, resilience and cost.
+
+Usage:
+  mcp-eval <command> [flags]
+
+Commands:
+`
+
+const usageTail = `
+Run "mcp-eval <command> --help" for a command's flags and examples.
+Docs: README.md in https://github.com/mcp-eval/mcp-eval-action
+`
+
+// Main runs the CLI and returns the exit code.
+func (c *Command) Main(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		c.usage(c.Stderr)
+		return ExitError
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		c.usage(c.Stdout)
+		return ExitOK
+	case "version", "--version":
+		fmt.Fprintln(c.Stdout, "mcp-eval", Version)
+		return ExitOK
+	}
+	for _, sc := range subcommands() {
+		if sc.name == args[0] {
+			return sc.run(ctx, c, args[1:])
+		}
+	}
+	fmt.Fprintf(c.Stderr, "mcp-eval: unknown command %q\n\n", args[0])
+	c.usage(c.Stderr)
+	return ExitError
+}
+
+// Version is the harness version.
+const Version = "0.1.0"
+
+func (c *Command) usage(w io.Writer) {
+	fmt.Fprint(w, usageHead)
+	for _, sc := range subcommands() {
+		fmt.Fprintf(w, "  %-10s %s\n", sc.name, sc.summary)
+	}
+	fmt.Fprint(w, usageTail)
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting and
+// prints help text with examples.
+func (c *Command) newFlagSet(name, synopsis, examples string) *flag.FlagSet {
+	fs := flag.NewFlagSet("mcp-eval "+name, flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: mcp-eval %s %s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+		if examples != "" {
+			fmt.Fprintf(w, "\nExamples:\n%s", examples)
+		}
+	}
+	return fs
+}
+
+// parse parses flags; it returns the exit code to use when parsing ended
+// the command (help or a usage error), or -1 to go on.
+func (c *Command) parse(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(c.Stdout)
+			fs.Usage()
+			return ExitOK
+		}
+		return ExitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.Stderr, "%s: unexpected argument %q (quote the server command: --cmd \"node server.js\")\n", fs.Name(), fs.Arg(0))
+		return ExitError
+	}
+	return -1
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// sanitize makes text from the server safe for a terminal: control
+// characters (escape sequences, carriage returns) become U+FFFD.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' {
+			return ' '
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
