@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/internal/interop"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: os.LookupEnv}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code = c.Main(ctx, args)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe"}, "name the server under test"},
+		{[]string{"probe", "--url", "http://x/mcp", "--cmd", "srv"}, "exclusive"},
+		{[]string{"probe", "--url", "ftp://x/mcp"}, "invalid server URL"},
+		{[]string{"probe", "--cmd", "srv 'unterminated"}, "unterminated quote"},
+		{[]string{"probe", "--url", "http://x/mcp", "--header", "NoColon"}, "invalid --header"},
+		{[]string{"probe", "--cmd", "srv", "--header", "A: b"}, "only applies to a --url server"},
+		{[]string{"probe", "--url", "http://x/mcp", "stray"}, "unexpected argument"},
+		{[]string{"frobnicate"}, "unknown command"},
+	}
+	for _, tc := range cases {
+		code, _, stderr := run(t, tc.args...)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestHeaderValuesAreNeverPrinted(t *testing.T) {
+	_, _, stderr := run(t, "probe", "--url", "http://x/mcp", "--header", "Authorization Bearer sekrit-token")
+	if strings.Contains(stderr, "sekrit") {
+		t.Fatalf("stderr leaks the header value: %q", stderr)
+	}
+}
+
+func TestHelpIsFollowable(t *testing.T) {
+	code, out, _ := run(t, "probe", "--help")
+	if code != ExitOK || !strings.Contains(out, "Examples:") || !strings.Contains(out, "--cmd") {
+		t.Fatalf("probe --help: exit %d, %q", code, out)
+	}
+	code, out, _ = run(t, "--help")
+	if code != ExitOK || !strings.Contains(out, "probe") {
+		t.Fatalf("--help: exit %d, %q", code, out)
+	}
+}
+
+func TestUnreachableURL(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/mcp"
+	srv.Close() // nothing listens there any more
+	code, _, stderr := run(t, "probe", "--url", url)
+	if code != ExitError || !strings.Contains(stderr, "connect failed") || !strings.Contains(stderr, "hint:") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestCommandThatExitsAtOnceShowsItsStderr(t *testing.T) {
+	code, _, stderr := run(t, "probe", "--cmd", `sh -c "echo boom: no config >&2; exit 4"`)
+	if code != ExitError || !strings.Contains(stderr, "boom: no config") || !strings.Contains(stderr, "code 4") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestMissingCommand(t *testing.T) {
+	code, _, stderr := run(t, "probe", "--cmd", "no-such-server-binary --stdio")
+	if code != ExitError || !strings.Contains(stderr, "command not found") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestServerThatNeverAnswersIsAbandonedAtTheDeadline(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	start := time.Now()
+	code, _, stderr := run(t, "probe", "--url", srv.URL+"/mcp", "--request-timeout", "500ms")
+	if code != ExitError || !strings.Contains(stderr, "no answer within 500ms") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %s", d)
+	}
+}
+
+func TestProbeRealServersJSON(t *testing.T) {
+	for _, name := range []string{"ts-v2-stdio", "everything-stdio"} {
+		tg, ok := interop.Lookup(name)
+		if !ok {
+			t.Fatalf("no target %s", name)
+		}
+		t.Run(name, func(t *testing.T) {
+			tg.Require(t)
+			argv, dir, err := tg.Command()
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, out, stderr := run(t, "probe", "--json", "--cwd", dir, "--cmd", quoteArgv(argv))
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var po ProbeOutput
+			if err := json.Unmarshal([]byte(out), &po); err != nil {
+				t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+			}
+			if string(po.Era) != string(tg.Era) || len(po.Tools) != len(tg.Tools) || po.Tools[0].Name != tg.Tools[0] {
+				t.Fatalf("era %s tools %v; want %s %v", po.Era, po.Tools, tg.Era, tg.Tools)
+			}
+		})
+	}
+}
+
+func quoteArgv(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// Cancelling mcp-eval (SIGINT, as a CI runner does) while it waits on a
+// server must leave no process of the server's group behind.
+func TestInterruptLeavesNoChildProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "mcp-eval")
+	build := exec.Command("go", "build", "-o", bin, "github.com/mcp-eval/mcp-eval-action/cmd/mcp-eval")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// A silent server with a child of its own: sh writes its pid, then waits
+	// on sleep, and answers nothing.
+	cmd := exec.Command(bin, "probe", "--probe-timeout", "30s", "--cmd", `sh -c "echo $$ > `+pidFile+`; sleep 300"`)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pgid int
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(pidFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			pgid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pgid == 0 {
+		cmd.Process.Kill()
+		t.Fatal("server never started")
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("mcp-eval did not exit within 15s of SIGINT")
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(-pgid, 0); err == nil {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		t.Fatalf("process group %d still has members after mcp-eval exited; stderr: %s", pgid, errb.String())
+	}
+}
