@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Run every test of the project: install the real third-party MCP servers the
+# interop tests need, then go vet and go test over the whole module.
+#
+#   bash scripts/test.sh            # from anywhere in the checkout
+#
+# Outside CI a real-server test skips with a hint when its server is missing;
+# with CI=true a missing server fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== installing real MCP servers for the interop tests"
+if ! bash scripts/setup-interop.sh; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "setup-interop failed and CI=true: real-server tests cannot run" >&2
+    exit 1
+  fi
+  echo "warning: setup-interop failed; real-server tests will be skipped" >&2
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== gofmt"
+unformatted=$(gofmt -l cmd pkg internal golden-examples)
+if [ -n "$unformatted" ]; then
+  echo "these files need gofmt -w:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
+echo "== go test"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+go test -count=1 -v ./... >"$log" 2>&1
+status=$?
+set -e
+# The full verbose log is long; show results and failure details, not RUN lines.
+grep -vE '^=== (RUN|PAUSE|CONT|NAME)' "$log"
+
+real='(TestRealServers|TestProbeRealServersJSON|TestTargets)/'
+passed=$(grep -cE -- "--- PASS: $real" "$log" || true)
+skipped=$(grep -cE -- "--- SKIP: $real" "$log" || true)
+failed=$(grep -cE -- "--- FAIL: $real" "$log" || true)
+echo "real-server tests: $passed passed, $failed failed, $skipped skipped"
+if [ "${CI:-}" = "true" ] && [ "$passed" -eq 0 ]; then
+  echo "CI=true but no real-server test ran" >&2
+  exit 1
+fi
+exit $status
