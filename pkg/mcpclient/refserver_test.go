@@ -1,0 +1,186 @@
+package mcpclient_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+var exampleServer string // path of the built example-server, set by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "mcpclient-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	exampleServer = filepath.Join(dir, "example-server")
+	out, err := exec.Command("go", "build", "-o", exampleServer, "github.com/mcp-eval/mcp-eval-action/golden-examples/cmd/example-server").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the example server: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// bothTransports runs f against the reference server over Streamable HTTP
+// (in-process handler, real HTTP) and over stdio (the built binary).
+func bothTransports(t *testing.T, cfg mcpclient.Config, f func(t *testing.T, c *mcpclient.Client)) {
+	t.Run("http", func(t *testing.T) {
+		srv := refserver.New(refserver.Options{})
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(func() { hs.Close(); srv.Close() })
+		tr, err := transport.NewHTTP(transport.HTTPConfig{URL: hs.URL + "/mcp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mcpclient.Connect(context.Background(), tr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		f(t, c)
+	})
+	t.Run("stdio", func(t *testing.T) {
+		tr, err := transport.StartStdio(context.Background(), transport.StdioConfig{Argv: []string{exampleServer}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mcpclient.Connect(context.Background(), tr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		f(t, c)
+	})
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestMRTRConfirmationRoundTrip(t *testing.T) {
+	bothTransports(t, mcpclient.Config{}, func(t *testing.T, c *mcpclient.Client) {
+		args := map[string]any{"to": "ana@example.com", "subject": "Hi", "body": "Hello"}
+		res, err := c.CallTool(ctx(t), "send_email", args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.InputRequired == nil || res.InputRequired.InputRequests["confirm"] == nil || res.InputRequired.RequestState == nil {
+			t.Fatalf("want an input_required result with a confirm request and requestState, got %s", res.Response.Result)
+		}
+		firstID := res.Response.ID
+		done, err := c.Continue(ctx(t), res, map[string]json.RawMessage{"confirm": json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if jsonrpc.SameID(firstID, done.Response.ID) {
+			t.Fatal("the retry must use a new request id (MRTR-5)")
+		}
+		var sent map[string]json.RawMessage
+		_ = json.Unmarshal(done.Response.Sent, &sent)
+		if !strings.Contains(string(sent["params"]), string(res.InputRequired.RequestState)) {
+			t.Fatalf("retry does not echo requestState exactly: %s", sent["params"])
+		}
+		tr, err := done.Tool()
+		if err != nil || done.Rounds != 2 || tr.IsError || !strings.Contains(tr.TextContent(), "ana@example.com") {
+			t.Fatalf("after confirmation: rounds %d, %+v, %v", done.Rounds, tr, err)
+		}
+		// Resolve runs the same loop with a handler; a decline completes too.
+		res2, _ := c.CallTool(ctx(t), "send_email", args)
+		final, err := c.Resolve(ctx(t), res2, func(_ context.Context, reqs map[string]mcpclient.InputRequest) (map[string]json.RawMessage, error) {
+			if reqs["confirm"].Method != "elicitation/create" {
+				return nil, fmt.Errorf("unexpected input request %+v", reqs)
+			}
+			return map[string]json.RawMessage{"confirm": json.RawMessage(`{"action":"decline"}`)}, nil
+		})
+		if err != nil || final.InputRequired != nil {
+			t.Fatalf("Resolve: %v %+v", err, final)
+		}
+	})
+}
+
+func TestMRTRWithoutCapabilityGetsMissingCapability(t *testing.T) {
+	bothTransports(t, mcpclient.Config{Capabilities: json.RawMessage(`{}`)}, func(t *testing.T, c *mcpclient.Client) {
+		_, err := c.CallTool(ctx(t), "send_email", map[string]any{"to": "a@example.com", "subject": "s", "body": "b"})
+		var re *mcpclient.RPCError
+		if !errors.As(err, &re) || re.Code() != jsonrpc.CodeMissingRequiredClientCapability {
+			t.Fatalf("err = %v, want -32021", err)
+		}
+	})
+}
+
+func TestProgressNotificationsReachTheExchange(t *testing.T) {
+	bothTransports(t, mcpclient.Config{}, func(t *testing.T, c *mcpclient.Client) {
+		res, err := c.CallTool(ctx(t), "slow_count", map[string]any{"n": 3}, mcpclient.WithProgressToken("tok-1"), mcpclient.WithLogLevel("info"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress, logs int
+		for _, n := range res.Response.Exchange.Notifications {
+			switch n.Method {
+			case "notifications/progress":
+				progress++
+				if !strings.Contains(string(n.Params), `"tok-1"`) {
+					t.Errorf("progress without our token: %s", n.Params)
+				}
+			case "notifications/message":
+				logs++
+			}
+		}
+		if progress != 3 || logs == 0 {
+			t.Fatalf("got %d progress and %d log notifications, want 3 and some", progress, logs)
+		}
+	})
+}
+
+func TestParamHeadersAndHeaderMismatchRetry(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	hs := httptest.NewServer(srv.Handler())
+	defer func() { hs.Close(); srv.Close() }()
+	tr, _ := transport.NewHTTP(transport.HTTPConfig{URL: hs.URL + "/mcp"})
+	c, err := mcpclient.Connect(ctx(t), tr, mcpclient.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client has not listed tools yet, so it does not know that
+	// lookup_region declares x-mcp-header: the server answers -32020 and
+	// the client re-lists and retries once (HDR-5).
+	res, err := c.CallTool(ctx(t), "lookup_region", map[string]any{"region": "Zürich", "query": "open"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.HeaderRetry {
+		t.Fatal("want a retry after -32020")
+	}
+	if got := res.Response.SentHeader.Get("Mcp-Param-Region"); got != mcpclient.EncodeHeaderValue("Zürich") || !strings.HasPrefix(got, "=?base64?") {
+		t.Fatalf("Mcp-Param-Region = %q", got)
+	}
+	if tr, err := res.Tool(); err != nil || tr.IsError {
+		t.Fatalf("lookup_region: %+v %v", tr, err)
+	}
+	// A resource URI outside the header-safe set goes as base64 in Mcp-Name;
+	// the server then judges the URI itself, not the header.
+	_, err = c.ReadResource(ctx(t), "example://invoices/Cä")
+	var re *mcpclient.RPCError
+	if !errors.As(err, &re) || re.Code() != jsonrpc.CodeInvalidParams {
+		t.Fatalf("reading a missing resource: %v, want -32602 (not -32020)", err)
+	}
+}
