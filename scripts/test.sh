@@ -33,7 +33,7 @@ echo "== go test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-go test -count=1 -v ./... >"$log" 2>&1
+go test -race -count=1 -v ./... >"$log" 2>&1
 status=$?
 set -e
 # The full verbose log is long; show results and failure details, not RUN lines.

@@ -143,6 +143,16 @@ func sanitize(s string) string {
 	}, s)
 }
 
+// sanitizeText is sanitize for multi-line messages of our own (errors with a
+// hint line, a stderr tail): newlines stay, everything else is neutralised.
+func sanitizeText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = sanitize(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

@@ -58,7 +58,7 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 	cl, tr, err := sf.open(ctx, c, mcpclient.Config{Trace: mcpclient.NewTrace()})
 	if err != nil {
 		c.printStderrTail(tr)
-		fmt.Fprintf(c.Stderr, "mcp-eval probe: %s: %s\n", sf.target(), sanitize(explain(err)))
+		fmt.Fprintf(c.Stderr, "mcp-eval probe: %s: %s\n", sanitize(sf.target()), sanitizeText(explain(err)))
 		return ExitError
 	}
 	defer cl.Close()
@@ -91,7 +91,7 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 	}
 	if out.ToolsError != "" {
 		if !asJSON {
-			fmt.Fprintf(c.Stderr, "mcp-eval probe: listing tools failed: %s\n", sanitize(out.ToolsError))
+			fmt.Fprintf(c.Stderr, "mcp-eval probe: listing tools failed: %s\n", sanitizeText(out.ToolsError))
 		}
 		return ExitError
 	}
@@ -101,7 +101,7 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 func (c *Command) printStderrTail(tr transport.Transport) {
 	if st, ok := tr.(*transport.StdioTransport); ok {
 		if tail := strings.TrimSpace(st.Stderr()); tail != "" {
-			fmt.Fprintf(c.Stderr, "server stderr (last lines):\n%s\n", indent(lastLines(tail, 20), "  "))
+			fmt.Fprintf(c.Stderr, "server stderr (last lines):\n%s\n", indent(sanitizeText(lastLines(tail, 20)), "  "))
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
@@ -80,7 +81,7 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Client, e
 	if err != nil {
 		return c, err
 	}
-	if era != EraModern {
+	if era == "" {
 		return c, c.initialize(ctx, why)
 	}
 	return c, nil
@@ -102,16 +103,80 @@ func (c *Client) note(format string, args ...any) {
 // era, or "" with a reason to try initialize, or an error when the server
 // cannot be talked to at all.
 func (c *Client) probe(ctx context.Context) (Era, string, error) {
-	http := c.t.Kind() == "http"
-	pctx := ctx
-	if !http {
-		// A silent legacy stdio server never answers the probe; its silence
-		// is the signal (stdio.mdx §Backward Compatibility).
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithTimeout(ctx, c.cfg.ProbeTimeout)
-		defer cancel()
+	if c.t.Kind() == "http" {
+		resp, err := c.Do(ctx, "server/discover", nil)
+		return c.classify(ctx, resp, err)
 	}
-	resp, err := c.Do(pctx, "server/discover", nil)
+	return c.probeStdio(ctx)
+}
+
+// probeStdio is the stdio probe. A silent legacy server never answers
+// server/discover, and its silence is the signal (stdio.mdx §Backward
+// Compatibility). A server that is merely slow to start (npx fetching a
+// package, go run compiling) must not be mistaken for one, so after
+// ProbeTimeout the client sends initialize while it keeps waiting for the
+// probe: a late DiscoverResult still means modern.
+func (c *Client) probeStdio(ctx context.Context) (Era, string, error) {
+	type answer struct {
+		resp *Response
+		err  error
+	}
+	start := time.Now()
+	discovered := make(chan answer, 1)
+	go func() {
+		resp, err := c.Do(ctx, "server/discover", nil)
+		discovered <- answer{resp, err}
+	}()
+	select {
+	case a := <-discovered:
+		return c.classify(ctx, a.resp, a.err)
+	case <-time.After(c.cfg.ProbeTimeout):
+	}
+	c.addStep(ProbeStep{Method: "server/discover", Version: Latest, Outcome: fmt.Sprintf("no answer within %s: trying initialize while still waiting", c.cfg.ProbeTimeout)})
+	initialized := make(chan error, 1)
+	go func() {
+		initialized <- c.initialize(ctx, "server/discover got no answer within "+c.cfg.ProbeTimeout.String())
+	}()
+	var a answer
+	var initErr error
+	select {
+	case a = <-discovered:
+		initErr = <-initialized // initialize writes Info; let it finish first
+	case initErr = <-initialized:
+		// Requests may be answered out of order. A failed initialize leaves
+		// the probe as the only hope, so wait for it in full; after a good
+		// one, a modern server that is alive answers quickly or not at all.
+		grace := c.cfg.ProbeTimeout
+		if initErr != nil {
+			grace = c.cfg.RequestTimeout
+		}
+		select {
+		case a = <-discovered:
+		case <-time.After(grace):
+			return EraLegacy, "", initErr
+		}
+	}
+	if a.err == nil && a.resp.Error == nil {
+		var dr DiscoverResult
+		if json.Unmarshal(a.resp.Result, &dr) == nil && dr.ResultType != "" && slices.Contains(dr.SupportedVersions, Latest) {
+			c.mu.Lock()
+			c.info.Discover, c.info.SessionID = a.resp, ""
+			c.mu.Unlock()
+			c.addStep(ProbeStep{Method: "server/discover", Version: Latest, Outcome: fmt.Sprintf("discover result after %s: modern (slow start)", time.Since(start).Round(time.Millisecond))})
+			c.note("the server answered server/discover only after %s; a client with a shorter probe timeout would take it for a legacy server (raise --probe-timeout or start faster)", time.Since(start).Round(time.Millisecond))
+			if initErr == nil {
+				c.note("the same process also accepted initialize (dual-era)")
+			}
+			c.setModern(Latest, &dr)
+			return EraModern, "", nil
+		}
+	}
+	return EraLegacy, "", initErr
+}
+
+// classify reads the probe's outcome (checklist §2.1-2.3).
+func (c *Client) classify(ctx context.Context, resp *Response, err error) (Era, string, error) {
+	http := c.t.Kind() == "http"
 	c.mu.Lock()
 	c.info.Discover = resp
 	c.mu.Unlock()
@@ -122,10 +187,6 @@ func (c *Client) probe(ctx context.Context) (Era, string, error) {
 	if err != nil {
 		kind := transport.KindOf(err)
 		switch {
-		case !http && kind == transport.KindTimeout && ctx.Err() == nil:
-			step.Outcome = fmt.Sprintf("no answer within %s: legacy", c.cfg.ProbeTimeout)
-			c.addStep(step)
-			return EraLegacy, "server/discover got no answer", nil
 		case http && kind == transport.KindHTTPStatus && (step.Status == 401 || step.Status == 403) && resp.Exchange.HTTP.Header.Get("WWW-Authenticate") != "":
 			step.Outcome = "authorization required"
 			c.addStep(step)
@@ -133,11 +194,11 @@ func (c *Client) probe(ctx context.Context) (Era, string, error) {
 		case http && kind == transport.KindHTTPStatus && step.Status >= 400 && step.Status < 500:
 			step.Outcome = fmt.Sprintf("HTTP %d without a modern JSON-RPC error: legacy", step.Status)
 			c.addStep(step)
-			return EraLegacy, step.Outcome, nil
+			return "", step.Outcome, nil
 		case http && kind == transport.KindMalformed && step.Status >= 200 && step.Status < 300:
 			step.Outcome = "2xx whose body is not a modern result: legacy"
 			c.addStep(step)
-			return EraLegacy, step.Outcome, nil
+			return "", step.Outcome, nil
 		}
 		step.Outcome = "failed: " + kind.String()
 		c.addStep(step)
@@ -167,13 +228,13 @@ func (c *Client) probe(ctx context.Context) (Era, string, error) {
 		}
 		step.Outcome = fmt.Sprintf("error %d: not a modern answer, legacy", resp.Error.Code)
 		c.addStep(step)
-		return EraLegacy, step.Outcome, nil
+		return "", step.Outcome, nil
 	}
 	var dr DiscoverResult
 	if err := json.Unmarshal(resp.Result, &dr); err != nil || dr.ResultType == "" || dr.SupportedVersions == nil {
 		step.Outcome = "result without resultType or supportedVersions: legacy"
 		c.addStep(step)
-		return EraLegacy, step.Outcome, nil
+		return "", step.Outcome, nil
 	}
 	if !slices.Contains(dr.SupportedVersions, Latest) {
 		step.Outcome = fmt.Sprintf("discover result, but supportedVersions %q lacks %s", dr.SupportedVersions, Latest)

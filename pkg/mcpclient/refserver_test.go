@@ -1,6 +1,7 @@
 package mcpclient_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,10 @@ import (
 var exampleServer string // path of the built example-server, set by TestMain
 
 func TestMain(m *testing.M) {
+	if os.Getenv("MCPCLIENT_HELPER") == "silent-legacy" {
+		silentLegacyServer()
+		return
+	}
 	dir, err := os.MkdirTemp("", "mcpclient-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -36,6 +41,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// silentLegacyServer is a stdio server of the kind the spec warns about: it
+// ignores anything before initialize, then speaks 2025-11-25.
+func silentLegacyServer() {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(sc.Bytes(), &m)
+		switch m.Method {
+		case "initialize":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}}`+"\n", m.ID)
+		case "tools/list":
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`+"\n", m.ID)
+		}
+	}
 }
 
 // bothTransports runs f against the reference server over Streamable HTTP
@@ -182,5 +206,59 @@ func TestParamHeadersAndHeaderMismatchRetry(t *testing.T) {
 	var re *mcpclient.RPCError
 	if !errors.As(err, &re) || re.Code() != jsonrpc.CodeInvalidParams {
 		t.Fatalf("reading a missing resource: %v, want -32602 (not -32020)", err)
+	}
+}
+
+func connectStdio(t *testing.T, argv []string, env []string, cfg mcpclient.Config) (*mcpclient.Client, error) {
+	t.Helper()
+	tr, err := transport.StartStdio(context.Background(), transport.StdioConfig{Argv: argv, Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcpclient.Connect(ctx(t), tr, cfg)
+	t.Cleanup(func() { tr.Close() })
+	return c, err
+}
+
+func TestStdioProbeSilentLegacyServer(t *testing.T) {
+	self, _ := os.Executable()
+	env, _ := transport.ServerEnv(nil, []string{"MCPCLIENT_HELPER=silent-legacy"}, os.LookupEnv)
+	c, err := connectStdio(t, []string{self}, env, mcpclient.Config{ProbeTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := c.Info()
+	if info.Era != mcpclient.EraLegacy || info.ProtocolVersion != mcpclient.Legacy1125 || info.ServerInfo.Name != "silent" {
+		t.Fatalf("info = %+v", info)
+	}
+	if _, err := c.ListTools(ctx(t)); err != nil {
+		t.Fatalf("legacy tools/list: %v", err)
+	}
+}
+
+func TestStdioProbeSlowStartingModernServerIsNotLegacy(t *testing.T) {
+	// The server needs longer to start than the probe timeout; its late
+	// DiscoverResult must still win over the legacy fallback.
+	c, err := connectStdio(t, []string{"sh", "-c", "sleep 1; exec " + exampleServer}, nil, mcpclient.Config{ProbeTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := c.Info()
+	if info.Era != mcpclient.EraModern || info.ServerInfo == nil || !strings.Contains(strings.Join(info.Notes, " "), "only after") {
+		t.Fatalf("era %s notes %q probe %+v", info.Era, info.Notes, info.Probe)
+	}
+	if _, err := c.ListTools(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStdioServerThatNeverAnswersFailsClearly(t *testing.T) {
+	start := time.Now()
+	_, err := connectStdio(t, []string{"sleep", "60"}, nil, mcpclient.Config{ProbeTimeout: 100 * time.Millisecond, RequestTimeout: 500 * time.Millisecond})
+	if !errors.Is(err, transport.ErrTimeout) || !strings.Contains(err.Error(), "initialize") {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("took %s", time.Since(start))
 	}
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -103,4 +104,14 @@ func KindOf(err error) ErrorKind {
 		return te.Kind
 	}
 	return 0
+}
+
+// waited is how long a request waited: up to its deadline when it had one,
+// so that a timeout message names the configured limit, not a jittery
+// measurement.
+func waited(ctx context.Context, start time.Time) time.Duration {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= 0 {
+		return dl.Sub(start)
+	}
+	return time.Since(start)
 }

@@ -253,14 +253,14 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 
 func (t *HTTPTransport) wrapErr(ctx context.Context, op string, start time.Time, err error) error {
 	if ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Kind: KindTimeout, Op: op, After: time.Since(start), Err: err}
+		return &Error{Kind: KindTimeout, Op: op, After: waited(ctx, start), Err: err}
 	}
 	if ctx.Err() == context.Canceled {
 		return &Error{Kind: KindClosed, Op: op, Err: ctx.Err()}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return &Error{Kind: KindTimeout, Op: op, After: time.Since(start), Err: err}
+		return &Error{Kind: KindTimeout, Op: op, After: waited(ctx, start), Err: err}
 	}
 	return &Error{Kind: KindConnect, Op: op, Err: err}
 }

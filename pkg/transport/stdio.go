@@ -425,18 +425,18 @@ func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		return &ex, err
 	}
 	if err := t.writeLine(ctx, out.Body); err != nil {
-		return fail(t.opErr(op, start, err))
+		return fail(t.opErr(ctx, op, start, err))
 	}
 	var resp *jsonrpc.Message
 	select {
 	case resp = <-p.ch:
 	case <-ctx.Done():
-		return fail(t.opErr(op, start, ctx.Err()))
+		return fail(t.opErr(ctx, op, start, ctx.Err()))
 	case <-t.dead:
 		select {
 		case resp = <-p.ch:
 		default:
-			return fail(t.opErr(op, start, nil))
+			return fail(t.opErr(ctx, op, start, nil))
 		}
 	}
 	if resp == nil { // its line was over the size limit
@@ -450,7 +450,7 @@ func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	return &ex, nil
 }
 
-func (t *StdioTransport) opErr(op string, start time.Time, err error) error {
+func (t *StdioTransport) opErr(ctx context.Context, op string, start time.Time, err error) error {
 	select {
 	case <-t.dead:
 		t.mu.Lock()
@@ -461,7 +461,7 @@ func (t *StdioTransport) opErr(op string, start time.Time, err error) error {
 	default:
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return &Error{Kind: KindTimeout, Op: op, After: time.Since(start), Err: err}
+		return &Error{Kind: KindTimeout, Op: op, After: waited(ctx, start), Err: err}
 	}
 	if errors.Is(err, context.Canceled) {
 		return &Error{Kind: KindClosed, Op: op, Err: err}
@@ -501,7 +501,7 @@ func (t *StdioTransport) writeLine(ctx context.Context, b []byte) error {
 func (t *StdioTransport) Notify(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	start := time.Now()
 	if err := t.writeLine(ctx, out.Body); err != nil {
-		return nil, t.opErr("stdio "+out.Method, start, err)
+		return nil, t.opErr(ctx, "stdio "+out.Method, start, err)
 	}
 	return &Exchange{Elapsed: time.Since(start)}, nil
 }
@@ -510,7 +510,7 @@ func (t *StdioTransport) Notify(ctx context.Context, out *Outgoing) (*Exchange, 
 // holds.
 func (t *StdioTransport) WriteLine(ctx context.Context, line []byte) error {
 	if err := t.writeLine(ctx, line); err != nil {
-		return t.opErr("stdio write", time.Now(), err)
+		return t.opErr(ctx, "stdio write", time.Now(), err)
 	}
 	return nil
 }

@@ -112,7 +112,8 @@ func req(id int64, method string) *Outgoing {
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 func TestStdioRoundTripAttributesNotifications(t *testing.T) {
-	tr := startHelper(t, "echo", nil)
+	// A generous grace: under the race detector the helper is slow to exit.
+	tr := startHelper(t, "echo", func(c *StdioConfig) { c.ShutdownGrace = 10 * time.Second })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ex, err := tr.RoundTrip(ctx, req(7, "tools/list"))
