@@ -14,26 +14,33 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/internal/testenv"
 )
 
-// specSchemaPath is the official 2026-07-28 JSON Schema, used as the oracle.
-const specSchemaPath = "../../../shared/mcp-spec/2026-07-28/schema.json"
-
-var loadSpecSchema = sync.OnceValues(func() (*schema, error) {
-	doc, err := os.ReadFile(specSchemaPath)
-	if err != nil {
-		return nil, err
-	}
-	return compileSchema(doc)
-})
+// The official 2026-07-28 JSON Schema, the oracle, is compiled once per
+// test binary.
+var (
+	specOnce   sync.Once
+	specCached *schema
+	specErr    error
+)
 
 func specSchema(t *testing.T) *schema {
 	t.Helper()
-	sc, err := loadSpecSchema()
-	if err != nil {
-		t.Fatalf("loading %s: %v", specSchemaPath, err)
+	path := testenv.SpecSchema(t, "2026-07-28")
+	specOnce.Do(func() {
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			specErr = err
+			return
+		}
+		specCached, specErr = compileSchema(doc)
+	})
+	if specErr != nil {
+		t.Fatalf("loading %s: %v", path, specErr)
 	}
-	return sc
+	return specCached
 }
 
 // assertDef validates v against #/$defs/<def> of the official schema.
