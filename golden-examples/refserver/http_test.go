@@ -773,7 +773,7 @@ func TestHTTPStatelessCapabilities(t *testing.T) {
 // TestMutantSwitches: each switch breaks what it says, and only that.
 func TestMutantSwitches(t *testing.T) {
 	opts := testOptions()
-	opts.OmitResultType = true
+	opts.Break = map[string]bool{"RES-1": true}
 	ht := newHTTPTarget(t, opts)
 	r := ht.call(t, 1, "server/discover", params(nil), nil)
 	if _, ok := asMap(r.last(t)["result"])["resultType"]; ok {
@@ -784,7 +784,7 @@ func TestMutantSwitches(t *testing.T) {
 	}
 
 	opts = testOptions()
-	opts.ShuffleTools = true
+	opts.Break = map[string]bool{"TOOL-3": true}
 	opts.PageSize = 10
 	ht = newHTTPTarget(t, opts)
 	orders := map[string]bool{}

@@ -55,20 +55,22 @@ type Options struct {
 	// the stdio transport's output (STDIO-1); the example binary logs to stderr.
 	Logger *slog.Logger
 
-	// --- Mutant switches -------------------------------------------------
-	//
-	// Each switch breaks exactly one checklist rule so that the checker's
-	// tests can prove the matching check fires. They are off in the zero
-	// value and must never be set in a real deployment. Add new ones here,
-	// one rule per field, named after what they do wrong.
-
-	// OmitResultType drops resultType from every result (breaks RES-1).
-	OmitResultType bool
-
-	// ShuffleTools returns tools/list in a random order on every call
-	// (breaks TOOL-3, and with it PAGE-3 cursor stability).
-	ShuffleTools bool
+	// Break names checklist rules to break, by check id ("RES-1"): the
+	// server then violates exactly that rule, so the conformance tests can
+	// prove the matching check fires (a "mutant"). Empty in the zero value;
+	// never set in a real deployment. Mutants lists what each id does.
+	Break map[string]bool
 }
+
+// Mutants documents every rule the server can break, by check id. The
+// example binary's --break flag accepts these ids.
+var Mutants = map[string]string{
+	"RES-1":  "drops resultType from every result",
+	"TOOL-3": "returns tools/list in a random order on every call",
+}
+
+// breaks reports whether the rule with this check id is to be broken.
+func (o Options) breaks(id string) bool { return o.Break[id] }
 
 const (
 	defaultPageSize          = 3

@@ -244,7 +244,7 @@ func (s *Server) finish(result map[string]any) map[string]any {
 	if _, ok := result["resultType"]; !ok {
 		result["resultType"] = "complete"
 	}
-	if s.opts.OmitResultType {
+	if s.opts.breaks("RES-1") {
 		delete(result, "resultType")
 	}
 	meta := map[string]any{}

@@ -98,7 +98,7 @@ func collectParamHeaders(node map[string]any, path []string) []paramHeader {
 // a fixed order (TOOL-3), paginated with opaque cursors (PAGE-1).
 func (s *Server) listTools(_ context.Context, r *request) (map[string]any, *Error) {
 	tools := s.tools
-	if s.opts.ShuffleTools {
+	if s.opts.breaks("TOOL-3") {
 		// Mutant: breaks TOOL-3 on purpose.
 		tools = append([]*tool(nil), tools...)
 		rand.Shuffle(len(tools), func(i, j int) { tools[i], tools[j] = tools[j], tools[i] })

@@ -17,10 +17,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,7 +37,7 @@ const (
 	exitUsage = 2 // bad command line
 )
 
-const usage = `usage: example-server [--http ADDR]
+const usage = `usage: example-server [--http ADDR] [--break IDS]
 
 Runs the mcp-eval reference MCP server (protocol 2026-07-28).
 
@@ -45,6 +48,8 @@ logs on stderr. It exits when stdin is closed.
                 --http 127.0.0.1:8080, or 127.0.0.1:0 for a free port.
                 The chosen address is printed to stderr as
                 "listening on http://ADDR/mcp".
+  --break IDS   break the rules of these check ids on purpose, e.g.
+                --break RES-1,TOOL-3: a mutant for conformance tests.
 `
 
 func main() {
@@ -61,6 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` at /mcp")
+	breakIDs := fs.String("break", "", "comma-separated check `IDS` whose rule to break on purpose (a conformance-test mutant)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -71,8 +77,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "example-server: unexpected argument %q\n\n%s", fs.Arg(0), usage)
 		return exitUsage
 	}
+	broken := map[string]bool{}
+	for _, id := range strings.Split(*breakIDs, ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if _, ok := refserver.Mutants[id]; !ok {
+			fmt.Fprintf(stderr, "example-server: --break %q: no such mutant; known: %s\n", id, strings.Join(slices.Sorted(maps.Keys(refserver.Mutants)), ", "))
+			return exitUsage
+		}
+		broken[id] = true
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	srv := refserver.New(refserver.Options{Logger: logger})
+	srv := refserver.New(refserver.Options{Logger: logger, Break: broken})
 	defer srv.Close()
 
 	if *httpAddr == "" {
