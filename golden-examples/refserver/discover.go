@@ -12,15 +12,39 @@ const instructions = "Example MCP server for mcp-eval. Tools: get_weather (fake 
 // subscription asking for promptsListChanged has it left out of the
 // acknowledgment (SUB-2).
 func (s *Server) discover(_ context.Context, _ *request) (map[string]any, *Error) {
-	return cacheable(map[string]any{
-		"supportedVersions": supportedVersions,
-		"capabilities": map[string]any{
-			"tools":       map[string]any{"listChanged": true},
-			"resources":   map[string]any{"subscribe": true, "listChanged": true},
-			"prompts":     map[string]any{},
-			"completions": map[string]any{},
-			"logging":     map[string]any{}, // LOG-3: slow_count emits notifications/message
-		},
-		"instructions": instructions,
-	}, discoverTTLMs, scopePublic), nil
+	if s.opts.breaks("DISC-1") {
+		return nil, methodNotFound("server/discover")
+	}
+	caps := map[string]any{
+		"tools":       map[string]any{"listChanged": true},
+		"resources":   map[string]any{"subscribe": true, "listChanged": true},
+		"prompts":     map[string]any{},
+		"completions": map[string]any{},
+		"logging":     map[string]any{}, // LOG-3: slow_count emits notifications/message
+		// A vendor extension with a proper prefix (DISC-7): it only says
+		// that every answer is deterministic, which clients may rely on.
+		"extensions": map[string]any{"com.example/deterministic-data": map[string]any{}},
+	}
+	if s.opts.breaks("DISC-6") {
+		delete(caps, "prompts")
+	}
+	if s.opts.breaks("DISC-7") {
+		caps["extensions"] = map[string]any{"deterministic-data": map[string]any{}}
+	}
+	versions := supportedVersions
+	if s.opts.breaks("DISC-3") {
+		versions = []string{"2025-11-25"}
+	}
+	result := cacheable(map[string]any{
+		"supportedVersions": versions,
+		"capabilities":      caps,
+		"instructions":      instructions,
+	}, discoverTTLMs, scopePublic)
+	if s.opts.breaks("DISC-2") {
+		delete(result, "ttlMs")
+	}
+	if s.opts.breaks("DISC-8") {
+		return map[string]any{"resultType": "input_required", "requestState": "discover-needs-input"}, nil
+	}
+	return result, nil
 }

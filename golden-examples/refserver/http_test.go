@@ -25,7 +25,7 @@ func TestHTTPDiscover(t *testing.T) {
 		t.Errorf("supportedVersions = %v (DISC-3)", got)
 	}
 	caps := asMap(res["capabilities"])
-	if keys := sortedKeys(caps); strings.Join(keys, ",") != "completions,logging,prompts,resources,tools" {
+	if keys := sortedKeys(caps); strings.Join(keys, ",") != "completions,extensions,logging,prompts,resources,tools" {
 		t.Errorf("capabilities = %v (DISC-6)", keys)
 	}
 	if get(caps, "tools", "listChanged") != true || get(caps, "resources", "subscribe") != true || get(caps, "resources", "listChanged") != true {

@@ -65,6 +65,12 @@ type Options struct {
 // Mutants documents every rule the server can break, by check id. The
 // example binary's --break flag accepts these ids.
 var Mutants = map[string]string{
+	"DISC-1": "answers server/discover with -32601",
+	"DISC-2": "leaves ttlMs out of the discover result",
+	"DISC-3": "lists only 2025-11-25 in supportedVersions while serving 2026-07-28",
+	"DISC-6": "serves prompts without declaring the prompts capability",
+	"DISC-7": "declares an extension key without a prefix",
+	"DISC-8": "answers server/discover with input_required",
 	"RES-1":  "drops resultType from every result",
 	"TOOL-3": "returns tools/list in a random order on every call",
 }

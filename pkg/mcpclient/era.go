@@ -60,6 +60,10 @@ func (i Info) versionOrLatest() string {
 	return Latest
 }
 
+// ErrInitializeRejected means the legacy fallback's initialize got a
+// JSON-RPC error: the server speaks JSON-RPC but neither era's handshake.
+var ErrInitializeRejected = errors.New("rejected initialize")
+
 // ErrAuthRequired means the server wants credentials before anything else.
 var ErrAuthRequired = errors.New("the server requires authorization")
 
@@ -68,8 +72,7 @@ var ErrAuthRequired = errors.New("the server requires authorization")
 // server/discover first; a modern answer or a recognised modern error means
 // modern; anything else means legacy, reached through initialize.
 func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Client, error) {
-	cfg.defaults()
-	c := &Client{t: t, cfg: cfg, headerFor: map[string][]HeaderParam{}}
+	c := New(t, cfg)
 	switch cfg.ForceEra {
 	case EraLegacy:
 		return c, c.initialize(ctx, "legacy era forced by configuration")
@@ -85,6 +88,20 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Client, e
 		return c, c.initialize(ctx, why)
 	}
 	return c, nil
+}
+
+// New returns a client that has not talked to the server: no probe, no
+// handshake. It speaks the era cfg.ForceEra names (modern when empty), so
+// conformance checks can send a first message of their choosing.
+func New(t transport.Transport, cfg Config) *Client {
+	cfg.defaults()
+	c := &Client{t: t, cfg: cfg, headerFor: map[string][]HeaderParam{}}
+	c.info.Era = cfg.ForceEra
+	if c.info.Era == "" {
+		c.info.Era = EraModern
+		c.info.ProtocolVersion = Latest
+	}
+	return c
 }
 
 func (c *Client) addStep(s ProbeStep) {
@@ -328,7 +345,7 @@ func (c *Client) initialize(ctx context.Context, why string) error {
 		step.Code = resp.Error.Code
 		step.Outcome = "error"
 		c.addStep(step)
-		return fmt.Errorf("the server is not a 2026-07-28 server (%s), and it rejected initialize with error %d: %s", why, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 200))
+		return fmt.Errorf("the server is not a 2026-07-28 server (%s), and it %w with error %d: %s", why, ErrInitializeRejected, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 200))
 	}
 	var ir InitializeResult
 	if err := json.Unmarshal(resp.Result, &ir); err != nil || ir.ProtocolVersion == "" {

@@ -1,0 +1,251 @@
+// Package check defines what a conformance check is and what it reports,
+// separate from the checks themselves (package conformance) and from the
+// driver that runs them. A check is an immutable value with an id from the
+// spec checklist, a level, the transports it applies to, a spec reference,
+// a one-line doc and a run function; it reports through a Pass and never
+// prints, exits or opens files.
+package check
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Level is how binding a rule is.
+type Level string
+
+const (
+	Must   Level = "MUST"   // MUST / MUST NOT / derived MUST: a failure fails the run
+	Should Level = "SHOULD" // SHOULD / SHOULD NOT: a failure is reported as a warning
+	Info   Level = "info"   // not normative; reported for the reader
+)
+
+// Transports is the set of transports a check applies to.
+type Transports uint8
+
+const (
+	Stdio Transports = 1 << iota
+	HTTP
+	Both = Stdio | HTTP
+)
+
+// Has reports whether ts includes the transport named "stdio" or "http".
+func (ts Transports) Has(kind string) bool {
+	switch kind {
+	case "stdio":
+		return ts&Stdio != 0
+	case "http":
+		return ts&HTTP != 0
+	}
+	return false
+}
+
+func (ts Transports) String() string {
+	switch ts {
+	case Both:
+		return "both"
+	case Stdio:
+		return "stdio"
+	case HTTP:
+		return "http"
+	}
+	return "none"
+}
+
+// Check is one rule of the checklist made executable.
+type Check struct {
+	// ID is the checklist id, e.g. "DISC-1"; the family is the part before
+	// the dash, and the check lives in the file named after the family.
+	ID         string
+	Level      Level
+	Transports Transports
+	// Spec names the spec page and section, e.g.
+	// "server/discover.mdx §DiscoverResult".
+	Spec string
+	// Doc is one line: what the rule requires.
+	Doc string
+	// Fix is a one-line hint for a server author, as a verb phrase.
+	Fix string
+	// Seed names the seed assertion (1-7) the check implements, 0 if none.
+	Seed int
+	// Exclusive checks run with no other check in flight: they watch for
+	// notifications that a concurrent request could cause (on stdio they
+	// cannot be told apart), or they load the server.
+	Exclusive bool
+	// Run performs the check once.
+	Run func(p *Pass) error
+}
+
+// Family is the id's prefix, e.g. "DISC".
+func (c *Check) Family() string {
+	f, _, _ := strings.Cut(c.ID, "-")
+	return f
+}
+
+// Verdict is the outcome of one run of a check.
+type Verdict string
+
+const (
+	Passed  Verdict = "pass"
+	Failed  Verdict = "fail"
+	Warned  Verdict = "warn"
+	Skipped Verdict = "skip"
+	Errored Verdict = "error" // the harness could not run the check
+)
+
+// severity orders verdicts so that the worst one reported wins.
+func (v Verdict) severity() int {
+	switch v {
+	case Passed:
+		return 1
+	case Warned:
+		return 2
+	case Failed:
+		return 3
+	case Errored:
+		return 4
+	}
+	return 0
+}
+
+// Evidence is what was sent and what came back, kept short.
+type Evidence struct {
+	Transport string            `json:"transport,omitempty"`
+	Request   string            `json:"request,omitempty"` // method and a body excerpt
+	Headers   map[string]string `json:"headers,omitempty"` // request headers that matter
+	Status    int               `json:"httpStatus,omitempty"`
+	Response  string            `json:"response,omitempty"` // excerpt
+}
+
+// Outcome is the result of one run of one check.
+type Outcome struct {
+	Verdict  Verdict    `json:"verdict"`
+	Message  string     `json:"message,omitempty"`
+	Details  []string   `json:"details,omitempty"`
+	Evidence []Evidence `json:"evidence,omitempty"`
+}
+
+// Pass is a check's view of one run: the server under test and a place to
+// report. A check calls Failf / Warnf / Passf / Skipf any number of times;
+// the worst verdict wins, and a run that reports nothing passes.
+type Pass struct {
+	Ctx   context.Context
+	Check *Check
+	// Env is the server under test and the shared facts.
+	Env Env
+	out Outcome
+}
+
+// NewPass is for drivers.
+func NewPass(ctx context.Context, c *Check, env Env) *Pass {
+	return &Pass{Ctx: ctx, Check: c, Env: env}
+}
+
+func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	cur := p.out.Verdict
+	switch {
+	case cur == "" || cur == Skipped || v.severity() > cur.severity():
+		// A worse verdict takes the headline; what was wrong before stays
+		// as a detail, what passed before no longer matters.
+		if cur != "" && cur != Skipped && cur != Passed {
+			p.out.Details = append(p.out.Details, p.out.Message)
+		} else {
+			p.out.Details = nil
+		}
+		if cur == Passed || cur == Skipped {
+			p.out.Evidence = nil
+		}
+		p.out.Verdict, p.out.Message = v, msg
+	case v == cur && v != Passed, v.severity() < cur.severity() && v != Passed:
+		p.out.Details = append(p.out.Details, msg)
+	case v == Passed:
+		return // a pass under a worse verdict adds nothing
+	}
+	if ev != nil && len(p.out.Evidence) < maxEvidence {
+		p.out.Evidence = append(p.out.Evidence, *ev)
+	}
+}
+
+// maxEvidence bounds what one run keeps; the first items are the telling
+// ones.
+const maxEvidence = 5
+
+// Failf reports a violation of the rule. For a SHOULD rule it becomes a
+// warning, for an info rule a note.
+func (p *Pass) Failf(ev *Evidence, format string, args ...any) {
+	v := Failed
+	if p.Check.Level != Must {
+		v = Warned
+	}
+	p.add(v, ev, format, args...)
+}
+
+// Warnf reports something suspicious that does not break the rule (a
+// deviation the spec allows, a leniency taken).
+func (p *Pass) Warnf(ev *Evidence, format string, args ...any) { p.add(Warned, ev, format, args...) }
+
+// Passf records what was verified; it does not lower a worse verdict.
+func (p *Pass) Passf(ev *Evidence, format string, args ...any) { p.add(Passed, ev, format, args...) }
+
+// Skipf says why the check could not apply to this server (no tool fits,
+// the feature is not advertised, calling a tool needs permission).
+func (p *Pass) Skipf(format string, args ...any) {
+	if p.out.Verdict == "" {
+		p.out.Verdict = Skipped
+		p.out.Message = fmt.Sprintf(format, args...)
+	}
+}
+
+// Outcome returns the run's result; err is what Run returned.
+func (p *Pass) Outcome(err error) Outcome {
+	out := p.out
+	if err != nil {
+		out.Verdict = Errored
+		out.Message = err.Error()
+	}
+	if out.Verdict == "" {
+		out.Verdict = Passed
+	}
+	if out.Verdict == Skipped {
+		out.Details, out.Evidence = nil, nil
+	}
+	return out
+}
+
+var idRE = regexp.MustCompile(`^[A-Z]+-[0-9]+$`)
+
+// Validate checks a registry before anything runs: well-formed unique ids,
+// a level, transports, a spec reference, a doc line and a run function.
+func Validate(checks []*Check) error {
+	seen := map[string]bool{}
+	var errs []string
+	for i, c := range checks {
+		where := fmt.Sprintf("check #%d (%s)", i, c.ID)
+		switch {
+		case !idRE.MatchString(c.ID):
+			errs = append(errs, where+": id must look like DISC-1")
+		case seen[c.ID]:
+			errs = append(errs, where+": duplicate id")
+		}
+		seen[c.ID] = true
+		if c.Level != Must && c.Level != Should && c.Level != Info {
+			errs = append(errs, where+": level must be MUST, SHOULD or info")
+		}
+		if c.Transports == 0 {
+			errs = append(errs, where+": no transports")
+		}
+		if c.Spec == "" || c.Doc == "" || strings.Contains(c.Doc, "\n") {
+			errs = append(errs, where+": needs a spec reference and a one-line doc")
+		}
+		if c.Run == nil {
+			errs = append(errs, where+": no run function")
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid check registry:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
+
+// Options configure a driver run. The zero value is the documented default.
+type Options struct {
+	// Runs is how often each MUST check runs (default 5); it passes only at
+	// Runs/Runs. SHOULD and info checks run once.
+	Runs int
+	// Concurrency bounds checks in flight (default 4). Checks marked
+	// Exclusive always run alone.
+	Concurrency int
+	// Only, when set, limits the run to these ids or families ("DISC").
+	Only []string
+}
+
+// Result is one check's aggregated outcome over its runs.
+type Result struct {
+	ID         string          `json:"id"`
+	Level      Level           `json:"level"`
+	Family     string          `json:"family"`
+	Spec       string          `json:"spec"`
+	Doc        string          `json:"doc"`
+	Fix        string          `json:"fix,omitempty"`
+	Seed       int             `json:"seed,omitempty"`
+	Verdict    Verdict         `json:"verdict"`
+	Runs       int             `json:"runs"`
+	Counts     map[Verdict]int `json:"counts"`
+	Flaky      bool            `json:"flaky,omitempty"`
+	Outcome    Outcome         `json:"outcome"`
+	DurationMs float64         `json:"durationMs"`
+}
+
+// Passes is k in "k/N": runs that passed (a warning counts as a pass of a
+// MUST run only when the check warned about a tolerated deviation).
+func (r *Result) Passes() int { return r.Counts[Passed] + r.Counts[Warned] }
+
+// Execute runs every check of the registry that applies to the transport,
+// MUST checks opts.Runs times, and returns the results in registry order
+// whatever the concurrency.
+func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Result {
+	if opts.Runs <= 0 {
+		opts.Runs = 5
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 4
+	}
+	var selected []*Check
+	for _, c := range registry {
+		if c.Transports.Has(env.Transport) && wanted(c, opts.Only) {
+			selected = append(selected, c)
+		}
+	}
+	results := make([]Result, len(selected))
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	var exclusive sync.RWMutex
+	for i, c := range selected {
+		runs := 1
+		if c.Level == Must {
+			runs = opts.Runs
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if c.Exclusive {
+				exclusive.Lock()
+				defer exclusive.Unlock()
+			} else {
+				exclusive.RLock()
+				defer exclusive.RUnlock()
+			}
+			results[i] = runCheck(ctx, c, env, runs)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func wanted(c *Check, only []string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	for _, o := range only {
+		if o == c.ID || o == c.Family() {
+			return true
+		}
+	}
+	return false
+}
+
+func runCheck(ctx context.Context, c *Check, env Env, runs int) Result {
+	r := Result{ID: c.ID, Level: c.Level, Family: c.Family(), Spec: c.Spec, Doc: c.Doc, Fix: c.Fix, Seed: c.Seed, Runs: runs, Counts: map[Verdict]int{}}
+	start := time.Now()
+	var worst *Outcome
+	for i := 0; i < runs; i++ {
+		if ctx.Err() != nil {
+			r.Counts[Errored]++
+			o := Outcome{Verdict: Errored, Message: "run cancelled: " + ctx.Err().Error()}
+			worst = pick(worst, &o)
+			continue
+		}
+		o := runOnce(ctx, c, env)
+		r.Counts[o.Verdict]++
+		worst = pick(worst, &o)
+		if o.Verdict == Skipped {
+			// A check that does not apply will not apply on the next run.
+			r.Runs = i + 1
+			break
+		}
+	}
+	r.Outcome = *worst
+	r.Verdict = worst.Verdict
+	r.Flaky = len(r.Counts) > 1
+	r.DurationMs = float64(time.Since(start).Microseconds()) / 1000
+	return r
+}
+
+func pick(cur, o *Outcome) *Outcome {
+	if cur == nil || o.Verdict.severity() > cur.Verdict.severity() {
+		return o
+	}
+	return cur
+}
+
+func runOnce(ctx context.Context, c *Check, env Env) (out Outcome) {
+	p := NewPass(ctx, c, env)
+	defer func() {
+		if v := recover(); v != nil {
+			// A check must never take the run down with it; a panic is
+			// a harness bug, reported as such with its stack.
+			out = Outcome{Verdict: Errored, Message: fmt.Sprintf("check panicked: %v", v), Details: []string{string(debug.Stack())}}
+		}
+	}()
+	return p.Outcome(c.Run(p))
+}
+
+// GatherFacts reads what checks share: the discover result, and every list
+// the server serves. Errors are kept in Facts for the checks to judge.
+func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
+	info := c.Info()
+	f := &Facts{Discover: info.DiscoverResult, Capabilities: map[string]json.RawMessage{}}
+	if info.Discover != nil {
+		f.DiscoverRaw = info.Discover.Result
+	}
+	if f.Discover == nil {
+		// Connected without a usable probe (a server checked as modern
+		// although its discover was off): ask once more for the facts.
+		if resp, err := c.Do(ctx, "server/discover", nil); err == nil && resp.Error == nil {
+			var dr mcpclient.DiscoverResult
+			if json.Unmarshal(resp.Result, &dr) == nil {
+				f.Discover, f.DiscoverRaw = &dr, resp.Result
+			}
+		}
+	}
+	caps := info.Capabilities
+	if f.Discover != nil {
+		caps = f.Discover.Capabilities
+	}
+	_ = json.Unmarshal(caps, &f.Capabilities)
+	tools, err := c.ListTools(ctx)
+	f.ToolsErr = err
+	if tools != nil {
+		f.Tools, f.Dropped = tools.Tools, tools.Dropped
+	}
+	f.Resources, _, f.ResourcesErr = c.ListResources(ctx)
+	f.Templates, _, f.TemplatesErr = c.ListResourceTemplates(ctx)
+	f.Prompts, _, f.PromptsErr = c.ListPrompts(ctx)
+	return f
+}

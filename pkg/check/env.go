@@ -1,0 +1,136 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// Env is the server under test as a check sees it. The driver builds it
+// once per run; checks must not change it.
+type Env struct {
+	// Client is the shared connection, already probed as modern.
+	Client *mcpclient.Client
+	// Transport is "stdio" or "http".
+	Transport string
+	// HTTP is the raw layer on Streamable HTTP (nil on stdio): any body,
+	// any headers, the status and raw bytes back.
+	HTTP *transport.HTTPTransport
+	// Stdio is the shared server process on stdio (nil on HTTP); its
+	// WriteLine and Tap are the raw layer.
+	Stdio *transport.StdioTransport
+	// Fresh opens a new connection (a new process on stdio, a new
+	// connection without keep-alive on HTTP), already probed, for checks
+	// that must not share state with earlier requests or that send
+	// initialize. The returned func closes it.
+	Fresh func(ctx context.Context) (*mcpclient.Client, func(), error)
+	// Facts are what the driver learnt once, before the checks.
+	Facts *Facts
+	// CallTools names tools the user allows the harness to call although
+	// they are not annotated readOnlyHint: true.
+	CallTools map[string]bool
+}
+
+// Facts are read once per run and shared by every check, to choose targets
+// (which tool to call, which resource to read). A check verifies what it
+// judges with requests of its own.
+type Facts struct {
+	Discover     *mcpclient.DiscoverResult
+	DiscoverRaw  json.RawMessage
+	Capabilities map[string]json.RawMessage
+	Tools        []mcpclient.Tool
+	Dropped      []mcpclient.DroppedTool
+	ToolsErr     error
+	Resources    []mcpclient.Resource
+	ResourcesErr error
+	Templates    []mcpclient.ResourceTemplate
+	TemplatesErr error
+	Prompts      []mcpclient.Prompt
+	PromptsErr   error
+}
+
+// Has reports whether the server declared a capability in server/discover.
+func (f *Facts) Has(capability string) bool {
+	_, ok := f.Capabilities[capability]
+	return ok
+}
+
+// CapabilityNames lists the declared capabilities.
+func (f *Facts) CapabilityNames() []string { return slices.Sorted(maps.Keys(f.Capabilities)) }
+
+// MayCall reports whether the harness may call a tool: it has no side
+// effects by default, so only tools annotated readOnlyHint: true or named by
+// the user (--call-tool) are called.
+func (e Env) MayCall(t mcpclient.Tool) bool { return t.ReadOnly() || e.CallTools[t.Name] }
+
+// CallableTools are the tools MayCall allows, in the server's order.
+func (e Env) CallableTools() []mcpclient.Tool {
+	var out []mcpclient.Tool
+	for _, t := range e.Facts.Tools {
+		if e.MayCall(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// evidenceHeaders are the request headers worth showing.
+var evidenceHeaders = []string{"MCP-Protocol-Version", "Mcp-Method", "Mcp-Name", "Origin", "Content-Type", "Accept"}
+
+// FromResponse turns a client response into evidence.
+func FromResponse(resp *mcpclient.Response) *Evidence {
+	if resp == nil {
+		return nil
+	}
+	ev := &Evidence{Request: excerpt(resp.Sent, 400)}
+	if resp.SentHeader != nil {
+		ev.Transport = "http"
+		ev.Headers = pickHeaders(resp.SentHeader)
+	} else {
+		ev.Transport = "stdio"
+	}
+	if ex := resp.Exchange; ex != nil {
+		if ex.HTTP != nil {
+			ev.Status = ex.HTTP.Status
+			ev.Response = excerpt(ex.HTTP.Body, 600)
+		} else if ex.Response != nil {
+			b, _ := json.Marshal(ex.Response)
+			ev.Response = excerpt(b, 600)
+		}
+	}
+	return ev
+}
+
+// FromRaw turns a raw HTTP exchange into evidence.
+func FromRaw(body []byte, h http.Header, rr *transport.RawResponse) *Evidence {
+	ev := &Evidence{Transport: "http", Request: excerpt(body, 400), Headers: pickHeaders(h)}
+	if rr != nil {
+		ev.Status = rr.Status
+		ev.Response = excerpt(rr.Body, 600)
+	}
+	return ev
+}
+
+func pickHeaders(h http.Header) map[string]string {
+	out := map[string]string{}
+	for _, k := range evidenceHeaders {
+		if vs := h.Values(k); len(vs) > 0 {
+			out[k] = strings.Join(vs, ", ")
+		}
+	}
+	for k, vs := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-Param-") {
+			out[k] = strings.Join(vs, ", ")
+		}
+	}
+	return out
+}
+
+func excerpt(b []byte, n int) string { return jsonrpc.Clip(string(b), n) }

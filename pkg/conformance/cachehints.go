@@ -1,0 +1,30 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+)
+
+// cacheHints lists what is wrong with a cacheable result's ttlMs and
+// cacheScope (CACHE-1; schema: ttlMs integer >= 0, cacheScope public|private).
+func cacheHints(m map[string]json.RawMessage) []string {
+	var out []string
+	raw, ok := m["ttlMs"]
+	if !ok {
+		out = append(out, "ttlMs is missing")
+	} else {
+		// JSON Schema's integer is mathematical: 5 and 5.0 both qualify.
+		var f float64
+		if json.Unmarshal(raw, &f) != nil || f < 0 || f != math.Trunc(f) {
+			out = append(out, fmt.Sprintf("ttlMs is %s, want an integer >= 0", shown(raw)))
+		}
+	}
+	var scope string
+	if raw, ok := m["cacheScope"]; !ok {
+		out = append(out, "cacheScope is missing")
+	} else if json.Unmarshal(raw, &scope) != nil || (scope != "public" && scope != "private") {
+		out = append(out, fmt.Sprintf("cacheScope is %s, want \"public\" or \"private\"", shown(raw)))
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
+
+// DISC: server/discover (server/discover.mdx, checklist §1.4).
+
+var DISC1 = &check.Check{
+	ID: "DISC-1", Level: check.Must, Transports: check.Both, Seed: 1,
+	Spec: "server/discover.mdx §Discovery; basic/versioning.mdx",
+	Doc:  "server/discover answers with a result, and supportedVersions holds a version the harness speaks",
+	Fix:  "implement server/discover and list 2026-07-28 in supportedVersions",
+	Run: func(p *check.Pass) error {
+		resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+		if err != nil {
+			return err
+		}
+		ev := check.FromResponse(resp)
+		if resp.Error != nil {
+			p.Failf(ev, "server/discover returned error %d (%s) instead of a result", resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
+			return nil
+		}
+		var dr mcpclient.DiscoverResult
+		if err := json.Unmarshal(resp.Result, &dr); err != nil {
+			p.Failf(ev, "server/discover result is not a DiscoverResult: %v", err)
+			return nil
+		}
+		if !slices.Contains(dr.SupportedVersions, mcpclient.Latest) {
+			p.Failf(ev, "supportedVersions %q does not contain %s", dr.SupportedVersions, mcpclient.Latest)
+			return nil
+		}
+		p.Passf(ev, "server/discover lists %q", dr.SupportedVersions)
+		return nil
+	},
+}
+
+var DISC2 = &check.Check{
+	ID: "DISC-2", Level: check.Must, Transports: check.Both, Seed: 3,
+	Spec: "server/discover.mdx §DiscoverResult; server/utilities/caching.mdx §Cacheable Results",
+	Doc:  "the discover result has resultType \"complete\", supportedVersions, capabilities, an integer ttlMs >= 0 and cacheScope public|private",
+	Fix:  "return every required DiscoverResult field, including ttlMs and cacheScope",
+	Run: func(p *check.Pass) error {
+		resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+		if err != nil {
+			return err
+		}
+		ev := check.FromResponse(resp)
+		if resp.Error != nil {
+			p.Skipf("server/discover failed (DISC-1 reports it)")
+			return nil
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(resp.Result, &m); err != nil {
+			p.Failf(ev, "result is not a JSON object")
+			return nil
+		}
+		for _, problem := range discoverShape(m) {
+			p.Failf(ev, "%s", problem)
+		}
+		return nil
+	},
+}
+
+// discoverShape lists what is wrong with a DiscoverResult's members.
+func discoverShape(m map[string]json.RawMessage) []string {
+	var out []string
+	var rt string
+	if json.Unmarshal(m["resultType"], &rt) != nil || rt != mcpclient.ResultComplete {
+		out = append(out, fmt.Sprintf("resultType is %s, want \"complete\"", shown(m["resultType"])))
+	}
+	var versions []string
+	if json.Unmarshal(m["supportedVersions"], &versions) != nil || versions == nil {
+		out = append(out, fmt.Sprintf("supportedVersions is %s, want an array of strings", shown(m["supportedVersions"])))
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(m["capabilities"], &caps) != nil || caps == nil {
+		out = append(out, fmt.Sprintf("capabilities is %s, want an object", shown(m["capabilities"])))
+	}
+	out = append(out, cacheHints(m)...)
+	if raw, ok := m["instructions"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			out = append(out, "instructions is not a string")
+		}
+	}
+	return out
+}
+
+// shown renders a raw member for a message: "missing" or its JSON.
+func shown(raw json.RawMessage) string {
+	if raw == nil {
+		return "missing"
+	}
+	return jsonrpc.Clip(string(raw), 60)
+}
+
+var DISC3 = &check.Check{
+	ID: "DISC-3", Level: check.Must, Transports: check.Both,
+	Spec: "schema.ts DiscoverResult.supportedVersions",
+	Doc:  "supportedVersions contains the version the discover request was served under",
+	Fix:  "list every version the server serves, including the one it just answered",
+	Run: func(p *check.Pass) error {
+		if p.Env.Facts.Discover == nil {
+			p.Skipf("no discover result to judge")
+			return nil
+		}
+		// The client asked under 2026-07-28 and got a result, so the server
+		// served that version.
+		if !slices.Contains(p.Env.Facts.Discover.SupportedVersions, mcpclient.Latest) {
+			p.Failf(nil, "server/discover was answered under %s but supportedVersions is %q", mcpclient.Latest, p.Env.Facts.Discover.SupportedVersions)
+		}
+		return nil
+	},
+}
+
+var DISC4 = &check.Check{
+	ID: "DISC-4", Level: check.Should, Transports: check.Both,
+	Spec: "server/discover.mdx §DiscoverResult",
+	Doc:  "the discover result carries _meta[\"io.modelcontextprotocol/serverInfo\"] with name and version",
+	Fix:  "add _meta.io.modelcontextprotocol/serverInfo = {name, version} to the discover result",
+	Run: func(p *check.Pass) error {
+		d := p.Env.Facts.Discover
+		if d == nil {
+			p.Skipf("no discover result to judge")
+			return nil
+		}
+		if si := d.Meta.ServerInfo; si == nil || si.Name == "" || si.Version == "" {
+			p.Failf(&check.Evidence{Response: jsonrpc.Clip(string(p.Env.Facts.DiscoverRaw), 600)}, "no serverInfo {name, version} in the discover result's _meta")
+		}
+		return nil
+	},
+}
+
+var DISC5 = &check.Check{
+	ID: "DISC-5", Level: check.Info, Transports: check.Both,
+	Spec: "SEP-2575 §Changes since Final (PR #3002)",
+	Doc:  "serverInfo is not at the top level of the discover result (a pre-final draft shape)",
+	Fix:  "move serverInfo into the result's _meta",
+	Run: func(p *check.Pass) error {
+		if d := p.Env.Facts.Discover; d != nil && d.ServerInfo != nil {
+			p.Warnf(nil, "the discover result has a top-level serverInfo, a pre-final draft leftover; 2026-07-28 puts it in _meta")
+		}
+		return nil
+	},
+}
+
+var DISC6 = &check.Check{
+	ID: "DISC-6", Level: check.Must, Transports: check.Both,
+	Spec: "server/tools.mdx, resources.mdx, prompts.mdx, utilities/completion.mdx, utilities/logging.mdx §Capabilities",
+	Doc:  "every feature the server serves is declared in capabilities",
+	Fix:  "declare tools, resources, prompts, completions and logging in server/discover when you serve them",
+	Run: func(p *check.Pass) error {
+		f := p.Env.Facts
+		served := map[string]bool{
+			"tools":     f.ToolsErr == nil && len(f.Tools)+len(f.Dropped) > 0,
+			"resources": f.ResourcesErr == nil && len(f.Resources) > 0 || f.TemplatesErr == nil && len(f.Templates) > 0,
+			"prompts":   f.PromptsErr == nil && len(f.Prompts) > 0,
+		}
+		for _, capName := range []string{"tools", "resources", "prompts"} {
+			if served[capName] && !f.Has(capName) {
+				p.Failf(nil, "the server serves %s but does not declare the %q capability", capName, capName)
+			}
+		}
+		return nil
+	},
+}
+
+// extensionKey is the _meta key grammar with a mandatory prefix (RES-4,
+// basic/versioning.mdx: extension identifiers).
+var extensionKey = regexp.MustCompile(`^(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?$`)
+
+var DISC7 = &check.Check{
+	ID: "DISC-7", Level: check.Must, Transports: check.Both,
+	Spec: "basic/versioning.mdx §Extensions; schema.ts ServerCapabilities.extensions",
+	Doc:  "keys of capabilities.extensions follow the _meta key rules with a mandatory prefix",
+	Fix:  "name extensions like com.example/my-extension",
+	Run: func(p *check.Pass) error {
+		raw, ok := p.Env.Facts.Capabilities["extensions"]
+		if !ok {
+			p.Skipf("the server declares no extensions")
+			return nil
+		}
+		var ext map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &ext); err != nil {
+			p.Failf(nil, "capabilities.extensions is not an object: %s", shown(raw))
+			return nil
+		}
+		for k := range ext {
+			if !extensionKey.MatchString(k) {
+				p.Failf(nil, "extension key %q has no valid prefix (want e.g. com.example/name)", jsonrpc.Clip(k, 80))
+			}
+		}
+		return nil
+	},
+}
+
+var DISC8 = &check.Check{
+	ID: "DISC-8", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Supported Requests",
+	Doc:  "server/discover never answers with an input_required result",
+	Fix:  "answer server/discover directly; MRTR is only for tools/call, resources/read and prompts/get",
+	Run: func(p *check.Pass) error {
+		resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+		if err != nil {
+			return err
+		}
+		if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
+			p.Failf(check.FromResponse(resp), "server/discover returned resultType \"input_required\"")
+		}
+		return nil
+	},
+}

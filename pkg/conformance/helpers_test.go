@@ -1,0 +1,111 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+)
+
+// exampleServer is the reference server binary, built once by TestMain, for
+// stdio runs.
+var exampleServer string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "conformance-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	exampleServer = filepath.Join(dir, "example-server")
+	if out, err := exec.Command("go", "build", "-o", exampleServer, "github.com/mcp-eval/mcp-eval-action/golden-examples/cmd/example-server").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the example server: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// refTarget starts the reference server with the given rules broken, over
+// "http" (in-process handler on real HTTP) or "stdio" (the built binary),
+// and returns its target.
+func refTarget(t *testing.T, kind string, breaks ...string) Target {
+	t.Helper()
+	if kind == "http" {
+		br := map[string]bool{}
+		for _, b := range breaks {
+			br[b] = true
+		}
+		srv := refserver.New(refserver.Options{Break: br})
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(func() { hs.Close(); srv.Close() })
+		return Target{URL: hs.URL + "/mcp"}
+	}
+	argv := []string{exampleServer}
+	if len(breaks) > 0 {
+		argv = append(argv, "--break", strings.Join(breaks, ","))
+	}
+	return Target{Argv: argv}
+}
+
+// runChecks runs the named checks (ids or families) against target, MUSTs
+// runs times, and returns the results by id.
+func runChecks(t *testing.T, target Target, runs int, only ...string) (*Report, map[string]check.Result) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, target, Options{Options: check.Options{Runs: runs, Only: only}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("conformance run against %s: %v", target.Describe(), err)
+	}
+	byID := map[string]check.Result{}
+	for _, r := range rep.Checks {
+		byID[r.ID] = r
+	}
+	return rep, byID
+}
+
+// transportsOf lists the transports a check applies to.
+func transportsOf(c *check.Check) []string {
+	var out []string
+	for _, k := range []string{"http", "stdio"} {
+		if c.Transports.Has(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// assertMutant proves a check: it passes (or warns) on the correct
+// reference server and fails on the mutant that breaks its rule, over every
+// transport it applies to.
+func assertMutant(t *testing.T, c *check.Check) {
+	t.Helper()
+	if _, ok := refserver.Mutants[c.ID]; !ok {
+		t.Fatalf("the reference server has no mutant for %s (add one to refserver.Mutants)", c.ID)
+	}
+	for _, kind := range transportsOf(c) {
+		t.Run(kind, func(t *testing.T) {
+			_, good := runChecks(t, refTarget(t, kind), 2, c.ID)
+			if v := good[c.ID].Verdict; v != check.Passed && v != check.Warned {
+				t.Fatalf("%s on the correct server: %s: %s %v", c.ID, v, good[c.ID].Outcome.Message, good[c.ID].Outcome.Details)
+			}
+			_, bad := runChecks(t, refTarget(t, kind, c.ID), 2, c.ID)
+			if v := bad[c.ID].Verdict; v != check.Failed {
+				t.Fatalf("%s on its mutant (%s): %s, want fail: %s", c.ID, refserver.Mutants[c.ID], v, bad[c.ID].Outcome.Message)
+			}
+			if bad[c.ID].Outcome.Message == "" {
+				t.Fatalf("%s failed without saying why", c.ID)
+			}
+		})
+	}
+}

@@ -1,0 +1,93 @@
+package conformance
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/internal/testenv"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+)
+
+func TestRegistryIsValid(t *testing.T) {
+	if err := check.Validate(Registry()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checklistIDs reads every item id of §1 of the shared spec checklist.
+func checklistIDs(t *testing.T) []string {
+	b, err := os.ReadFile(filepath.Join(testenv.SharedDir(t), "docs", "spec-checklist.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start, end := strings.Index(text, "## 1. Checklist"), strings.Index(text, "## 2. Backward compatibility")
+	if start < 0 || end < start {
+		t.Fatal("spec-checklist.md has no §1 / §2 headings")
+	}
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^- \*\*([A-Z]+-[0-9]+)\*\*`).FindAllStringSubmatch(text[start:end], -1) {
+		seen[m[1]] = true
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Every checklist item is either a check or listed as unobservable with a
+// reason, never both, and nothing else is registered.
+func TestRegistryCoversTheChecklist(t *testing.T) {
+	want := checklistIDs(t)
+	un := Unobservable()
+	var got []string
+	for _, c := range Registry() {
+		if _, dup := un[c.ID]; dup {
+			t.Errorf("%s is both a check and unobservable", c.ID)
+		}
+		got = append(got, c.ID)
+	}
+	for id, why := range un {
+		if strings.TrimSpace(why) == "" {
+			t.Errorf("%s is unobservable without a reason", id)
+		}
+		got = append(got, id)
+	}
+	sort.Strings(got)
+	for _, id := range want {
+		if !slices.Contains(got, id) {
+			t.Errorf("checklist item %s has no check and is not listed as unobservable", id)
+		}
+	}
+	for _, id := range got {
+		if !slices.Contains(want, id) {
+			t.Errorf("%s is registered but not in the checklist", id)
+		}
+	}
+}
+
+// A check's id leads to one place: variable IDn in the family's file.
+func TestCheckIDsLeadToOnePlace(t *testing.T) {
+	for _, f := range families() {
+		for _, c := range f.checks {
+			if c.Family() != f.name {
+				t.Errorf("%s is registered in family %s", c.ID, f.name)
+			}
+			src, err := os.ReadFile(strings.ToLower(f.name) + ".go")
+			if err != nil {
+				t.Fatalf("family %s has no file: %v", f.name, err)
+			}
+			decl := "var " + strings.ReplaceAll(c.ID, "-", "") + " = &check.Check{"
+			if strings.Count(string(src), decl) != 1 || strings.Count(string(src), `ID: "`+c.ID+`"`) != 1 {
+				t.Errorf("%s: want exactly one %q with ID %q in %s.go", c.ID, decl, c.ID, strings.ToLower(f.name))
+			}
+		}
+	}
+}

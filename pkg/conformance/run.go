@@ -1,0 +1,172 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// Target says how to reach the server under test: URL for Streamable HTTP,
+// Argv for stdio.
+type Target struct {
+	URL    string
+	Header http.Header
+	Argv   []string
+	Dir    string
+	Env    []string
+	// MaxMessageBytes bounds one response (default 4 MiB).
+	MaxMessageBytes int64
+}
+
+// Kind is "http" or "stdio".
+func (t Target) Kind() string {
+	if t.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+// Options configure a conformance run. The zero value is the default.
+type Options struct {
+	check.Options
+	// CallTools allows calling these tools although they are not
+	// annotated readOnlyHint: true.
+	CallTools []string
+	// RequestTimeout and ProbeTimeout are passed to the client.
+	RequestTimeout time.Duration
+	ProbeTimeout   time.Duration
+}
+
+// Verdicts of a whole run.
+const (
+	VerdictPass   = "pass"   // every MUST passed N/N
+	VerdictFail   = "fail"   // a MUST failed at least once
+	VerdictLegacy = "legacy" // the server does not speak 2026-07-28
+)
+
+// Report is Layer 0's result.
+type Report struct {
+	Target          string                    `json:"target"`
+	Transport       string                    `json:"transport"`
+	Era             mcpclient.Era             `json:"era"`
+	ProtocolVersion string                    `json:"protocolVersion"`
+	ServerInfo      *mcpclient.Implementation `json:"serverInfo,omitempty"`
+	Verdict         string                    `json:"verdict"`
+	Runs            int                       `json:"runs"`
+	Checks          []check.Result            `json:"checks"`
+	Unobservable    map[string]string         `json:"unobservable"`
+	Legacy          *LegacyReport             `json:"legacy,omitempty"`
+	Probe           []mcpclient.ProbeStep     `json:"probe"`
+	Notes           []string                  `json:"notes"`
+	DurationMs      float64                   `json:"durationMs"`
+}
+
+// open starts a transport for the target: a new process on stdio.
+func (t Target) open(ctx context.Context, fresh bool) (transport.Transport, error) {
+	if t.URL != "" {
+		return transport.NewHTTP(transport.HTTPConfig{URL: t.URL, Header: t.Header, MaxMessageBytes: t.MaxMessageBytes, DisableKeepAlives: fresh})
+	}
+	return transport.StartStdio(ctx, transport.StdioConfig{Argv: t.Argv, Dir: t.Dir, Env: t.Env, MaxMessageBytes: int(t.MaxMessageBytes)})
+}
+
+// Describe names the target for reports, without secrets.
+func (t Target) Describe() string {
+	if t.URL != "" {
+		return t.URL
+	}
+	return fmt.Sprintf("%q", t.Argv)
+}
+
+// Run connects to the server, decides its era, and runs every check that
+// applies. An error means the harness could not test the server at all
+// (unreachable, not an MCP server); a non-conformant server is a Report
+// with verdict fail.
+func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
+	start := time.Now()
+	if opts.Runs <= 0 {
+		opts.Runs = 5
+	}
+	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace()}
+	tr, err := target.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	client, err := mcpclient.Connect(ctx, tr, ccfg)
+	var fallbackNote string
+	if err != nil {
+		tr.Close()
+		// A server that answered the probe with a JSON-RPC error and then
+		// rejected initialize too speaks JSON-RPC but is not legacy: most
+		// likely a modern server without (a usable) server/discover, which
+		// DISC-1 and DISC-3 should report rather than the run dying.
+		if !errors.Is(err, mcpclient.ErrInitializeRejected) {
+			return nil, err
+		}
+		fallbackNote = "the server answered neither server/discover usefully nor initialize (" + err.Error() + "); checked as a modern server"
+		if tr, err = target.open(ctx, false); err != nil {
+			return nil, err
+		}
+		forced := ccfg
+		forced.ForceEra = mcpclient.EraModern
+		client, _ = mcpclient.Connect(ctx, tr, forced)
+	}
+	defer client.Close()
+	info := client.Info()
+	rep := &Report{
+		Target: target.Describe(), Transport: target.Kind(), Era: info.Era, ProtocolVersion: info.ProtocolVersion,
+		ServerInfo: info.ServerInfo, Runs: opts.Runs, Checks: []check.Result{}, Unobservable: Unobservable(),
+		Probe: info.Probe, Notes: append([]string{}, info.Notes...),
+	}
+	if fallbackNote != "" {
+		rep.Notes = append(rep.Notes, fallbackNote)
+	}
+	if info.Era == mcpclient.EraLegacy {
+		rep.Verdict = VerdictLegacy
+		rep.Legacy = legacyReport(ctx, client, target, ccfg)
+		rep.DurationMs = ms(time.Since(start))
+		return rep, nil
+	}
+	env := check.Env{
+		Client: client, Transport: target.Kind(), CallTools: map[string]bool{},
+		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
+			t, err := target.open(ctx, true)
+			if err != nil {
+				return nil, nil, err
+			}
+			c, err := mcpclient.Connect(ctx, t, ccfg)
+			if err != nil {
+				t.Close()
+				return nil, nil, err
+			}
+			return c, func() { c.Close() }, nil
+		},
+	}
+	for _, n := range opts.CallTools {
+		env.CallTools[n] = true
+	}
+	switch t := tr.(type) {
+	case *transport.HTTPTransport:
+		env.HTTP = t
+	case *transport.StdioTransport:
+		env.Stdio = t
+	}
+	env.Facts = check.GatherFacts(ctx, client)
+	rep.Checks = check.Execute(ctx, Registry(), env, opts.Options)
+	rep.Verdict = VerdictPass
+	for _, r := range rep.Checks {
+		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
+			rep.Verdict = VerdictFail
+		}
+	}
+	rep.Notes = append(rep.Notes, client.Info().Notes[len(info.Notes):]...)
+	rep.DurationMs = ms(time.Since(start))
+	return rep, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
