@@ -38,6 +38,8 @@ type subcommand struct {
 func subcommands() []subcommand {
 	return []subcommand{
 		{"probe", "connect to a server and show its era, identity, capabilities and tools", runProbe},
+		{"check", "Layer 0: check a server against every observable rule of MCP 2026-07-28 (no LLM, deterministic)", runCheck},
+		{"migrate", "find in a repository's code what MCP 2026-07-28 removes or renumbers, with the fix", runMigrate},
 	}
 }
 

@@ -3,8 +3,8 @@ package conformance
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -80,7 +80,7 @@ func (t Target) Describe() string {
 	if t.URL != "" {
 		return t.URL
 	}
-	return fmt.Sprintf("%q", t.Argv)
+	return strings.Join(t.Argv, " ")
 }
 
 // Run connects to the server, decides its era, and runs every check that

@@ -1,0 +1,40 @@
+package migrate
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestScanFindsWhat2026RemovesAndOnlyThat(t *testing.T) {
+	got, err := Scan("testdata/legacy-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range got {
+		lines = append(lines, f.Path+":"+strconv.Itoa(f.Line)+" "+f.Rule)
+	}
+	want := []string{
+		"testdata/legacy-server/src/server.ts:2 MIG-initialize",
+		"testdata/legacy-server/src/server.ts:3 MIG-initialized",
+		"testdata/legacy-server/src/server.ts:4 MIG-session",
+		"testdata/legacy-server/src/server.ts:5 MIG-32002",
+		"testdata/legacy-server/src/server.ts:6 MIG-setLevel",
+		"testdata/legacy-server/src/server.ts:7 MIG-subscribe",
+		"testdata/legacy-server/src/server_test.py:2 MIG-ping",
+		"testdata/legacy-server/src/server_test.py:3 MIG-32001",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if s := got[0].String(); !strings.HasPrefix(s, "testdata/legacy-server/src/server.ts:2: the initialize handshake is removed [MIG-initialize]; fix: ") {
+		t.Errorf("finding format: %s", s)
+	}
+}
+
+func TestScanRejectsAFile(t *testing.T) {
+	if _, err := Scan("migrate.go"); err == nil {
+		t.Fatal("scanning a file should fail with a clear error")
+	}
+}

@@ -1,0 +1,228 @@
+// Package render turns reports into text for people and tools: the
+// terminal, JUnit XML, Markdown. Every renderer is a pure function of a
+// report to a writer; none of them decides anything.
+package render
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+)
+
+// familyTitles names the checklist families for headings.
+var familyTitles = map[string]string{
+	"RPC": "JSON-RPC base", "META": "per-request _meta", "VER": "versioning", "STATE": "statelessness",
+	"ERR": "error codes", "DISC": "server/discover", "RES": "every result", "CACHE": "caching",
+	"PAGE": "pagination", "TOOL": "tools/list", "CALL": "tools/call", "SCHEMA": "JSON Schema",
+	"RSRC": "resources", "PROMPT": "prompts", "COMP": "completion", "MRTR": "multi round-trip requests",
+	"SUB": "subscriptions/listen", "LOG": "logging", "PROG": "progress", "CANC": "cancellation",
+	"REM": "removed methods", "OTEL": "trace context", "HTTP": "Streamable HTTP", "HDR": "HTTP headers",
+	"STDIO": "stdio", "AUTH": "authorization", "TASK": "tasks extension",
+}
+
+// TextOptions adjust the terminal rendering.
+type TextOptions struct {
+	// Verbose shows passing checks too; by default only what needs
+	// attention is listed under each family.
+	Verbose bool
+}
+
+// ConformanceText writes the human summary of a Layer 0 report, grouped by
+// family in checklist order.
+func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	server := "(no serverInfo)"
+	if rep.ServerInfo != nil {
+		server = Line(rep.ServerInfo.Name + " " + rep.ServerInfo.Version)
+	}
+	p("mcp-eval check: %s\n", Line(rep.Target))
+	p("server %s · %s %s · %s · %d checks · MUST checks ×%d · %.0f ms\n", server, rep.Era, Line(rep.ProtocolVersion), rep.Transport, len(rep.Checks), rep.Runs, rep.DurationMs)
+	if rep.Verdict == conformance.VerdictLegacy {
+		legacyText(w, rep)
+		return
+	}
+	family := ""
+	shownInFamily := 0
+	var callSkips []string
+	for _, r := range rep.Checks {
+		if r.Family != family {
+			family = r.Family
+			shownInFamily = 0
+		}
+		if r.Verdict == check.Skipped && strings.Contains(r.Outcome.Message, "--call-tool") {
+			callSkips = append(callSkips, r.ID)
+		}
+		if !opts.Verbose && r.Verdict == check.Passed && !r.Flaky {
+			continue
+		}
+		if shownInFamily == 0 {
+			p("\n%s  %s\n", r.Family, familyTitles[r.Family])
+		}
+		shownInFamily++
+		p("  %s %-9s %-6s %-6s %s\n", mark(r), r.ID, r.Level, counts(r), Line(headline(r)))
+		if r.Verdict == check.Failed || r.Verdict == check.Errored || (r.Verdict == check.Warned && opts.Verbose) {
+			for _, d := range r.Outcome.Details {
+				p("        also: %s\n", Line(d))
+			}
+			if r.Fix != "" && r.Verdict == check.Failed {
+				p("        fix: %s\n", Line(r.Fix))
+			}
+			for i, ev := range r.Outcome.Evidence {
+				if i == 2 {
+					break
+				}
+				p("        evidence: %s\n", Line(evidenceLine(ev)))
+			}
+		}
+	}
+	s := Summarize(rep)
+	p("\n%d passed, %d failed, %d warnings, %d skipped, %d errors", s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored)
+	if s.Flaky > 0 {
+		p(", %d flaky", s.Flaky)
+	}
+	p("\n")
+	if len(callSkips) > 0 {
+		p("skipped because calling a tool needs permission: %s (allow a tool with --call-tool NAME)\n", strings.Join(callSkips, ", "))
+	}
+	switch rep.Verdict {
+	case conformance.VerdictPass:
+		p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
+	case conformance.VerdictFail:
+		p("verdict: FAIL: %d MUST check(s) failed: %s\n", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
+	}
+}
+
+func legacyText(w io.Writer, rep *conformance.Report) {
+	fmt.Fprintf(w, "\nverdict: LEGACY: this server speaks %s only; it does not serve %s\n", Line(rep.Legacy.Speaks), "2026-07-28")
+	fmt.Fprintf(w, "what blocks 2026-07-28:\n")
+	for _, b := range rep.Legacy.Blockers {
+		fmt.Fprintf(w, "  - %s: %s\n      instead: %s\n", b.ID, Line(b.Found), Line(b.Instead))
+		if b.Evidence != "" {
+			fmt.Fprintf(w, "      evidence: %s\n", Line(b.Evidence))
+		}
+	}
+}
+
+// Summary counts a report's results.
+type Summary struct {
+	Passed, Failed, Warned, Skipped, Errored, Flaky int
+	FailedMust                                      []string
+}
+
+// Summarize counts results by verdict.
+func Summarize(rep *conformance.Report) Summary {
+	var s Summary
+	for _, r := range rep.Checks {
+		switch r.Verdict {
+		case check.Passed:
+			s.Passed++
+		case check.Failed:
+			s.Failed++
+		case check.Warned:
+			s.Warned++
+		case check.Skipped:
+			s.Skipped++
+		case check.Errored:
+			s.Errored++
+		}
+		if r.Flaky {
+			s.Flaky++
+		}
+		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
+			s.FailedMust = append(s.FailedMust, r.ID)
+		}
+	}
+	sort.Strings(s.FailedMust)
+	return s
+}
+
+func mark(r check.Result) string {
+	switch r.Verdict {
+	case check.Passed:
+		return "✓"
+	case check.Failed:
+		return "✗"
+	case check.Warned:
+		return "!"
+	case check.Errored:
+		return "E"
+	}
+	return "-"
+}
+
+// counts is k/N for repeated checks, the verdict word otherwise.
+func counts(r check.Result) string {
+	if r.Verdict == check.Skipped {
+		return "skip"
+	}
+	if r.Runs > 1 {
+		return fmt.Sprintf("%d/%d", r.Passes(), r.Runs)
+	}
+	return string(r.Verdict)
+}
+
+func headline(r check.Result) string {
+	msg := r.Outcome.Message
+	if msg == "" {
+		msg = r.Doc
+	}
+	if r.Flaky {
+		msg = "flaky: " + msg
+	}
+	return msg
+}
+
+// methodRE finds the method in a request excerpt, which may be clipped.
+var methodRE = regexp.MustCompile(`"method":"([^"]{1,80})"`)
+
+func evidenceLine(ev check.Evidence) string {
+	var b strings.Builder
+	if m := methodRE.FindStringSubmatch(ev.Request); m != nil {
+		b.WriteString(m[1])
+	} else {
+		b.WriteString(ev.Request)
+	}
+	if ev.Status != 0 {
+		fmt.Fprintf(&b, " → HTTP %d", ev.Status)
+	} else {
+		b.WriteString(" →")
+	}
+	if ev.Response != "" {
+		b.WriteString(" " + ev.Response)
+	}
+	return b.String()
+}
+
+// Line makes server-controlled text safe for one terminal line: control
+// characters (escapes, CR, LF) and bidi overrides become visible
+// replacements, and very long text is cut.
+func Line(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r':
+			return '⏎'
+		case r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return '\uFFFD'
+		case (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f:
+			return '\uFFFD'
+		case r >= 0xe0000 && r <= 0xe007f: // Unicode tag characters hide text
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+	if len(s) > 300 {
+		cut := 300
+		for cut > 0 && s[cut]&0xc0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
