@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 // refTarget starts the reference server with the given rules broken, over
 // "http" (in-process handler on real HTTP) or "stdio" (the built binary),
 // and returns its target.
-func refTarget(t *testing.T, kind string, breaks ...string) Target {
+func refTarget(t testing.TB, kind string, breaks ...string) Target {
 	t.Helper()
 	if kind == "http" {
 		br := map[string]bool{}

@@ -1,0 +1,107 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mcp-eval/mcp-eval-action/internal/interop"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// validateReport checks a report's JSON against report.schema.json, the
+// documented shape of `mcp-eval check --json`.
+func validateReport(t *testing.T, rep *Report) {
+	t.Helper()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("report.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Fatalf("report does not match report.schema.json: %v", err)
+	}
+}
+
+// The reference server passes every MUST check over both transports, and
+// the report matches its schema.
+func TestReferenceServerConforms(t *testing.T) {
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			rep, _ := runChecks(t, refTarget(t, kind), 3)
+			validateReport(t, rep)
+			if rep.Verdict != VerdictPass {
+				for _, r := range rep.Checks {
+					if r.Level == check.Must && r.Verdict != check.Passed && r.Verdict != check.Skipped && r.Verdict != check.Warned {
+						t.Errorf("%s %s: %s %v", r.ID, r.Verdict, r.Outcome.Message, r.Outcome.Details)
+					}
+				}
+				t.Fatalf("verdict %s on the reference server", rep.Verdict)
+			}
+			if len(rep.Checks) == 0 {
+				t.Fatal("no checks ran")
+			}
+		})
+	}
+}
+
+// A legacy-only server gets verdict legacy and a migration list, not a wall
+// of failures.
+func TestLegacyServerGetsMigrationReport(t *testing.T) {
+	tg, ok := interop.Lookup("everything-stdio")
+	if !ok {
+		t.Fatal("no everything-stdio target")
+	}
+	tg.Require(t)
+	argv, dir, err := tg.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := transport.ServerEnv(nil, nil, os.LookupEnv)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, err := Run(ctx, Target{Argv: argv, Dir: dir, Env: env}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateReport(t, rep)
+	if rep.Verdict != VerdictLegacy || rep.Legacy == nil || rep.Legacy.Speaks != "2025-11-25" || len(rep.Checks) != 0 {
+		t.Fatalf("verdict %s legacy %+v checks %d", rep.Verdict, rep.Legacy, len(rep.Checks))
+	}
+	var ids []string
+	for _, b := range rep.Legacy.Blockers {
+		ids = append(ids, b.ID)
+	}
+	for _, want := range []string{"no-discover", "initialize", "no-resultType", "no-cache-hints"} {
+		if !strings.Contains(strings.Join(ids, ","), want) {
+			t.Errorf("blockers %v lack %s", ids, want)
+		}
+	}
+}
