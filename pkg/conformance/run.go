@@ -62,6 +62,7 @@ type Report struct {
 	Checks          []check.Result            `json:"checks"`
 	Unobservable    map[string]string         `json:"unobservable"`
 	Legacy          *LegacyReport             `json:"legacy,omitempty"`
+	Deprecated      []DeprecatedUse           `json:"deprecated"`
 	Probe           []mcpclient.ProbeStep     `json:"probe"`
 	Notes           []string                  `json:"notes"`
 	DurationMs      float64                   `json:"durationMs"`
@@ -120,7 +121,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	info := client.Info()
 	rep := &Report{
 		Target: target.Describe(), Transport: target.Kind(), Era: info.Era, ProtocolVersion: info.ProtocolVersion,
-		ServerInfo: info.ServerInfo, Runs: opts.Runs, Checks: []check.Result{}, Unobservable: Unobservable(),
+		ServerInfo: info.ServerInfo, Runs: opts.Runs, Checks: []check.Result{}, Unobservable: Unobservable(), Deprecated: []DeprecatedUse{},
 		Probe: info.Probe, Notes: append([]string{}, info.Notes...),
 	}
 	if fallbackNote != "" {
@@ -157,6 +158,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		env.Stdio = t
 	}
 	env.Facts = check.GatherFacts(ctx, client)
+	rep.Deprecated = deprecatedUses(env.Facts)
 	rep.Checks = check.Execute(ctx, Registry(), env, opts.Options)
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {
@@ -170,3 +172,29 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// DeprecatedUse is a feature the server uses that 2026-07-28 deprecates
+// (deprecated.mdx): an info finding with the earliest removal.
+type DeprecatedUse struct {
+	Feature         string `json:"feature"`
+	Evidence        string `json:"evidence"`
+	Migration       string `json:"migration"`
+	EarliestRemoval string `json:"earliestRemoval"`
+}
+
+// deprecatedUses lists what the discover result shows of deprecated
+// features. Sampling and Roots show only when a tool asks for them through
+// MRTR, which the harness sees only for tools it may call; the MRTR checks
+// report those.
+func deprecatedUses(f *check.Facts) []DeprecatedUse {
+	out := []DeprecatedUse{}
+	if f.Has("logging") {
+		out = append(out, DeprecatedUse{
+			Feature:         "Logging (SEP-2577)",
+			Evidence:        "capabilities.logging is declared",
+			Migration:       "log to stderr on stdio; use OpenTelemetry for observability",
+			EarliestRemoval: "first revision released on or after 2027-07-28",
+		})
+	}
+	return out
+}

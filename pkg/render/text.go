@@ -89,6 +89,9 @@ func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
 	if len(callSkips) > 0 {
 		p("skipped because calling a tool needs permission: %s (allow a tool with --call-tool NAME)\n", strings.Join(callSkips, ", "))
 	}
+	for _, d := range rep.Deprecated {
+		p("deprecated: %s (%s); migrate: %s; earliest removal: %s\n", Line(d.Feature), Line(d.Evidence), Line(d.Migration), Line(d.EarliestRemoval))
+	}
 	switch rep.Verdict {
 	case conformance.VerdictPass:
 		p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
