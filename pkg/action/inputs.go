@@ -1,0 +1,243 @@
+package action
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Input is one input of action.yml and host/action.yml.
+type Input struct {
+	Name        string
+	Default     string
+	Description string
+}
+
+// DefaultArtifact is the artifact name the baseline search looks for and the
+// example workflow uploads report.json as.
+const DefaultArtifact = "mcp-eval-report"
+
+// InputSpecs lists every input, in action.yml order. A contract test keeps
+// both action files in step with it (names and defaults).
+//
+// Inputs that mcp-eval.yaml can also set (golden, max-drop, runs, models)
+// default to "": an empty input leaves the file's value, so the precedence
+// flag > input > file holds and a default here never silently overrides the
+// file.
+func InputSpecs() []Input {
+	return []Input{
+		{"server-url", "", "Streamable HTTP endpoint of the MCP server. In the Docker action the runner's localhost is not reachable: use a services: container's hostname, or bind 0.0.0.0 and use the Docker bridge IP (http://172.17.0.1:PORT/mcp). Exactly one of server-url and server-command (or set it in the config file)."},
+		{"server-command", "", "Command line of a stdio MCP server, run without a shell from the workspace. The Docker image has node and python3; anything else needs the host action."},
+		{"golden", "", "Golden set file or directory, relative to the workspace (default: from the config file)."},
+		{"layers", "auto", "auto (by event: push and pull requests run Layer 0; schedule, workflow_dispatch and a pull request labelled run-evals run all), or a comma list of 0,1,2,3 or conformance,behavior,resilience,telemetry."},
+		{"max-drop", "", "Largest drop of a score vs the baseline that is not a regression, a fraction between 0 and 1 (default: from the config file, else 0.02)."},
+		{"runs", "", "Runs per case (default: from the config file, else 5)."},
+		{"models", "", "Comma list of models, e.g. openai:gpt-5-mini,anthropic:claude-sonnet-4-5 (default: from the config file, per trigger)."},
+		{"baseline-artifact", DefaultArtifact, "Name of the artifact holding report.json in earlier runs of this workflow; the baseline is the newest green push or schedule run on the default branch whose report passed."},
+		{"baseline", "", "Path of a report.json to use as the baseline instead of searching earlier runs."},
+		{"github-token", "${{ github.token }}", "Token for the baseline search (actions: read) and the PR comment (pull-requests: write)."},
+		{"comment", "true", "Post or update one sticky comment on the pull request: true or false."},
+		{"config", "", "Path of mcp-eval.yaml (default: mcp-eval.yaml at the workspace root when present)."},
+	}
+}
+
+// Output is one output of the action.
+type Output struct {
+	Name        string
+	Description string
+}
+
+// Score names accepted in Result.Scores; each becomes output score-<name>.
+var scoreNames = []string{"conformance", "behavior", "resilience", "telemetry"}
+
+// OutputSpecs lists every output, in action.yml order.
+func OutputSpecs() []Output {
+	outs := []Output{
+		{"verdict", "pass, fail or inconclusive."},
+		{"passed", "true when the verdict is pass or inconclusive, else false."},
+		{"report-path", "Path of report.json, relative to the workspace."},
+		{"comment", "What happened to the PR comment: created, updated, unchanged, skipped or failed."},
+	}
+	for _, s := range scoreNames {
+		outs = append(outs, Output{"score-" + s, "Main " + s + " score of this run (a number, or k/N), empty when the layer did not run."})
+	}
+	return outs
+}
+
+// Inputs are the parsed and validated inputs. The token is deliberately not
+// here: a Plan can be printed or logged whole.
+type Inputs struct {
+	ServerURL        string
+	ServerCommand    string
+	Golden           string
+	AutoLayers       bool
+	Layers           []Layer  // when !AutoLayers
+	MaxDrop          *float64 // nil: from the config file
+	Runs             int      // 0: from the config file
+	Models           []string
+	BaselineArtifact string
+	Baseline         string
+	HasToken         bool
+	Comment          bool
+	Config           string
+}
+
+// ParseInputs reads and validates every input through go-githubactions
+// (INPUT_<NAME>, hyphens kept, trimmed). GitHub does not enforce required
+// inputs or types, so everything is checked here; all problems are reported
+// at once, each naming its input.
+func ParseInputs(getenv func(string) string) (Inputs, error) {
+	gha := githubactions.New(githubactions.WithGetenv(getenv))
+	get := func(name string) string {
+		v := gha.GetInput(name)
+		if v == "" {
+			for _, in := range InputSpecs() {
+				// The host action passes every input; the Docker action too. A
+				// direct `mcp-eval action` run may not: fall back to the default.
+				if in.Name == name && !strings.HasPrefix(in.Default, "${{") {
+					return in.Default
+				}
+			}
+		}
+		return v
+	}
+	var (
+		in   Inputs
+		errs []error
+	)
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("input %q: %s", name, fmt.Sprintf(format, args...)))
+	}
+
+	in.ServerURL = get("server-url")
+	in.ServerCommand = get("server-command")
+	switch {
+	case in.ServerURL != "" && in.ServerCommand != "":
+		bad("server-url", "set together with server-command; give exactly one (an HTTP endpoint or a stdio command)")
+	case in.ServerURL != "":
+		if u, err := url.Parse(in.ServerURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("server-url", "%q is not an http(s) URL; e.g. http://172.17.0.1:3000/mcp", in.ServerURL)
+		}
+	}
+	if strings.ContainsAny(in.ServerCommand, "\r\n") {
+		bad("server-command", "must be one line (a command and its arguments)")
+	}
+
+	in.Golden = get("golden")
+	in.Config = get("config")
+	for _, p := range [][2]string{{"golden", in.Golden}, {"config", in.Config}} {
+		if err := checkPath(p[1]); err != nil {
+			bad(p[0], "%v", err)
+		}
+	}
+
+	var err error
+	if in.AutoLayers, in.Layers, err = ParseLayers(get("layers")); err != nil {
+		bad("layers", "%v", err)
+	}
+
+	if v := get("max-drop"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			bad("max-drop", "%q is not a fraction between 0 and 1; e.g. 0.02 for two points", v)
+		} else {
+			in.MaxDrop = &f
+		}
+	}
+	if v := get("runs"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			bad("runs", "%q is not a whole number from 1 to 100", v)
+		} else {
+			in.Runs = n
+		}
+	}
+	if v := get("models"); v != "" {
+		for _, m := range strings.Split(v, ",") {
+			m = strings.TrimSpace(m)
+			if m == "" || strings.ContainsAny(m, " \t\r\n") {
+				bad("models", "%q is not a comma list of model names (provider:model, no spaces inside a name)", v)
+				break
+			}
+			in.Models = append(in.Models, m)
+		}
+	}
+
+	in.BaselineArtifact = get("baseline-artifact")
+	in.Baseline = get("baseline")
+	if !validArtifactName(in.BaselineArtifact) {
+		bad("baseline-artifact", "%q is not a valid artifact name (non-empty; none of \" : < > | * ? \\ / or line breaks)", in.BaselineArtifact)
+	}
+	if in.Baseline != "" {
+		if err := checkPath(in.Baseline); err != nil {
+			bad("baseline", "%v", err)
+		}
+		if in.BaselineArtifact != DefaultArtifact {
+			bad("baseline", "set together with baseline-artifact; give a local file or an artifact name, not both")
+		}
+	}
+
+	in.HasToken = token(getenv) != ""
+
+	switch c := strings.ToLower(get("comment")); c {
+	case "true":
+		in.Comment = true
+	case "false":
+	default:
+		bad("comment", "%q is not true or false", c)
+	}
+	return in, errors.Join(errs...)
+}
+
+// token is github-token, falling back to GITHUB_TOKEN for `mcp-eval run` in a
+// plain run: step. It is read where needed and never stored in a Plan.
+func token(getenv func(string) string) string {
+	if t := strings.TrimSpace(getenv("INPUT_GITHUB-TOKEN")); t != "" {
+		return t
+	}
+	return strings.TrimSpace(getenv("GITHUB_TOKEN"))
+}
+
+var artifactBad = regexp.MustCompile(`[":<>|*?\\/\r\n]`)
+
+func validArtifactName(s string) bool { return s != "" && !artifactBad.MatchString(s) }
+
+func checkPath(p string) error {
+	if strings.ContainsAny(p, "\x00\r\n") {
+		return errors.New("a path must be one line")
+	}
+	return nil
+}
+
+// UnknownInputs returns the INPUT_* variables of environ that are not inputs
+// of the action, each with a suggestion. GitHub only warns about unexpected
+// `with:` keys; a typo such as max_drop would otherwise be ignored silently.
+func UnknownInputs(environ []string) []string {
+	known := map[string]string{}
+	for _, in := range InputSpecs() {
+		known["INPUT_"+strings.ToUpper(in.Name)] = in.Name
+	}
+	squash := func(s string) string {
+		return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(strings.TrimPrefix(s, "INPUT_")))
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "INPUT_") || known[name] != "" {
+			continue
+		}
+		msg := fmt.Sprintf("unknown input %q", strings.ToLower(strings.TrimPrefix(name, "INPUT_")))
+		for k, v := range known {
+			if squash(k) == squash(name) {
+				msg += fmt.Sprintf("; did you mean %q?", v)
+			}
+		}
+		out = append(out, msg)
+	}
+	return out
+}

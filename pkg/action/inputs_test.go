@@ -1,0 +1,96 @@
+package action
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func inputEnv(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestParseInputsReadsHyphenatedNames(t *testing.T) {
+	in, err := ParseInputs(inputEnv(map[string]string{
+		"INPUT_SERVER-URL":        " http://svc:3000/mcp ",
+		"INPUT_GOLDEN":            "evals/golden.yaml",
+		"INPUT_LAYERS":            "0,behavior",
+		"INPUT_MAX-DROP":          "0.05",
+		"INPUT_RUNS":              "3",
+		"INPUT_MODELS":            "openai:gpt-5-mini, anthropic:claude-sonnet-4-5",
+		"INPUT_BASELINE-ARTIFACT": "evals-report",
+		"INPUT_GITHUB-TOKEN":      canary,
+		"INPUT_COMMENT":           "False",
+		"INPUT_CONFIG":            "ci/mcp-eval.yaml",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.ServerURL != "http://svc:3000/mcp" || in.Golden != "evals/golden.yaml" || in.AutoLayers ||
+		!reflect.DeepEqual(in.Layers, []Layer{0, 1}) || in.MaxDrop == nil || *in.MaxDrop != 0.05 || in.Runs != 3 ||
+		!reflect.DeepEqual(in.Models, []string{"openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"}) ||
+		in.BaselineArtifact != "evals-report" || !in.HasToken || in.Comment || in.Config != "ci/mcp-eval.yaml" {
+		t.Errorf("inputs = %+v", in)
+	}
+}
+
+func TestParseInputsDefaults(t *testing.T) {
+	in, err := ParseInputs(inputEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !in.AutoLayers || in.MaxDrop != nil || in.Runs != 0 || in.BaselineArtifact != DefaultArtifact || !in.Comment || in.HasToken {
+		t.Errorf("defaults = %+v", in)
+	}
+}
+
+func TestParseInputsNamesTheInputAtFault(t *testing.T) {
+	tests := []struct {
+		vars map[string]string
+		want []string
+	}{
+		{map[string]string{"INPUT_SERVER-URL": "http://a/mcp", "INPUT_SERVER-COMMAND": "node s.js"}, []string{`input "server-url"`, "server-command", "exactly one"}},
+		{map[string]string{"INPUT_SERVER-URL": "localhost:3000"}, []string{`input "server-url"`, "not an http(s) URL"}},
+		{map[string]string{"INPUT_LAYERS": "0,5"}, []string{`input "layers"`, `unknown layer "5"`}},
+		{map[string]string{"INPUT_MAX-DROP": "2%"}, []string{`input "max-drop"`, "between 0 and 1"}},
+		{map[string]string{"INPUT_MAX-DROP": "1.5"}, []string{`input "max-drop"`}},
+		{map[string]string{"INPUT_RUNS": "0"}, []string{`input "runs"`, "1 to 100"}},
+		{map[string]string{"INPUT_RUNS": "five"}, []string{`input "runs"`}},
+		{map[string]string{"INPUT_MODELS": "a,,b"}, []string{`input "models"`}},
+		{map[string]string{"INPUT_COMMENT": "yes"}, []string{`input "comment"`, "true or false"}},
+		{map[string]string{"INPUT_BASELINE-ARTIFACT": "a/b"}, []string{`input "baseline-artifact"`}},
+		{map[string]string{"INPUT_BASELINE": "base.json", "INPUT_BASELINE-ARTIFACT": "other"}, []string{`input "baseline"`, "not both"}},
+		{map[string]string{"INPUT_SERVER-COMMAND": "node a.js\nrm -rf /"}, []string{`input "server-command"`, "one line"}},
+	}
+	for _, tt := range tests {
+		_, err := ParseInputs(inputEnv(tt.vars))
+		if err == nil {
+			t.Errorf("%v: no error", tt.vars)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q lacks %q", tt.vars, err, w)
+			}
+		}
+	}
+	// Every problem at once.
+	_, err := ParseInputs(inputEnv(map[string]string{"INPUT_RUNS": "x", "INPUT_COMMENT": "maybe"}))
+	if err == nil || !strings.Contains(err.Error(), `"runs"`) || !strings.Contains(err.Error(), `"comment"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestUnknownInputs(t *testing.T) {
+	got := UnknownInputs([]string{"INPUT_MAX_DROP=0.1", "INPUT_LAYERS=auto", "INPUT_WHATEVER=1", "PATH=/bin"})
+	want := []string{`unknown input "max_drop"; did you mean "max-drop"?`, `unknown input "whatever"`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestGitHubTokenFallsBackToTheEnvironment(t *testing.T) {
+	if !reflect.DeepEqual(token(inputEnv(map[string]string{"GITHUB_TOKEN": "x"})), "x") {
+		t.Error("GITHUB_TOKEN is not used when github-token is empty")
+	}
+}
