@@ -451,6 +451,14 @@ func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchang
 }
 
 func (t *StdioTransport) opErr(ctx context.Context, op string, start time.Time, err error) error {
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		// The server closed stdin, almost always because it is exiting:
+		// wait briefly so the error can say how it exited, with stderr.
+		select {
+		case <-t.dead:
+		case <-time.After(time.Second):
+		}
+	}
 	select {
 	case <-t.dead:
 		t.mu.Lock()

@@ -1,0 +1,211 @@
+// Package config reads mcp-eval.yaml, the one configuration file of a
+// repository's evaluation. Unknown keys are errors with file:line, so a typo
+// never silently turns a setting off. Precedence is flag > action input or
+// environment > file; this package only reads the file.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultFile is looked for at the repository root.
+const DefaultFile = "mcp-eval.yaml"
+
+// Config is mcp-eval.yaml. The zero value of every field is its documented
+// default; config.schema.json describes the same shape for editors.
+type Config struct {
+	Server      Server      `yaml:"server"`
+	Layers      []string    `yaml:"layers"` // empty or ["auto"]: by event
+	Conformance Conformance `yaml:"conformance"`
+	Golden      string      `yaml:"golden"`
+	Models      Models      `yaml:"models"`
+	Gate        Gate        `yaml:"gate"`
+	Baseline    Baseline    `yaml:"baseline"`
+	Comment     *bool       `yaml:"comment"`
+	Output      Output      `yaml:"output"`
+}
+
+// Server names the server under test: url for Streamable HTTP, command for
+// stdio.
+type Server struct {
+	URL     string            `yaml:"url"`
+	Command string            `yaml:"command"`
+	Cwd     string            `yaml:"cwd"`
+	Env     map[string]string `yaml:"env"`
+	PassEnv []string          `yaml:"pass-env"`
+	// Headers values may name environment variables as ${NAME}, so tokens
+	// stay out of the file.
+	Headers map[string]string `yaml:"headers"`
+}
+
+// Conformance configures Layer 0.
+type Conformance struct {
+	Runs      int      `yaml:"runs"`
+	CallTools []string `yaml:"call-tools"`
+	Only      []string `yaml:"only"`
+}
+
+// Models says which models run on which trigger.
+type Models struct {
+	Default  []string `yaml:"default"`  // pushes and labelled PRs
+	Nightly  []string `yaml:"nightly"`  // the daily schedule: the primary model
+	Weekly   []string `yaml:"weekly"`   // the weekly schedule: the whole matrix
+	Dispatch []string `yaml:"dispatch"` // workflow_dispatch
+}
+
+// Gate configures the regression gate.
+type Gate struct {
+	MaxDrop            *float64 `yaml:"max-drop"`
+	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`
+	History            int      `yaml:"history"`
+}
+
+// Baseline configures where the last green report comes from.
+type Baseline struct {
+	Artifact string `yaml:"artifact"`
+	File     string `yaml:"file"`
+	MaxRuns  int    `yaml:"max-runs"`
+}
+
+// Output names the files a run writes, relative to the workspace.
+type Output struct {
+	Report   string `yaml:"report"`
+	JUnit    string `yaml:"junit"`
+	Markdown string `yaml:"markdown"`
+}
+
+// MaxBytes bounds the file: a configuration is small.
+const MaxBytes = 1 << 20
+
+// Error is a problem in the file, with its position and a fix.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+	Hint string
+}
+
+func (e *Error) Error() string {
+	pos := e.File
+	if e.Line > 0 {
+		pos = fmt.Sprintf("%s:%d", e.File, e.Line)
+	}
+	s := pos + ": " + e.Msg
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// Load reads and validates a config file.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading config %s: %w", path, err)
+	}
+	if len(b) > MaxBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("larger than %d bytes", MaxBytes)}
+	}
+	return Parse(path, b)
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+
+// Parse decodes b (named path in messages) strictly and validates it.
+func Parse(path string, b []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &c, nil // an empty file is all defaults
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			m := yamlLine.FindStringSubmatch(te.Errors[0])
+			if m != nil {
+				var line int
+				fmt.Sscan(m[1], &line)
+				msg := strings.Replace(m[2], "in type config.", "in section ", 1)
+				return nil, &Error{File: path, Line: line, Msg: msg, Hint: "see config.schema.json for the keys"}
+			}
+		}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			var line int
+			fmt.Sscan(m[1], &line)
+			return nil, &Error{File: path, Line: line, Msg: m[2]}
+		}
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	if err := c.validate(path, b); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// validate checks values the YAML types cannot, pointing at the key's line.
+func (c *Config) validate(path string, src []byte) error {
+	at := func(key, msg, hint string) error {
+		return &Error{File: path, Line: lineOf(src, key), Msg: msg, Hint: hint}
+	}
+	if c.Server.URL != "" && c.Server.Command != "" {
+		return at("url", "server.url and server.command are exclusive", "test one server per config")
+	}
+	if c.Conformance.Runs < 0 || c.Conformance.Runs > 100 {
+		return at("runs", fmt.Sprintf("conformance.runs is %d, want 1..100", c.Conformance.Runs), "")
+	}
+	if c.Gate.MaxDrop != nil && (*c.Gate.MaxDrop < 0 || *c.Gate.MaxDrop >= 1) {
+		return at("max-drop", fmt.Sprintf("gate.max-drop is %v, want a fraction in [0, 1)", *c.Gate.MaxDrop), "0.02 means two points")
+	}
+	for _, l := range c.Layers {
+		switch l {
+		case "auto", "0", "1", "2", "3", "conformance", "behavior", "resilience", "telemetry":
+		default:
+			return at("layers", fmt.Sprintf("unknown layer %q", l), "use auto, 0-3 or conformance, behavior, resilience, telemetry")
+		}
+	}
+	return nil
+}
+
+// lineOf finds the first line that defines key, for messages about values.
+func lineOf(src []byte, key string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), key+":") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// ExpandEnv replaces ${NAME} in header values from lookup; a missing
+// variable is an error naming it, not an empty header.
+func ExpandEnv(s string, lookup func(string) (string, bool)) (string, error) {
+	var missing string
+	out := envRef.ReplaceAllStringFunc(s, func(m string) string {
+		name := envRef.FindStringSubmatch(m)[1]
+		v, ok := lookup(name)
+		if !ok && missing == "" {
+			missing = name
+		}
+		return v
+	})
+	if missing != "" {
+		return "", fmt.Errorf("environment variable %s is not set", missing)
+	}
+	return out, nil
+}
