@@ -33,7 +33,8 @@ func (s *Server) complete(_ context.Context, r *request) (map[string]any, *Error
 	}
 	switch p.Ref.Type {
 	case "ref/prompt":
-		if p.Ref.Name != summarizePrompt {
+		if p.Ref.Name != summarizePrompt && !s.opts.breaks("COMP-2") {
+			// COMP-2's mutant answers an unknown prompt with an empty list.
 			return nil, errorf(CodeInvalidParams, "Unknown prompt: %s", truncate(p.Ref.Name, 128))
 		}
 	case "ref/resource":
@@ -50,7 +51,7 @@ func (s *Server) complete(_ context.Context, r *request) (map[string]any, *Error
 		for _, id := range completionCustomers() {
 			if strings.HasPrefix(id, prefix) {
 				total++
-				if len(values) < maxCompletionValues {
+				if len(values) < maxCompletionValues || s.opts.breaks("COMP-1") { // COMP-1's mutant has no cap
 					values = append(values, id)
 				}
 			}

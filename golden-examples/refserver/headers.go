@@ -71,7 +71,7 @@ func (s *Server) checkRequestHeaders(h http.Header, r *request) *Error {
 	if version != r.meta.version {
 		return headerMismatch("%s header value '%s' does not match body value '%s'", headerProtocolVersion, truncate(version, 64), truncate(r.meta.version, 64))
 	}
-	if err := checkVersion(r.meta.version); err != nil {
+	if err := s.versionCheck(r.method, r.meta.version); err != nil {
 		return err
 	}
 	field := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[r.method]

@@ -16,9 +16,10 @@ import (
 // never mints or reads Mcp-Session-Id, and answers each request with either
 // one application/json response or, when the method emits notifications, a
 // text/event-stream that ends with the response (HTTP-3, HTTP-5).
-func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+func (s *Server) Handler() http.Handler { return s.mutHTTPHandler(http.HandlerFunc(s.serveHTTP)) }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	w = s.mutWriter(w)
 	// HTTP-2: validate Origin on every request, before anything else.
 	for _, origin := range r.Header.Values("Origin") {
 		if !s.originAllowed(origin) {
@@ -43,10 +44,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, perr := ParseMessage(body)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		writeJSON(w, http.StatusBadRequest, s.mutBadInputHTTP(perr))
 		return
 	}
 	if msg.IsNotification() {
+		if answer := s.mutNotificationAnswer(); answer != nil {
+			writeJSON(w, http.StatusOK, answer)
+			return
+		}
 		// HTTP-4: accepted notifications get 202 with no body. No client
 		// notification means anything here (cancellation is closing the
 		// stream), and header rules for them are undefined (AMB-7).
@@ -62,6 +67,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req.notify = stream.notify
 	resp := s.dispatch(r.Context(), req)
 	stream.finish(resp)
+	s.mutAfterFinal(w, stream, resp)
 }
 
 // admitHTTP validates headers and envelope in a fixed order (AMB-11 leaves

@@ -86,15 +86,19 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 type Notification struct {
 	Method string
 	Params map[string]any
+	// ID is never set by a correct server: only the RPC-4 mutant sets it,
+	// which turns the message into a (forbidden) server-to-client request.
+	ID json.RawMessage
 }
 
 // MarshalJSON writes the notification with its jsonrpc member.
 func (n Notification) MarshalJSON() ([]byte, error) {
 	return marshal(struct {
-		JSONRPC string         `json:"jsonrpc"`
-		Method  string         `json:"method"`
-		Params  map[string]any `json:"params,omitempty"`
-	}{"2.0", n.Method, n.Params})
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id,omitempty"`
+		Method  string          `json:"method"`
+		Params  map[string]any  `json:"params,omitempty"`
+	}{"2.0", n.ID, n.Method, n.Params})
 }
 
 // Notifier delivers a notification that belongs to the request being handled

@@ -94,7 +94,13 @@ func (s *Server) sendEmail(_ context.Context, r *request, args map[string]any) (
 		return nil, err
 	}
 	if hasState {
+		if e := s.mutRetry(); e != nil {
+			return nil, e
+		}
 		if verr := s.openState(token, r.method, "send_email", digest); verr != nil {
+			if res := s.mutTamperedState(); res != nil {
+				return res, nil
+			}
 			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: requestState rejected: " + verr.Error()}
 		}
 		answer, perr := confirmResponse(r.params["inputResponses"])
@@ -118,22 +124,31 @@ func (s *Server) sendEmail(_ context.Context, r *request, args map[string]any) (
 			}
 		}
 		// MRTR-6: the retry lacks the answer; ask again rather than fail.
+		if e := s.mutMissingAnswer(); e != nil {
+			return nil, e
+		}
 	}
 
 	// MRTR-4/META-4: only ask for what this very request declares (META-3).
-	if !formElicitationDeclared(r) {
-		return nil, &Error{
+	if !s.mutElicitationDeclared(formElicitationDeclared(r) || s.opts.breaks("MRTR-4")) {
+		return nil, s.mutMissingCapability(&Error{
 			Code:    CodeMissingRequiredClientCapability,
 			Message: "Server requires the elicitation capability (form mode) for send_email",
 			Data:    map[string]any{"requiredCapabilities": map[string]any{"elicitation": map[string]any{}}},
-		}
+		})
+	}
+	// LOG-1: a request that asked for logs hears why it has to wait; on
+	// HTTP the log turns the answer into an SSE stream, which the
+	// input_required result then ends (MRTR-8).
+	if r.log("info", "send_email", "asking the user to confirm") != nil {
+		return nil, nil
 	}
 	state := s.sealState(requestState{
 		Version: 1, Method: r.method, Tool: "send_email", Args: digest,
 		Expires: s.opts.Now().Add(s.opts.StateTTL).Unix(),
 	})
 	// MRTR-2/MRTR-3; CACHE-2: no ttlMs or cacheScope on input_required.
-	return map[string]any{
+	return s.mutInputRequired(s.mutMRTRResult(map[string]any{
 		"resultType": "input_required",
 		"inputRequests": map[string]any{
 			confirmKey: map[string]any{
@@ -152,7 +167,7 @@ func (s *Server) sendEmail(_ context.Context, r *request, args map[string]any) (
 			},
 		},
 		"requestState": state,
-	}, nil
+	})), nil
 }
 
 // formElicitationDeclared reports whether this request declares form-mode

@@ -71,9 +71,10 @@ func (s *Server) page(r *request, list string, n int) (start, end int, next stri
 		return 0, 0, "", err
 	}
 	if present {
-		if start, err = decodeCursor(list, cursor, n); err != nil {
+		if start, err = decodeCursor(list, cursor, n); err != nil && !s.opts.breaks("PAGE-2") {
 			return 0, 0, "", err
 		}
+		start = s.mutCursor(start)
 	}
 	end = min(start+s.opts.PageSize, n)
 	if end < n {

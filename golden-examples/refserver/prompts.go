@@ -39,7 +39,7 @@ func (s *Server) getPrompt(_ context.Context, r *request) (map[string]any, *Erro
 		return nil, errorf(CodeInvalidParams, "Invalid params: name is required")
 	}
 	if name != summarizePrompt {
-		return nil, &Error{Code: CodeInvalidParams, Message: "Unknown prompt: " + truncate(name, 128), Data: map[string]any{"name": truncate(name, 128)}}
+		return nil, s.mutUnknownPrompt(&Error{Code: CodeInvalidParams, Message: "Unknown prompt: " + truncate(name, 128), Data: map[string]any{"name": truncate(name, 128)}})
 	}
 	var args map[string]string
 	if raw, ok := r.params["arguments"]; ok {
@@ -56,7 +56,7 @@ func (s *Server) getPrompt(_ context.Context, r *request) (map[string]any, *Erro
 	}
 	uri := customerURIPrefix + customer
 	_, data, _ := resourceText(uri)
-	return map[string]any{
+	return s.mutPromptResult(map[string]any{
 		"description": "Summarize the invoices of customer " + customer,
 		"messages": []any{
 			map[string]any{"role": "user", "content": textContent(fmt.Sprintf(
@@ -66,5 +66,5 @@ func (s *Server) getPrompt(_ context.Context, r *request) (map[string]any, *Erro
 				"resource": map[string]any{"uri": uri, "mimeType": "application/json", "text": data},
 			}},
 		},
-	}, nil
+	}), nil
 }

@@ -39,11 +39,14 @@ func (s *Server) listResources(_ context.Context, r *request) (map[string]any, *
 	if err != nil {
 		return nil, err
 	}
-	return pagedResult("resources", resourceList[start:end], next), nil
+	return s.mutResourcePage(pagedResult("resources", resourceList[start:end], next)), nil
 }
 
 // listResourceTemplates answers resources/templates/list (RSRC-1).
 func (s *Server) listResourceTemplates(_ context.Context, r *request) (map[string]any, *Error) {
+	if res := s.mutTemplatesList(); res != nil {
+		return res, nil
+	}
 	start, end, next, err := s.page(r, "resourceTemplates", len(resourceTemplateList))
 	if err != nil {
 		return nil, err
@@ -61,13 +64,16 @@ func (s *Server) readResource(_ context.Context, r *request) (map[string]any, *E
 	if !present {
 		return nil, errorf(CodeInvalidParams, "Invalid params: uri is required")
 	}
+	if e := s.mutReadFails(uri); e != nil {
+		return nil, e
+	}
 	mime, text, ok := resourceText(uri)
 	if !ok {
-		return nil, &Error{Code: CodeInvalidParams, Message: "Resource not found", Data: map[string]any{"uri": truncate(uri, maxURILen)}}
+		return nil, s.mutMissingResource(s.mutMissingResourceCode(&Error{Code: CodeInvalidParams, Message: "Resource not found", Data: map[string]any{"uri": truncate(uri, maxURILen)}}))
 	}
-	return cacheable(map[string]any{
+	return s.mutReadResult(s.mutReadShape(cacheable(map[string]any{
 		"contents": []any{map[string]any{"uri": uri, "mimeType": mime, "text": text}},
-	}, readTTLMs, scopePrivate), nil
+	}, readTTLMs, scopePrivate))), nil
 }
 
 // resourceText renders a readable resource; ok is false for unknown URIs.

@@ -110,6 +110,7 @@ func New(opts Options) *Server {
 		"completion/complete":      s.complete,
 		"subscriptions/listen":     s.listen,
 	}
+	s.mutWrapMethods()
 	return s
 }
 
@@ -131,7 +132,7 @@ func (s *Server) Handle(ctx context.Context, msg *Message, notify Notifier) *Res
 	}
 	req, err := s.parseRequest(msg)
 	if err == nil {
-		err = checkVersion(req.meta.version)
+		err = s.versionCheck(req.method, req.meta.version)
 	}
 	if err != nil {
 		return errorResponse(msg.ID, err)
@@ -146,7 +147,7 @@ func (s *Server) Handle(ctx context.Context, msg *Message, notify Notifier) *Res
 // versions are supported (REM-2).
 func (s *Server) parseRequest(msg *Message) (*request, *Error) {
 	if _, ok := s.methods[msg.Method]; !ok {
-		return nil, methodNotFound(msg.Method)
+		return nil, s.mutMethodNotFound(methodNotFound(msg.Method))
 	}
 	malformed := func(format string, args ...any) *Error {
 		e := errorf(CodeInvalidParams, format, args...)
@@ -167,6 +168,9 @@ func (s *Server) parseRequest(msg *Message) (*request, *Error) {
 	var meta map[string]json.RawMessage
 	if err := json.Unmarshal(rawMeta, &meta); err != nil || meta == nil {
 		return nil, malformed("Invalid params: params._meta must be an object")
+	}
+	if err := s.mutMeta(meta); err != nil {
+		return nil, err
 	}
 	r := &request{id: msg.ID, method: msg.Method, params: params}
 	// META-1: both fields are required on every request.
@@ -224,18 +228,19 @@ func (s *Server) dispatch(ctx context.Context, r *request) *Response {
 	if r.notify == nil {
 		r.notify = func(Notification) error { return nil }
 	}
+	s.mutRequestSide(r)
 	result, err := s.methods[r.method](ctx, r)
 	if ctx.Err() != nil {
 		// CANC-2/CANC-3: a cancelled request gets no response.
 		return nil
 	}
 	if err != nil {
-		return errorResponse(r.id, err)
+		return s.mutResponse(errorResponse(r.id, err))
 	}
 	if result == nil {
 		return nil
 	}
-	return &Response{ID: r.id, Result: s.finish(result)}
+	return s.mutResponse(&Response{ID: r.id, Result: s.finish(result)})
 }
 
 // finish adds the fields every result carries: resultType (RES-1) and
@@ -251,7 +256,9 @@ func (s *Server) finish(result map[string]any) map[string]any {
 	if m, ok := result["_meta"].(map[string]any); ok {
 		maps.Copy(meta, m)
 	}
-	meta[metaServerInfo] = map[string]any{"name": ServerName, "version": ServerVersion}
+	if !s.opts.breaks("RES-3") {
+		meta[metaServerInfo] = map[string]any{"name": ServerName, "version": ServerVersion}
+	}
 	result["_meta"] = meta
 	return result
 }

@@ -26,6 +26,7 @@ const stdioDrainTimeout = 5 * time.Second
 // ending open subscriptions gracefully and abandoning other requests. A read
 // blocked inside in cannot be interrupted; close in to release it.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	in, out = s.mutStdioStreams(in, out)
 	sess := &stdioSession{srv: s, out: out, calls: map[string]*stdioCall{}, broken: make(chan struct{})}
 	lines := make(chan stdioLine)
 	readErr := make(chan error, 1)
@@ -135,10 +136,16 @@ func (ss *stdioSession) handleLine(base context.Context, line stdioLine) {
 	}
 	msg, perr := ParseMessage(line.data)
 	if perr != nil {
+		if ss.mutBadInputStdio() {
+			return
+		}
 		ss.send(nil, perr) // RPC-5: -32700 carries no id
 		return
 	}
 	if msg.IsNotification() {
+		if answer := ss.srv.mutNotificationAnswer(); answer != nil {
+			ss.send(nil, answer)
+		}
 		// RPC-3: never answered. Only cancellation means anything.
 		if msg.Method == "notifications/cancelled" {
 			ss.cancelRequest(msg.Params)
@@ -252,7 +259,7 @@ func (ss *stdioSession) send(call *stdioCall, v any) error {
 		ss.srv.opts.Logger.Error("encoding stdio message", "err", err)
 		return err
 	}
-	data = append(data, '\n')
+	data = append(ss.srv.mutOutput(data), '\n')
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if call != nil && call.cancelled {

@@ -97,7 +97,7 @@ func collectParamHeaders(node map[string]any, path []string) []paramHeader {
 // listTools answers tools/list (TOOL-1): same set for everyone (TOOL-2), in
 // a fixed order (TOOL-3), paginated with opaque cursors (PAGE-1).
 func (s *Server) listTools(_ context.Context, r *request) (map[string]any, *Error) {
-	tools := s.tools
+	tools := s.mutToolSet(s.tools)
 	if s.opts.breaks("TOOL-3") {
 		// Mutant: breaks TOOL-3 on purpose.
 		tools = append([]*tool(nil), tools...)
@@ -109,9 +109,9 @@ func (s *Server) listTools(_ context.Context, r *request) (map[string]any, *Erro
 	}
 	items := make([]any, 0, end-start)
 	for _, t := range tools[start:end] {
-		items = append(items, t.def)
+		items = append(items, s.mutToolDef(t.def))
 	}
-	return pagedResult("tools", items, next), nil
+	return s.mutToolsPage(s.mutToolList(pagedResult("tools", items, next)), start), nil
 }
 
 // callTool answers tools/call. Protocol problems (unknown tool, malformed
@@ -127,7 +127,10 @@ func (s *Server) callTool(ctx context.Context, r *request) (map[string]any, *Err
 	}
 	t, ok := s.toolByName[name]
 	if !ok {
-		return nil, &Error{Code: CodeInvalidParams, Message: "Unknown tool: " + truncate(name, 128), Data: map[string]any{"name": truncate(name, 128)}}
+		if res := s.mutUnknownToolResult(name); res != nil {
+			return res, nil
+		}
+		return nil, s.mutUnknownTool(&Error{Code: CodeInvalidParams, Message: "Unknown tool: " + truncate(name, 128), Data: map[string]any{"name": truncate(name, 128)}})
 	}
 	args := map[string]any{}
 	if raw, ok := r.params["arguments"]; ok && string(raw) != "null" {
@@ -139,9 +142,12 @@ func (s *Server) callTool(ctx context.Context, r *request) (map[string]any, *Err
 		args = obj
 	}
 	if verr := t.input.validate(args); verr != nil {
+		if res := s.mutInvalidArgs(); res != nil {
+			return res, nil
+		}
 		return toolError(fmt.Sprintf("Invalid arguments for tool %s: argument %v", t.name, verr)), nil
 	}
-	return t.run(ctx, r, args)
+	return s.mutToolResult(t.run(ctx, r, args))
 }
 
 // toolError is a tool execution error (isError:true) the model can read.

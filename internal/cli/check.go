@@ -30,7 +30,7 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 	fs := c.newFlagSet("check", "(--url URL | --cmd \"server args…\") [flags]", checkExamples)
 	sf.register(fs)
 	fs.IntVar(&runs, "runs", 5, "how often each MUST check runs; it passes only at N/N")
-	fs.IntVar(&concurrency, "concurrency", 4, "checks in flight at once")
+	fs.IntVar(&concurrency, "concurrency", 8, "check runs in flight at once")
 	fs.Var(&callTools, "call-tool", "allow calling this tool `NAME` although it is not annotated readOnlyHint: true (repeatable; by default only read-only tools are called)")
 	fs.Var(&only, "only", "run only these check ids or families, e.g. DISC or TOOL-3 (repeatable, or comma-separated)")
 	fs.StringVar(&jsonOut, "json", "", "write the report as JSON to `FILE`")

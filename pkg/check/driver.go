@@ -16,7 +16,7 @@ type Options struct {
 	// Runs is how often each MUST check runs (default 5); it passes only at
 	// Runs/Runs. SHOULD and info checks run once.
 	Runs int
-	// Concurrency bounds checks in flight (default 4). Checks marked
+	// Concurrency bounds check runs in flight (default 8). Checks marked
 	// Exclusive always run alone.
 	Concurrency int
 	// Only, when set, limits the run to these ids or families ("DISC").
@@ -46,13 +46,15 @@ func (r *Result) Passes() int { return r.Counts[Passed] + r.Counts[Warned] }
 
 // Execute runs every check of the registry that applies to the transport,
 // MUST checks opts.Runs times, and returns the results in registry order
-// whatever the concurrency.
+// whatever the concurrency. Runs of one check may overlap: each run sends
+// its own requests, and a check that cannot share the server with others
+// is marked Exclusive.
 func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Result {
 	if opts.Runs <= 0 {
 		opts.Runs = 5
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 4
+		opts.Concurrency = 8
 	}
 	var selected []*Check
 	for _, c := range registry {
@@ -60,7 +62,9 @@ func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Re
 			selected = append(selected, c)
 		}
 	}
-	results := make([]Result, len(selected))
+	outcomes := make([][]Outcome, len(selected))
+	took := make([]time.Duration, len(selected))
+	var mu sync.Mutex
 	sem := make(chan struct{}, opts.Concurrency)
 	var wg sync.WaitGroup
 	var exclusive sync.RWMutex
@@ -69,23 +73,60 @@ func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Re
 		if c.Level == Must {
 			runs = opts.Runs
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if c.Exclusive {
-				exclusive.Lock()
-				defer exclusive.Unlock()
-			} else {
-				exclusive.RLock()
-				defer exclusive.RUnlock()
-			}
-			results[i] = runCheck(ctx, c, env, runs)
-		}()
+		outcomes[i] = make([]Outcome, runs)
+		for run := 0; run < runs; run++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				if c.Exclusive {
+					exclusive.Lock()
+					defer exclusive.Unlock()
+				} else {
+					exclusive.RLock()
+					defer exclusive.RUnlock()
+				}
+				start := time.Now()
+				var o Outcome
+				if ctx.Err() != nil {
+					o = Outcome{Verdict: Errored, Message: "run cancelled: " + ctx.Err().Error()}
+				} else {
+					o = runOnce(ctx, c, env)
+				}
+				outcomes[i][run] = o
+				mu.Lock()
+				took[i] += time.Since(start)
+				mu.Unlock()
+			}()
+		}
 	}
 	wg.Wait()
+	results := make([]Result, len(selected))
+	for i, c := range selected {
+		results[i] = aggregate(c, outcomes[i], took[i])
+	}
 	return results
+}
+
+// aggregate folds a check's runs into one result: the worst outcome is
+// shown, and runs that disagree make the check flaky. A check that skipped
+// skipped in every run (it does not apply), so it counts once.
+func aggregate(c *Check, runs []Outcome, took time.Duration) Result {
+	r := Result{ID: c.ID, Level: c.Level, Family: c.Family(), Spec: c.Spec, Doc: c.Doc, Fix: c.Fix, Seed: c.Seed, Runs: len(runs), Counts: map[Verdict]int{}}
+	var worst *Outcome
+	for i := range runs {
+		r.Counts[runs[i].Verdict]++
+		worst = pick(worst, &runs[i])
+	}
+	if r.Counts[Skipped] == len(runs) {
+		r.Runs, r.Counts = 1, map[Verdict]int{Skipped: 1}
+	}
+	r.Outcome = *worst
+	r.Verdict = worst.Verdict
+	r.Flaky = len(r.Counts) > 1
+	r.DurationMs = float64(took.Microseconds()) / 1000
+	return r
 }
 
 func wanted(c *Check, only []string) bool {
@@ -98,33 +139,6 @@ func wanted(c *Check, only []string) bool {
 		}
 	}
 	return false
-}
-
-func runCheck(ctx context.Context, c *Check, env Env, runs int) Result {
-	r := Result{ID: c.ID, Level: c.Level, Family: c.Family(), Spec: c.Spec, Doc: c.Doc, Fix: c.Fix, Seed: c.Seed, Runs: runs, Counts: map[Verdict]int{}}
-	start := time.Now()
-	var worst *Outcome
-	for i := 0; i < runs; i++ {
-		if ctx.Err() != nil {
-			r.Counts[Errored]++
-			o := Outcome{Verdict: Errored, Message: "run cancelled: " + ctx.Err().Error()}
-			worst = pick(worst, &o)
-			continue
-		}
-		o := runOnce(ctx, c, env)
-		r.Counts[o.Verdict]++
-		worst = pick(worst, &o)
-		if o.Verdict == Skipped {
-			// A check that does not apply will not apply on the next run.
-			r.Runs = i + 1
-			break
-		}
-	}
-	r.Outcome = *worst
-	r.Verdict = worst.Verdict
-	r.Flaky = len(r.Counts) > 1
-	r.DurationMs = float64(time.Since(start).Microseconds()) / 1000
-	return r
 }
 
 func pick(cur, o *Outcome) *Outcome {

@@ -1,7 +1,173 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
+	"fmt"
 
-// CACHE: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var cacheFamily = family{name: "CACHE", checks: []*check.Check{}}
+// CACHE: caching hints (server/utilities/caching.mdx, checklist §1.6).
+
+var cacheFamily = family{
+	name:   "CACHE",
+	checks: []*check.Check{CACHE1, CACHE2, CACHE3},
+	unobservable: map[string]string{
+		"CACHE-4": "not a server rule: GetPromptResult, CallToolResult and CompleteResult may leave ttlMs out, and the harness keeps no cache, so it never caches results of requests that carried inputResponses or requestState",
+	},
+}
+
+// cacheMaxReads bounds the resources read by CACHE-1.
+const cacheMaxReads = 3
+
+// cacheSample is one result a cacheable method returned.
+type cacheSample struct {
+	what string
+	resp *mcpclient.Response
+}
+
+// cacheSamples gathers the results of every cacheable method the server
+// answers: server/discover, every page of every list, and a few reads.
+func cacheSamples(p *check.Pass) ([]cacheSample, error) {
+	var out []cacheSample
+	resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, cacheSample{"server/discover", resp})
+	for _, l := range pageLists(p.Env.Facts) {
+		lr, err := p.Env.Client.List(p.Ctx, l.method, l.key)
+		if lr == nil {
+			return nil, err
+		}
+		for i, pg := range lr.Pages {
+			if pg.Response != nil {
+				out = append(out, cacheSample{pageName(l.method, i, pg), pg.Response})
+			}
+		}
+	}
+	for i, r := range p.Env.Facts.Resources {
+		if i == cacheMaxReads {
+			break
+		}
+		resp, err := p.Env.Client.Do(p.Ctx, "resources/read", map[string]any{"uri": r.URI})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cacheSample{fmt.Sprintf("resources/read %q", jsonrpc.Clip(r.URI, 80)), resp})
+	}
+	return out, nil
+}
+
+var CACHE1 = &check.Check{
+	ID: "CACHE-1", Level: check.Must, Transports: check.Both, Seed: 3,
+	Spec: "server/utilities/caching.mdx §Cacheable Results; schema.ts CacheableResult",
+	Doc:  "complete results of server/discover, the four lists and resources/read carry an integer ttlMs >= 0 and cacheScope public|private",
+	Fix:  "add ttlMs (an integer >= 0) and cacheScope (\"public\" or \"private\") to discover, list and resources/read results",
+	Run: func(p *check.Pass) error {
+		samples, err := cacheSamples(p)
+		if err != nil {
+			return err
+		}
+		judged := 0
+		for _, s := range samples {
+			if s.resp.Error != nil || s.resp.Result == nil {
+				continue
+			}
+			if rt, ok := s.resp.ResultType(); ok && rt != mcpclient.ResultComplete {
+				continue // input_required carries no hints (CACHE-2)
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal(s.resp.Result, &m) != nil {
+				continue
+			}
+			judged++
+			for _, problem := range cacheHints(m) {
+				p.Failf(check.FromResponse(s.resp), "%s: %s", s.what, problem)
+			}
+		}
+		if judged == 0 {
+			p.Skipf("no cacheable method answered with a result")
+		}
+		return nil
+	},
+}
+
+var CACHE2 = &check.Check{
+	ID: "CACHE-2", Level: check.Should, Transports: check.Both,
+	Spec: "server/utilities/caching.mdx §Cacheable Results",
+	Doc:  "input_required results carry no caching hints (no ttlMs, no cacheScope)",
+	Fix:  "leave ttlMs and cacheScope out of InputRequiredResult",
+	Run: func(p *check.Pass) error {
+		target, tried, err := stateFindTarget(p)
+		if err != nil {
+			return err
+		}
+		if target == nil {
+			stateSkipNoTarget(p, tried)
+			return nil
+		}
+		resp, err := stateSend(p.Ctx, p.Env.Client, target, stateAllCaps)
+		if err != nil {
+			return err
+		}
+		if rt, _ := resp.ResultType(); rt != mcpclient.ResultInputRequired {
+			p.Skipf("%s asked for input before but now answered %s", target.Label, stateLabel(resp))
+			return nil
+		}
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(resp.Result, &m)
+		for _, k := range []string{"ttlMs", "cacheScope"} {
+			if raw, ok := m[k]; ok {
+				p.Failf(check.FromResponse(resp), "the input_required result of %s has %s %s; interim results are not cacheable and carry no hints", target.Label, k, shown(raw))
+			}
+		}
+		return nil
+	},
+}
+
+var CACHE3 = &check.Check{
+	ID: "CACHE-3", Level: check.Must, Transports: check.Both,
+	Spec: "server/utilities/caching.mdx §Pagination",
+	Doc:  "every page of one list has the same cacheScope",
+	Fix:  "give every page of a list the cacheScope of its first page",
+	Run: func(p *check.Pass) error {
+		compared := 0
+		for _, l := range pageLists(p.Env.Facts) {
+			lr, err := p.Env.Client.List(p.Ctx, l.method, l.key)
+			if lr == nil {
+				return err
+			}
+			var firstScope string
+			var firstPage int
+			seen := 0
+			for i, pg := range lr.Pages {
+				if pg.Response == nil || pg.Response.Result == nil {
+					continue
+				}
+				var r struct {
+					CacheScope json.RawMessage `json:"cacheScope"`
+				}
+				_ = json.Unmarshal(pg.Response.Result, &r)
+				scope := shown(r.CacheScope)
+				seen++
+				if seen == 1 {
+					firstScope, firstPage = scope, i
+					continue
+				}
+				if scope != firstScope {
+					p.Failf(check.FromResponse(pg.Response), "%s has cacheScope %s but page %d has %s; all pages of one list share a scope", pageName(l.method, i, pg), scope, firstPage+1, firstScope)
+				}
+			}
+			if seen > 1 {
+				compared++
+			}
+		}
+		if compared == 0 {
+			p.Skipf("no list has more than one page to compare")
+		}
+		return nil
+	},
+}

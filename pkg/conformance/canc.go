@@ -1,7 +1,161 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"context"
+	"encoding/json"
+	"time"
 
-// CANC: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
 
-var cancFamily = family{name: "CANC", checks: []*check.Check{}}
+// CANC: cancellation (basic/patterns/cancellation.mdx, checklist §1.13).
+
+var CANC1 = &check.Check{
+	ID: "CANC-1", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/cancellation.mdx; schema.ts CancelledNotification",
+	Doc:  "the server sends notifications/cancelled only to end a subscriptions/listen stream",
+	Fix:  "never cancel the client's ordinary requests; send notifications/cancelled only to end a listen stream",
+	Run: func(p *check.Pass) error {
+		type req struct {
+			method string
+			params any
+			opts   []mcpclient.CallOption
+		}
+		reqs := []req{{method: "server/discover"}}
+		if p.Env.Facts.Has("tools") {
+			reqs = append(reqs, req{method: "tools/list"})
+		}
+		if t := logTool(p); t != nil {
+			reqs = append(reqs, req{method: "tools/call", params: map[string]any{"name": t.Tool.Name, "arguments": t.Args}, opts: []mcpclient.CallOption{mcpclient.WithProgressToken("mcp-eval-canc1")}})
+		}
+		for _, r := range reqs {
+			resp, err := p.Env.Client.Do(p.Ctx, r.method, r.params, r.opts...)
+			if resp == nil {
+				return err
+			}
+			if resp.Exchange == nil {
+				continue
+			}
+			for _, n := range resp.Exchange.Notifications {
+				if n.Method == "notifications/cancelled" {
+					p.Failf(check.FromResponse(resp), "the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), r.method)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// cancQuiet is how long CANC-2 watches, after the server has read the
+// cancellation, for messages of the cancelled request.
+const cancQuiet = 60 * time.Millisecond
+
+var CANC2 = &check.Check{
+	ID: "CANC-2", Level: check.Must, Transports: check.Stdio,
+	Spec: "basic/transports/stdio.mdx §Cancellation; basic/patterns/cancellation.mdx §Behavior Requirements",
+	Doc:  "after notifications/cancelled for an in-flight request, no further message for it arrives (a response already on its way is tolerated)",
+	Fix:  "stop a request when its cancellation arrives and send nothing more for it",
+	Run: func(p *check.Pass) error {
+		es := progFindEmitters(p)
+		if es.progress == nil {
+			progSkipNoEmitter(p, es, "notifications/progress (nothing stays in flight long enough to cancel)")
+			return nil
+		}
+		c, closeFn, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		st, ok := c.Transport().(*transport.StdioTransport)
+		if !ok {
+			return nil
+		}
+		token := "mcp-eval-canc2"
+		args := progArgs(es.progress.Tool.InputSchema, true)
+		_, out, err := c.Build("tools/call", map[string]any{"name": es.progress.Tool.Name, "arguments": args}, mcpclient.WithProgressToken(token))
+		if err != nil {
+			return err
+		}
+		tap, stop := st.Tap(1024)
+		defer stop()
+		if err := st.WriteLine(p.Ctx, out.Body); err != nil {
+			return err
+		}
+		tok := jsonrpc.StringID(token)
+		mine := func(m *jsonrpc.Message) bool {
+			return (m.Kind() == jsonrpc.KindResponse && jsonrpc.SameID(m.ID, out.ID)) ||
+				(m.Method == "notifications/progress" && jsonrpc.SameID(progParams(m)["progressToken"], tok))
+		}
+		ev := &check.Evidence{Transport: "stdio", Request: jsonrpc.Clip(string(out.Body), 400)}
+		// Wait for the first progress: the call is in flight.
+		wctx, cancel := context.WithTimeout(p.Ctx, 10*time.Second)
+		defer cancel()
+	started:
+		for {
+			select {
+			case in := <-tap:
+				if in.Msg == nil || !mine(in.Msg) {
+					continue
+				}
+				if in.Msg.Kind() == jsonrpc.KindResponse {
+					p.Skipf("tool %s finished before it could be cancelled", es.progress.Tool.Name)
+					return nil
+				}
+				break started
+			case <-wctx.Done():
+				p.Skipf("tool %s sent no progress within 10s on a fresh process", es.progress.Tool.Name)
+				return nil
+			}
+		}
+		cancelMsg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": out.ID, "reason": "conformance check"}})
+		if err := st.WriteLine(p.Ctx, cancelMsg); err != nil {
+			return err
+		}
+		// The fence: a request written after the cancellation. Before its
+		// answer the server may not have read the cancellation yet
+		// (cancellation.mdx §Timing), so what comes then is tolerated; what
+		// comes after is not.
+		_, fenceOut, err := c.Build("server/discover", nil)
+		if err != nil {
+			return err
+		}
+		if err := st.WriteLine(p.Ctx, fenceOut.Body); err != nil {
+			return err
+		}
+		var deadline <-chan time.Time
+		for {
+			select {
+			case in := <-tap:
+				m := in.Msg
+				if m == nil {
+					continue
+				}
+				if deadline == nil && m.Kind() == jsonrpc.KindResponse && jsonrpc.SameID(m.ID, fenceOut.ID) {
+					deadline = time.After(cancQuiet)
+					continue
+				}
+				if deadline != nil && mine(m) {
+					ev.Response = jsonrpc.Clip(string(in.Raw), 600)
+					if m.Kind() == jsonrpc.KindResponse {
+						p.Failf(ev, "the cancelled request was answered after the server had read notifications/cancelled")
+					} else {
+						p.Failf(ev, "progress for the cancelled request kept coming after the server had read notifications/cancelled")
+					}
+					return nil
+				}
+			case <-deadline:
+				return nil
+			case <-wctx.Done():
+				return nil
+			}
+		}
+	},
+}
+
+var cancFamily = family{name: "CANC", checks: []*check.Check{CANC1, CANC2},
+	unobservable: map[string]string{
+		"CANC-3": "closing an SSE response stream cancels the request, which a client cannot observe (the checklist says so); server health afterwards is covered by every later check",
+	}}

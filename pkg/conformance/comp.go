@@ -1,7 +1,136 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
 
-// COMP: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+)
 
-var compFamily = family{name: "COMP", checks: []*check.Check{}}
+// COMP: completion/complete (server/utilities/completion.mdx; checklist
+// §1.10).
+
+// compRef is a completion target built from the server's own prompts and
+// resource templates.
+type compRef struct {
+	ref  map[string]any
+	arg  string
+	what string
+}
+
+// compTemplateVar matches an RFC 6570 expression and captures its first
+// variable name (operators and modifiers stripped).
+var compTemplateVar = regexp.MustCompile(`\{[+#./;?&]?([A-Za-z0-9_%.]+)`)
+
+// compRefs lists the refs the harness can ask completions for: every
+// prompt argument, then every resource template variable.
+func compRefs(f *check.Facts) []compRef {
+	var out []compRef
+	for _, pr := range f.Prompts {
+		for _, a := range pr.Arguments {
+			out = append(out, compRef{
+				ref:  map[string]any{"type": "ref/prompt", "name": pr.Name},
+				arg:  a.Name,
+				what: "argument " + quoteClip(a.Name) + " of prompt " + quoteClip(pr.Name),
+			})
+		}
+	}
+	for _, t := range f.Templates {
+		if m := compTemplateVar.FindStringSubmatch(t.URITemplate); m != nil {
+			out = append(out, compRef{
+				ref:  map[string]any{"type": "ref/resource", "uri": t.URITemplate},
+				arg:  m[1],
+				what: "variable " + quoteClip(m[1]) + " of template " + quoteClip(t.URITemplate),
+			})
+		}
+	}
+	return out
+}
+
+func quoteClip(s string) string {
+	return `"` + strings.ReplaceAll(jsonrpc.Clip(s, 80), `"`, `\"`) + `"`
+}
+
+// compMaxRefs bounds how many refs COMP-1 asks about.
+const compMaxRefs = 3
+
+var COMP1 = &check.Check{
+	ID: "COMP-1", Level: check.Must, Transports: check.Both,
+	Spec: "server/utilities/completion.mdx §Completion Results, §CompleteResult",
+	Doc:  "completion/complete gives a CompleteResult: completion.values a string array of at most 100 items, optional integer total and boolean hasMore",
+	Fix:  "return {resultType, completion: {values: [...at most 100], total?, hasMore?}} and cap values at 100",
+	Run: func(p *check.Pass) error {
+		if !p.Env.Facts.Has("completions") {
+			p.Skipf("the server does not declare the completions capability")
+			return nil
+		}
+		refs := compRefs(p.Env.Facts)
+		if len(refs) == 0 {
+			p.Skipf("no prompt argument or resource template variable to complete")
+			return nil
+		}
+		for _, r := range refs[:min(len(refs), compMaxRefs)] {
+			resp, err := p.Env.Client.Do(p.Ctx, "completion/complete", map[string]any{"ref": r.ref, "argument": map[string]any{"name": r.arg, "value": ""}})
+			if err != nil {
+				return err
+			}
+			ev := check.FromResponse(resp)
+			if resp.Error != nil {
+				p.Failf(ev, "completion/complete for %s gave error %d (%s): %s", r.what, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), jsonrpc.Clip(resp.Error.Message, 120))
+				continue
+			}
+			if rt, ok := resp.ResultType(); !ok || rt != "complete" {
+				p.Failf(ev, "completion/complete for %s has resultType %s, want \"complete\"", r.what, shown(compMember(resp.Result, "resultType")))
+			}
+			problems, err := schemaOracle("CompleteResult", resp.Result)
+			if err != nil {
+				return err
+			}
+			if problems != "" {
+				p.Failf(ev, "completion/complete for %s is not a valid CompleteResult: %s", r.what, problems)
+				continue
+			}
+			p.Passf(ev, "completion/complete for %s returned a valid CompleteResult", r.what)
+		}
+		return nil
+	},
+}
+
+func compMember(raw json.RawMessage, key string) json.RawMessage {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	return m[key]
+}
+
+var COMP2 = &check.Check{
+	ID: "COMP-2", Level: check.Should, Transports: check.Both,
+	Spec: "server/utilities/completion.mdx §Error Handling",
+	Doc:  "completion/complete gives -32601 when completions are not supported and -32602 for an unknown prompt name",
+	Fix:  "answer completion/complete with -32601 when you do not declare completions, and -32602 for a prompt you do not have",
+	Run: func(p *check.Pass) error {
+		ref := map[string]any{"type": "ref/prompt", "name": promptNoSuchPrompt}
+		params := map[string]any{"ref": ref, "argument": map[string]any{"name": "x", "value": ""}}
+		resp, err := p.Env.Client.Do(p.Ctx, "completion/complete", params)
+		if err != nil {
+			return err
+		}
+		ev := check.FromResponse(resp)
+		want, why := int64(jsonrpc.CodeInvalidParams), "for unknown prompt "+quoteClip(promptNoSuchPrompt)
+		if !p.Env.Facts.Has("completions") {
+			want, why = jsonrpc.CodeMethodNotFound, "although the server does not declare completions"
+		}
+		switch {
+		case resp.Error == nil:
+			p.Failf(ev, "completion/complete %s succeeded, want error %d", why, want)
+		case resp.Error.Code != want:
+			p.Failf(ev, "completion/complete %s gave error %d (%s), want %d", why, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), want)
+		default:
+			p.Passf(ev, "completion/complete %s gave %d", why, want)
+		}
+		return nil
+	},
+}
+
+var compFamily = family{name: "COMP", checks: []*check.Check{COMP1, COMP2}}

@@ -1,7 +1,284 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
+	"fmt"
 
-// ERR: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var errFamily = family{name: "ERR", checks: []*check.Check{}}
+// ERR: error codes (basic/index.mdx §Error Codes, checklist §1.3).
+
+var errFamily = family{name: "ERR", checks: []*check.Check{ERR1, ERR2, ERR3, ERR4}}
+
+// errSample is one request sent to make the server fail, and its answer.
+type errSample struct {
+	what    string // e.g. "an unknown tool"
+	method  string
+	r       *reply
+	version string // the protocol version the request named ("" when none)
+	// missingMeta: the request lacked a required _meta field (META-1, HTTP 400).
+	missingMeta bool
+}
+
+// errSamples provokes the errors any server can be made to return: an
+// unknown method, tool, resource and prompt, a bogus cursor, an unsupported
+// version, a missing _meta field, an unknown log level, and, when a request
+// asks for input, the same request without client capabilities.
+func errSamples(p *check.Pass) ([]errSample, error) {
+	f := p.Env.Facts
+	c := p.Env.Client
+	version := c.Info().ProtocolVersion
+	type probe struct {
+		what, method string
+		params       map[string]any
+		opts         []mcpclient.CallOption
+		edit         func(w *wire)
+	}
+	probes := []probe{{what: "an unknown method", method: "mcp-eval/no-such-method"}}
+	if f.Has("tools") || f.ToolsErr == nil {
+		probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
+	}
+	if f.Has("resources") || f.ResourcesErr == nil {
+		probes = append(probes, probe{what: "a resource that does not exist", method: "resources/read", params: map[string]any{"uri": "mcp-eval://does-not-exist/0"}})
+	}
+	if f.Has("prompts") || f.PromptsErr == nil {
+		probes = append(probes, probe{what: "an unknown prompt", method: "prompts/get", params: map[string]any{"name": "mcp-eval-no-such-prompt"}})
+	}
+	methods := metaMethods(f)
+	if len(methods) > 1 {
+		probes = append(probes, probe{what: "a bogus cursor", method: methods[1], params: map[string]any{"cursor": pageBogusCursor}})
+	}
+	probes = append(probes,
+		probe{what: "an unsupported protocol version", method: "server/discover", edit: func(w *wire) { w.setVersion(verUnsupported) }},
+		probe{what: "an unknown logLevel", method: "server/discover", opts: []mcpclient.CallOption{mcpclient.WithLogLevel("verbose")}},
+	)
+	if p.Env.Transport == "http" {
+		// The HTTP 400 of a missing _meta field (ERR-4). Not on stdio, where
+		// it has no status to judge and a dual-era server may take it for a
+		// legacy request and switch the shared process's era (META-1 sends
+		// it to a process of its own).
+		probes = append(probes, probe{what: "no clientCapabilities in _meta", method: methods[len(methods)-1], edit: metaMissing[1].edit})
+	}
+	var out []errSample
+	for _, pr := range probes {
+		w, err := newWire(c, pr.method, pr.params, pr.opts...)
+		if err != nil {
+			return nil, err
+		}
+		s := errSample{what: pr.what, method: pr.method, version: version}
+		if pr.edit != nil {
+			pr.edit(w)
+		}
+		if v, ok := w.meta()[mcpclient.MetaProtocolVersion].(string); ok {
+			s.version = v
+		}
+		s.missingMeta = w.meta()[mcpclient.MetaClientCapabilities] == nil
+		if s.r, err = sendWire(p.Ctx, c.Transport(), w); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if target, _, err := stateFindTarget(p); err == nil && target != nil {
+		w, err := newWire(c, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
+		if err != nil {
+			return nil, err
+		}
+		r, err := sendWire(p.Ctx, c.Transport(), w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, errSample{what: target.Label + " without client capabilities", method: target.Method, r: r, version: version})
+	}
+	return out, nil
+}
+
+// errResult is a sample answered with an error that has an integer code.
+type errResult struct {
+	errSample
+	e *jsonrpc.Error
+}
+
+// errErrors keeps the samples answered with an error that has an integer
+// code (RPC-2 judges the others).
+func errErrors(samples []errSample) []errResult {
+	var out []errResult
+	for _, s := range samples {
+		if e, ok := s.r.rpcError(); ok {
+			out = append(out, errResult{s, e})
+		}
+	}
+	return out
+}
+
+var ERR1 = &check.Check{
+	ID: "ERR-1", Level: check.Must, Transports: check.Both, Seed: 6,
+	Spec: "basic/index.mdx §Error Codes",
+	Doc:  "no code in -32020..-32099 other than -32020, -32021 and -32022, each only with its defined meaning",
+	Fix:  "use -32020 only for header problems (HTTP), -32021 for a missing client capability, -32022 for an unsupported version, and no other code in -32020..-32099",
+	Run: func(p *check.Pass) error {
+		samples, err := errSamples(p)
+		if err != nil {
+			return err
+		}
+		for _, s := range errErrors(samples) {
+			ev := s.r.evidence()
+			code := s.e.Code
+			switch {
+			case code <= -32020 && code >= -32099 && code != jsonrpc.CodeHeaderMismatch && code != jsonrpc.CodeMissingRequiredClientCapability && code != jsonrpc.CodeUnsupportedProtocolVersion:
+				p.Failf(ev, "%s (%s) got error %d, a code in the reserved range -32020..-32099 that MCP does not define", s.what, s.method, code)
+			case code == jsonrpc.CodeUnsupportedProtocolVersion && s.version != verUnsupported:
+				p.Failf(ev, "%s (%s) got -32022 UnsupportedProtocolVersion although the request named %s, a version the server supports", s.what, s.method, s.version)
+			case code == jsonrpc.CodeHeaderMismatch && s.r.transport == "stdio":
+				p.Failf(ev, "%s (%s) got -32020 HeaderMismatch on stdio, which has no headers", s.what, s.method)
+			case code == jsonrpc.CodeHeaderMismatch:
+				p.Failf(ev, "%s (%s) got -32020 HeaderMismatch although its headers match the body", s.what, s.method)
+			}
+		}
+		return nil
+	},
+}
+
+var ERR2 = &check.Check{
+	ID: "ERR-2", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §Error Codes",
+	Doc:  "no -32002 (resource not found, 2025-11-25) and no -32042 (URL elicitation required, 2025-11-25)",
+	Fix:  "answer a missing resource with -32602 (data.uri) and ask for URL elicitation through input_required",
+	Run: func(p *check.Pass) error {
+		samples, err := errSamples(p)
+		if err != nil {
+			return err
+		}
+		for _, s := range errErrors(samples) {
+			switch s.e.Code {
+			case -32002:
+				p.Failf(s.r.evidence(), "%s (%s) got -32002, the 2025-11-25 resource-not-found code; 2026-07-28 uses -32602 with data.uri", s.what, s.method)
+			case -32042:
+				p.Failf(s.r.evidence(), "%s (%s) got -32042, the 2025-11-25 URL-elicitation code; 2026-07-28 asks through an input_required result", s.what, s.method)
+			}
+		}
+		return nil
+	},
+}
+
+// errPreGA names the pre-release draft numbers of the new codes (AMB-19).
+var errPreGA = map[int64]string{-32001: "HeaderMismatch (-32020)", -32003: "MissingRequiredClientCapability (-32021)", -32004: "UnsupportedProtocolVersion (-32022)"}
+
+var ERR3 = &check.Check{
+	ID: "ERR-3", Level: check.Should, Transports: check.Both,
+	Spec: "basic/index.mdx §Error Codes; changelog.mdx (Minor 12)",
+	Doc:  "no codes in -32000..-32019 (flagging -32001/-32003/-32004, the pre-GA draft numbers)",
+	Fix:  "use the standard JSON-RPC codes or the MCP codes -32020/-32021/-32022 instead of -32000..-32019",
+	Run: func(p *check.Pass) error {
+		samples, err := errSamples(p)
+		if err != nil {
+			return err
+		}
+		for _, s := range errErrors(samples) {
+			code := s.e.Code
+			if code > -32000 || code < -32019 {
+				continue
+			}
+			if now, ok := errPreGA[code]; ok {
+				p.Failf(s.r.evidence(), "%s (%s) got error %d, the pre-GA draft number of %s", s.what, s.method, code, now)
+				continue
+			}
+			p.Failf(s.r.evidence(), "%s (%s) got error %d, in -32000..-32019, which new implementations do not use", s.what, s.method, code)
+		}
+		return nil
+	},
+}
+
+var ERR4 = &check.Check{
+	ID: "ERR-4", Level: check.Must, Transports: check.Both, Seed: 6,
+	Spec: "basic/index.mdx §Error Codes; schema.ts (error types); basic/transports/streamable-http.mdx §Request Metadata",
+	Doc:  "errors have their defined shapes: -32022 data.supported/requested, -32021 data.requiredCapabilities, and HTTP 400/404 where defined",
+	Fix:  "send the data each MCP error defines and the HTTP status the transport defines for it",
+	Run: func(p *check.Pass) error {
+		samples, err := errSamples(p)
+		if err != nil {
+			return err
+		}
+		http := p.Env.Transport == "http"
+		for _, s := range errErrors(samples) {
+			ev := s.r.evidence()
+			var problems []string
+			switch s.e.Code {
+			case jsonrpc.CodeUnsupportedProtocolVersion:
+				requested := ""
+				if s.version == verUnsupported {
+					requested = verUnsupported
+				}
+				problems = errShape32022(s.e.Data, requested)
+				if http && s.r.status != 400 {
+					problems = append(problems, fmt.Sprintf("-32022 came with HTTP %d, want 400", s.r.status))
+				}
+			case jsonrpc.CodeMissingRequiredClientCapability:
+				problems = errShape32021(s.e.Data)
+				if http && s.r.status != 400 {
+					problems = append(problems, fmt.Sprintf("-32021 came with HTTP %d, want 400", s.r.status))
+				}
+			case jsonrpc.CodeHeaderMismatch:
+				if http && s.r.status != 400 {
+					problems = append(problems, fmt.Sprintf("-32020 came with HTTP %d, want 400", s.r.status))
+				}
+			case jsonrpc.CodeMethodNotFound:
+				if http && s.r.status != 404 {
+					problems = append(problems, fmt.Sprintf("-32601 came with HTTP %d, want 404", s.r.status))
+				}
+			case jsonrpc.CodeInvalidParams:
+				if http && s.missingMeta && s.r.status != 400 {
+					problems = append(problems, fmt.Sprintf("-32602 for a missing _meta field came with HTTP %d, want 400", s.r.status))
+				}
+			}
+			for _, pb := range problems {
+				p.Failf(ev, "%s (%s): %s", s.what, s.method, pb)
+			}
+		}
+		return nil
+	},
+}
+
+// errShape32022 lists what is wrong with -32022 data; requested, when set,
+// is the version the request named.
+func errShape32022(data json.RawMessage, requested string) []string {
+	var d map[string]json.RawMessage
+	if json.Unmarshal(data, &d) != nil || d == nil {
+		return []string{fmt.Sprintf("-32022 data is %s, want {supported: string[], requested: string}", shown(data))}
+	}
+	var out []string
+	var supported []string
+	if raw, ok := d["supported"]; !ok {
+		out = append(out, "-32022 data.supported is missing")
+	} else if json.Unmarshal(raw, &supported) != nil || supported == nil {
+		out = append(out, fmt.Sprintf("-32022 data.supported is %s, want an array of strings", shown(raw)))
+	}
+	var req string
+	if raw, ok := d["requested"]; !ok {
+		out = append(out, "-32022 data.requested is missing")
+	} else if json.Unmarshal(raw, &req) != nil {
+		out = append(out, fmt.Sprintf("-32022 data.requested is %s, want a string", shown(raw)))
+	} else if requested != "" && req != requested {
+		out = append(out, fmt.Sprintf("-32022 data.requested is %q, want the version sent, %q", jsonrpc.Clip(req, 40), requested))
+	}
+	return out
+}
+
+// errShape32021 lists what is wrong with -32021 data.
+func errShape32021(data json.RawMessage) []string {
+	var d map[string]json.RawMessage
+	if json.Unmarshal(data, &d) != nil || d == nil {
+		return []string{fmt.Sprintf("-32021 data is %s, want {requiredCapabilities: {...}}", shown(data))}
+	}
+	raw, ok := d["requiredCapabilities"]
+	var caps map[string]json.RawMessage
+	switch {
+	case !ok:
+		return []string{"-32021 data.requiredCapabilities is missing"}
+	case json.Unmarshal(raw, &caps) != nil || caps == nil:
+		return []string{fmt.Sprintf("-32021 data.requiredCapabilities is %s, want a ClientCapabilities object", shown(raw))}
+	}
+	return nil
+}

@@ -1,7 +1,344 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
 
-// HTTP: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
 
-var httpFamily = family{name: "HTTP", checks: []*check.Check{}}
+// HTTP: the Streamable HTTP transport (basic/transports/streamable-http.mdx,
+// checklist §1.16).
+
+var HTTP1 = &check.Check{
+	ID: "HTTP-1", Level: check.Must, Transports: check.HTTP,
+	Spec: "basic/transports/streamable-http.mdx §Security & Endpoint",
+	Doc:  "one MCP endpoint answers POSTed requests of every method with a JSON-RPC response",
+	Fix:  "serve every MCP method by POST on the single MCP endpoint",
+	Run: func(p *check.Pass) error {
+		methods := []string{"server/discover"}
+		for capName, m := range map[string]string{"tools": "tools/list", "resources": "resources/list", "prompts": "prompts/list"} {
+			if p.Env.Facts.Has(capName) {
+				methods = append(methods, m)
+			}
+		}
+		for _, m := range methods {
+			rc, err := httpPost(p.Ctx, p.Env, m, nil, nil)
+			if err != nil {
+				return err
+			}
+			if rc.final() == nil {
+				p.Failf(rc.Ev(), "POST of %s to the MCP endpoint got %s, want a JSON-RPC response", m, rc.Describe())
+			}
+		}
+		return nil
+	},
+}
+
+// httpEvilOrigin is an Origin no local server allows.
+const httpEvilOrigin = "https://evil.example"
+
+var HTTP2 = &check.Check{
+	ID: "HTTP-2", Level: check.Must, Transports: check.HTTP,
+	Spec: "basic/transports/streamable-http.mdx §Security & Endpoint",
+	Doc:  "a request with an Origin header the server does not allow is answered with HTTP 403",
+	Fix:  "validate the Origin header on every request and answer 403 for origins you do not allow",
+	Run: func(p *check.Pass) error {
+		if !httpIsLoopback(p.Env.HTTP.URL()) {
+			p.Skipf("the server is not on a loopback address, so the harness does not know which origins it allows")
+			return nil
+		}
+		rc, err := httpPost(p.Ctx, p.Env, "server/discover", nil, func(h http.Header, _ *[]byte) { httpSetHeader(h, "Origin", httpEvilOrigin) })
+		if err != nil {
+			return err
+		}
+		if rc.RR.Status != http.StatusForbidden {
+			p.Failf(rc.Ev(), "a request with Origin %s got %s, want HTTP 403", httpEvilOrigin, rc.Describe())
+			return nil
+		}
+		if f := rc.final(); f != nil && f.Result != nil {
+			p.Failf(rc.Ev(), "the 403 for Origin %s carries a result", httpEvilOrigin)
+		}
+		return nil
+	},
+}
+
+// httpMediaType is the media type of a Content-Type value, lower case.
+func httpMediaType(ct string) string {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(ct))
+	}
+	return mt
+}
+
+var HTTP3 = &check.Check{
+	ID: "HTTP-3", Level: check.Must, Transports: check.HTTP,
+	Spec: "basic/transports/streamable-http.mdx §Sending Messages",
+	Doc:  "a POSTed request is answered with Content-Type application/json or text/event-stream",
+	Fix:  "answer requests with application/json (one response) or text/event-stream",
+	Run: func(p *check.Pass) error {
+		type probe struct {
+			method string
+			params any
+			opts   []mcpclient.CallOption
+		}
+		probes := []probe{{method: "server/discover"}}
+		if p.Env.Facts.Has("tools") {
+			probes = append(probes, probe{method: "tools/list"})
+		}
+		// A call that may stream, so an SSE answer is judged too.
+		if es := progFindEmitters(p); es.progress != nil {
+			probes = append(probes, probe{method: "tools/call", params: map[string]any{"name": es.progress.Tool.Name, "arguments": es.progress.Args}, opts: []mcpclient.CallOption{mcpclient.WithProgressToken("mcp-eval-http3")}})
+		}
+		for _, pr := range probes {
+			rc, err := httpPost(p.Ctx, p.Env, pr.method, pr.params, nil, pr.opts...)
+			if err != nil {
+				return err
+			}
+			switch mt := httpMediaType(rc.RR.ContentType); mt {
+			case "application/json", "text/event-stream":
+			default:
+				p.Failf(rc.Ev(), "%s was answered with Content-Type %q, want application/json or text/event-stream", pr.method, rc.RR.ContentType)
+			}
+		}
+		return nil
+	},
+}
+
+// httpNotificationBody is a notification as the client would send it: the
+// request Build makes, without its id.
+func httpNotificationBody(c *mcpclient.Client, method string, params any, opts ...mcpclient.CallOption) ([]byte, http.Header, error) {
+	_, out, err := c.Build(method, params, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(out.Body, &m); err != nil {
+		return nil, nil, err
+	}
+	delete(m, "id")
+	body, err := json.Marshal(m)
+	return body, httpRawHeader(out), err
+}
+
+var HTTP4 = &check.Check{
+	ID: "HTTP-4", Level: check.Must, Transports: check.HTTP,
+	Spec: "basic/transports/streamable-http.mdx §Sending Messages",
+	Doc:  "a POSTed notification is answered with 202 Accepted and an empty body, or with an error status when not accepted",
+	Fix:  "answer accepted notifications with 202 and no body; never answer a notification with a JSON-RPC response",
+	Run: func(p *check.Pass) error {
+		body, h, err := httpNotificationBody(p.Env.Client, "notifications/cancelled", map[string]any{"requestId": "mcp-eval-no-such-request", "reason": "conformance check"})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(p.Ctx, httpRawTimeout)
+		defer cancel()
+		rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Body: body, Header: h})
+		if rr == nil {
+			return err
+		}
+		ev := check.FromRaw(body, h, rr)
+		st := rr.Status
+		switch {
+		case st == http.StatusAccepted:
+			if len(bytes.TrimSpace(rr.Body)) != 0 {
+				p.Failf(ev, "notifications/cancelled got 202 with a %d-byte body, want an empty body", len(rr.Body))
+			}
+		case st >= 400 && st < 500:
+			for _, m := range rr.Messages {
+				if m.Result != nil {
+					p.Failf(ev, "notifications/cancelled got HTTP %d with a JSON-RPC result", st)
+				}
+			}
+			p.Passf(ev, "notifications/cancelled was not accepted (HTTP %d)", st)
+		default:
+			p.Failf(ev, "notifications/cancelled got %s, want 202 with an empty body (or a 4xx error status)", httpDescribe(rr, nil))
+		}
+		return nil
+	},
+}
+
+var HTTP5 = &check.Check{
+	ID: "HTTP-5", Level: check.Must, Transports: check.HTTP,
+	Spec: "basic/transports/streamable-http.mdx §Receiving Messages",
+	Doc:  "an SSE response stream carries only notifications of its request and no requests, and the final response ends it",
+	Fix:  "send only the request's own progress and log notifications on its stream, never requests, and end the stream after the response",
+	Run: func(p *check.Pass) error {
+		es := progFindEmitters(p)
+		em := es.progress
+		if em == nil {
+			em = es.logs
+		}
+		if em == nil {
+			progSkipNoEmitter(p, es, "progress or log notifications (nothing streams)")
+			return nil
+		}
+		token := "mcp-eval-http5"
+		obs, err := progObserve(p.Ctx, p.Env.Client, "tools/call", map[string]any{"name": em.Tool.Name, "arguments": em.Args}, 500*time.Millisecond, mcpclient.WithProgressToken(token), mcpclient.WithLogLevel("debug"))
+		if err != nil {
+			return err
+		}
+		if !obs.Live.SSE {
+			p.Skipf("the call was answered with %s, not an event stream", obs.Live.ContentType)
+			return nil
+		}
+		tok, _ := json.Marshal(token)
+		for _, m := range append(append([]*jsonrpc.Message(nil), obs.Before...), obs.After...) {
+			switch {
+			case m.Kind() == jsonrpc.KindRequest:
+				p.Failf(obs.Ev, "the response stream carries a JSON-RPC request (%s)", jsonrpc.Clip(m.Method, 60))
+			case m.Kind() == jsonrpc.KindResponse:
+				p.Failf(obs.Ev, "the response stream carries a response with id %s, not this request's", jsonrpc.Clip(string(m.ID), 40))
+			case m.Method == "notifications/progress":
+				if got := progParams(m)["progressToken"]; !jsonrpc.SameID(got, tok) {
+					p.Failf(obs.Ev, "the response stream carries progress for token %s, not this request's %s", jsonrpc.Clip(string(got), 40), tok)
+				}
+			case m.Method == "notifications/message":
+			default:
+				p.Failf(obs.Ev, "the response stream carries %s, which does not relate to the request", jsonrpc.Clip(m.Method, 60))
+			}
+		}
+		if obs.Final == nil {
+			p.Failf(obs.Ev, "the stream ended without the final response")
+			return nil
+		}
+		if len(obs.After) > 0 {
+			p.Warnf(obs.Ev, "%d message(s) followed the final response on the stream; the final response should end it", len(obs.After))
+		} else if !obs.Ended {
+			p.Warnf(obs.Ev, "the stream stayed open after the final response; it should end there")
+		}
+		if v := obs.Live.Header.Get("X-Accel-Buffering"); !strings.EqualFold(v, "no") {
+			p.Warnf(obs.Ev, "the event stream has X-Accel-Buffering %q; send \"no\" so proxies do not buffer it", v)
+		}
+		return nil
+	},
+}
+
+// httpUnknownMethod is a method no server implements.
+const httpUnknownMethod = "mcp-eval/no-such-method"
+
+var HTTP6 = &check.Check{
+	ID: "HTTP-6", Level: check.Must, Transports: check.HTTP,
+	Spec: "basic/transports/streamable-http.mdx §Request Metadata (method not found)",
+	Doc:  "a method the server does not implement is answered with HTTP 404 and JSON-RPC error -32601",
+	Fix:  "answer unknown methods with HTTP 404 and a -32601 error body",
+	Run: func(p *check.Pass) error {
+		rc, err := httpPost(p.Ctx, p.Env, httpUnknownMethod, nil, nil)
+		if err != nil {
+			return err
+		}
+		e := rc.Error()
+		if rc.RR.Status != http.StatusNotFound || e == nil || e.Code != jsonrpc.CodeMethodNotFound {
+			p.Failf(rc.Ev(), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, rc.Describe())
+		}
+		return nil
+	},
+}
+
+// httpStatusRule is the HTTP status a JSON-RPC error must come with (HTTP-7).
+func httpStatusRule(code int64, malformed bool) (want string, ok func(int) bool) {
+	switch {
+	case code == jsonrpc.CodeHeaderMismatch || code == jsonrpc.CodeMissingRequiredClientCapability || code == jsonrpc.CodeUnsupportedProtocolVersion || (code == jsonrpc.CodeInvalidParams && malformed):
+		return "400", func(s int) bool { return s == http.StatusBadRequest }
+	case code == jsonrpc.CodeMethodNotFound:
+		return "404", func(s int) bool { return s == http.StatusNotFound }
+	}
+	return "2xx or 4xx", func(s int) bool { return s >= 200 && s < 300 || s >= 400 && s < 500 }
+}
+
+var HTTP7 = &check.Check{
+	ID: "HTTP-7", Level: check.Must, Transports: check.HTTP,
+	Spec: "basic/transports/streamable-http.mdx §Request Metadata, §Server Validation; basic/index.mdx §_meta",
+	Doc:  "each JSON-RPC error comes with its defined HTTP status: 400 for missing _meta, -32020, -32021 and -32022, 404 for -32601",
+	Fix:  "map errors to HTTP statuses: 400 for malformed _meta and -32020/-32021/-32022, 404 for -32601",
+	Run: func(p *check.Pass) error {
+		type probe struct {
+			what      string
+			method    string
+			params    any
+			edit      func(h http.Header, body *[]byte)
+			opts      []mcpclient.CallOption
+			malformed bool // a -32602 here is the malformed-_meta one (400)
+		}
+		probes := []probe{
+			{what: "tools/list without _meta", method: "tools/list", malformed: true, edit: func(_ http.Header, b *[]byte) {
+				*b = httpEditBody(*b, func(m map[string]any) { delete(httpBodyParams(m), "_meta") })
+			}},
+			{what: "server/discover with version 1900-01-01", method: "server/discover", opts: []mcpclient.CallOption{mcpclient.WithMeta(mcpclient.MetaProtocolVersion, "1900-01-01")}, edit: func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderProtocolVersion, "1900-01-01") }},
+			{what: "server/discover with Mcp-Method tools/list", method: "server/discover", edit: func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderMethod, "tools/list") }},
+			{what: httpUnknownMethod, method: httpUnknownMethod},
+		}
+		if p.Env.Facts.Has("tools") {
+			probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
+		}
+		if p.Env.Facts.Has("resources") {
+			probes = append(probes, probe{what: "a missing resource", method: "resources/read", params: map[string]any{"uri": "mcp-eval://no-such-resource"}})
+		}
+		seen := 0
+		for _, pr := range probes {
+			rc, err := httpPost(p.Ctx, p.Env, pr.method, pr.params, pr.edit, pr.opts...)
+			if err != nil {
+				return err
+			}
+			e := rc.Error()
+			if e == nil {
+				continue // no error to judge (other checks judge whether there should be one)
+			}
+			seen++
+			want, ok := httpStatusRule(e.Code, pr.malformed)
+			if !ok(rc.RR.Status) {
+				p.Failf(rc.Ev(), "%s: error %d came with HTTP %d, want %s", pr.what, e.Code, rc.RR.Status, want)
+			}
+		}
+		if seen == 0 {
+			p.Skipf("none of the probes was answered with a JSON-RPC error")
+		}
+		return nil
+	},
+}
+
+// httpEditBody decodes a JSON-RPC body, lets fn change it, and encodes it again.
+func httpEditBody(body []byte, fn func(m map[string]any)) []byte {
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	fn(m)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// httpBodyParams is the params object of a decoded message (created if absent).
+func httpBodyParams(m map[string]any) map[string]any {
+	pm, ok := m["params"].(map[string]any)
+	if !ok {
+		pm = map[string]any{}
+		m["params"] = pm
+	}
+	return pm
+}
+
+// httpBodyMeta is params._meta of a decoded message (created if absent).
+func httpBodyMeta(m map[string]any) map[string]any {
+	pm := httpBodyParams(m)
+	meta, ok := pm["_meta"].(map[string]any)
+	if !ok {
+		meta = map[string]any{}
+		pm["_meta"] = meta
+	}
+	return meta
+}
+
+var httpFamily = family{name: "HTTP", checks: []*check.Check{HTTP1, HTTP2, HTTP3, HTTP4, HTTP5, HTTP6, HTTP7}}

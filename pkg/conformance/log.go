@@ -1,7 +1,150 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
+	"slices"
 
-// LOG: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var logFamily = family{name: "LOG", checks: []*check.Check{}}
+// LOG: request-scoped logging (server/utilities/logging.mdx, checklist
+// §1.13). On stdio a log message carries no request id (AMB-18), so the
+// checks that judge them use a fresh process with one request in flight.
+
+// logLevelOrder in increasing severity (schema LoggingLevel).
+var logLevelOrder = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// logRank is a level's severity, -1 for an unknown level.
+func logRank(level string) int { return slices.Index(logLevelOrder, level) }
+
+// logWindow is how long LOG checks watch past the final response.
+const logWindow = stdioQuiet
+
+// logTool is the call LOG checks make: a tool that sends logs, else any
+// callable tool (nil when none may be called).
+func logTool(p *check.Pass) *progEmitter {
+	es := progFindEmitters(p)
+	if es.logs != nil {
+		return es.logs
+	}
+	if es.progress != nil {
+		return es.progress
+	}
+	if tools := p.Env.CallableTools(); len(tools) > 0 {
+		return &progEmitter{Tool: tools[0], Args: progArgs(tools[0].InputSchema, false)}
+	}
+	return nil
+}
+
+var LOG1 = &check.Check{
+	ID: "LOG-1", Level: check.Must, Transports: check.Both,
+	Spec: "server/utilities/logging.mdx §Log Messages; schema.ts RequestMetaObject.logLevel",
+	Doc:  "no notifications/message for a request without _meta logLevel",
+	Fix:  "send log notifications only for requests that set _meta[\"io.modelcontextprotocol/logLevel\"]",
+	Run: func(p *check.Pass) error {
+		t := logTool(p)
+		if t == nil {
+			p.Skipf("%s", progNoCallableTool)
+			return nil
+		}
+		c, closeFn, err := progClient(p)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		obs, err := progObserve(p.Ctx, c, "tools/call", map[string]any{"name": t.Tool.Name, "arguments": t.Args}, logWindow)
+		if err != nil {
+			return err
+		}
+		if n := len(progByMethod(append(obs.Before, obs.After...), "notifications/message")); n > 0 {
+			p.Failf(obs.Ev, "tools/call %s without a logLevel got %d notifications/message", t.Tool.Name, n)
+		}
+		return nil
+	},
+}
+
+var LOG2 = &check.Check{
+	ID: "LOG-2", Level: check.Must, Transports: check.Both,
+	Spec: "server/utilities/logging.mdx §Log Levels, §Log Messages",
+	Doc:  "with logLevel L, every notifications/message is at level L or above and comes before the request's final response",
+	Fix:  "filter log notifications by the request's logLevel and send them before its response",
+	Run: func(p *check.Pass) error {
+		es := progFindEmitters(p)
+		if es.logs == nil {
+			progSkipNoEmitter(p, es, "notifications/message")
+			return nil
+		}
+		const level = "notice"
+		c, closeFn, err := progClient(p)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		obs, err := progObserve(p.Ctx, c, "tools/call", map[string]any{"name": es.logs.Tool.Name, "arguments": es.logs.Args}, logWindow, mcpclient.WithLogLevel(level))
+		if err != nil {
+			return err
+		}
+		for _, m := range progByMethod(obs.Before, "notifications/message") {
+			var got string
+			_ = json.Unmarshal(progParams(m)["level"], &got)
+			switch r := logRank(got); {
+			case r < 0:
+				p.Failf(obs.Ev, "notifications/message has level %q, want one of %v", jsonrpc.Clip(got, 40), logLevelOrder)
+			case r < logRank(level):
+				p.Failf(obs.Ev, "with logLevel %q the server sent a %q message", level, got)
+			}
+		}
+		if n := len(progByMethod(obs.After, "notifications/message")); n > 0 {
+			p.Failf(obs.Ev, "%d notifications/message arrived after the final response", n)
+		}
+		return nil
+	},
+}
+
+var LOG3 = &check.Check{
+	ID: "LOG-3", Level: check.Must, Transports: check.Both,
+	Spec: "server/utilities/logging.mdx §Capabilities",
+	Doc:  "a server that sends notifications/message declares capabilities.logging",
+	Fix:  "declare \"logging\": {} in the server/discover capabilities",
+	Run: func(p *check.Pass) error {
+		if p.Env.Facts.Has("logging") {
+			return nil
+		}
+		es := progFindEmitters(p)
+		if es.logs == nil {
+			progSkipNoEmitter(p, es, "notifications/message")
+			return nil
+		}
+		p.Failf(nil, "tool %s sent notifications/message, but capabilities has no \"logging\"", es.logs.Tool.Name)
+		return nil
+	},
+}
+
+var LOG4 = &check.Check{
+	ID: "LOG-4", Level: check.Should, Transports: check.Both,
+	Spec: "server/utilities/logging.mdx §Error Handling",
+	Doc:  "an unknown logLevel (\"verbose\") gets error -32602",
+	Fix:  "reject a logLevel that is not a LoggingLevel with -32602",
+	Run: func(p *check.Pass) error {
+		m := "server/discover"
+		if p.Env.Facts.Has("tools") {
+			m = "tools/list"
+		}
+		resp, err := p.Env.Client.Do(p.Ctx, m, nil, mcpclient.WithLogLevel("verbose"))
+		if resp == nil {
+			return err
+		}
+		if resp.Error == nil || resp.Error.Code != jsonrpc.CodeInvalidParams {
+			got := "a result"
+			if resp.Error != nil {
+				got = "error " + jsonrpc.CodeName(resp.Error.Code)
+			}
+			p.Failf(check.FromResponse(resp), "%s with logLevel \"verbose\" got %s, want error -32602", m, got)
+		}
+		return nil
+	},
+}
+
+var logFamily = family{name: "LOG", checks: []*check.Check{LOG1, LOG2, LOG3, LOG4}}

@@ -1,7 +1,239 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
 
-// META: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var metaFamily = family{name: "META", checks: []*check.Check{}}
+// META: per-request _meta (basic/index.mdx §_meta, checklist §1.2).
+
+var metaFamily = family{name: "META", checks: []*check.Check{META1, META2, META3, META4}}
+
+// metaMethods are the requests the META checks vary: server/discover and
+// the first list the server answers.
+func metaMethods(f *check.Facts) []string {
+	out := []string{"server/discover"}
+	if lists := pageLists(f); len(lists) > 0 {
+		out = append(out, lists[0].method)
+	}
+	return out
+}
+
+// metaVariant is one way to break or extend a request's _meta.
+type metaVariant struct {
+	what string
+	edit func(w *wire)
+	// dropsVersion: the body no longer names a protocol version while the
+	// header still does, so on HTTP -32020 fits as well as -32602 (AMB-11).
+	dropsVersion bool
+}
+
+var metaMissing = []metaVariant{
+	{"without _meta io.modelcontextprotocol/protocolVersion", func(w *wire) { delete(w.meta(), mcpclient.MetaProtocolVersion) }, true},
+	{"without _meta io.modelcontextprotocol/clientCapabilities", func(w *wire) { delete(w.meta(), mcpclient.MetaClientCapabilities) }, false},
+	{"without params._meta", func(w *wire) { delete(w.params(), "_meta") }, true},
+}
+
+var META1 = &check.Check{
+	ID: "META-1", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §_meta (Per-request protocol fields); schema.json RequestMetaObject.required",
+	Doc:  "a request missing _meta protocolVersion, clientCapabilities or _meta itself gets -32602 (HTTP 400)",
+	Fix:  "reject requests without _meta protocolVersion and clientCapabilities with -32602 (and HTTP 400)",
+	Run: func(p *check.Pass) error {
+		// Some dual-era stdio servers take a request without _meta for a
+		// legacy one and switch the whole process to the legacy era, so on
+		// stdio the malformed requests go to a process of their own.
+		c := p.Env.Client
+		if p.Env.Transport == "stdio" {
+			fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFresh()
+			c = fc
+		}
+		var ok passTally
+		for _, method := range metaMethods(p.Env.Facts) {
+			for _, v := range metaMissing {
+				w, err := newWire(c, method, nil)
+				if err != nil {
+					return err
+				}
+				v.edit(w)
+				r, err := sendWire(p.Ctx, c.Transport(), w)
+				if err != nil {
+					return err
+				}
+				ev := r.evidence()
+				code := r.code()
+				okCode := code == jsonrpc.CodeInvalidParams || (r.transport == "http" && v.dropsVersion && code == jsonrpc.CodeHeaderMismatch)
+				switch {
+				case !okCode:
+					want := "error -32602 (Invalid params)"
+					if r.transport == "http" && v.dropsVersion {
+						want = "error -32602 (or -32020, AMB-11)"
+					}
+					p.Failf(ev, "%s %s got %s, want %s", method, v.what, r.describe(), want)
+				case r.transport == "http" && r.status != 400:
+					p.Failf(ev, "%s %s got error %d with HTTP %d, want HTTP 400", method, v.what, code, r.status)
+				default:
+					ok.add(ev)
+				}
+			}
+		}
+		ok.report(p, "%d requests missing protocolVersion, clientCapabilities or _meta were rejected as invalid", ok.n)
+		return nil
+	},
+}
+
+var metaAccepted = []metaVariant{
+	{"without _meta io.modelcontextprotocol/clientInfo", func(w *wire) { delete(w.meta(), mcpclient.MetaClientInfo) }, false},
+	{"with logLevel and progressToken in _meta", func(w *wire) {
+		w.meta()[mcpclient.MetaLogLevel] = "error"
+		w.meta()["progressToken"] = "mcp-eval-progress"
+	}, false},
+	{"with traceparent, tracestate and baggage in _meta", func(w *wire) {
+		m := w.meta()
+		m["traceparent"] = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+		m["tracestate"] = "mcpeval=00f067aa0ba902b7"
+		m["baggage"] = "mcpeval.probe=1"
+	}, false},
+	{"with an unknown vendor key in _meta", func(w *wire) { w.meta()["com.example.mcp-eval/probe"] = map[string]any{"n": 1} }, false},
+}
+
+var META2 = &check.Check{
+	ID: "META-2", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §_meta; schema.ts RequestMetaObject",
+	Doc:  "a request without clientInfo, or with logLevel, progressToken, OTel keys or unknown vendor _meta keys, is served",
+	Fix:  "treat clientInfo as optional and _meta as an open map; ignore keys you do not know",
+	Run: func(p *check.Pass) error {
+		var ok passTally
+		for _, method := range metaMethods(p.Env.Facts) {
+			for _, v := range metaAccepted {
+				w, err := newWire(p.Env.Client, method, nil)
+				if err != nil {
+					return err
+				}
+				v.edit(w)
+				r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+				if err != nil {
+					return err
+				}
+				if r.result() == nil {
+					p.Failf(r.evidence(), "%s %s got %s, want a result", method, v.what, r.describe())
+					continue
+				}
+				ok.add(r.evidence())
+			}
+		}
+		ok.report(p, "%d requests without clientInfo or with optional, OTel and vendor _meta keys were served", ok.n)
+		return nil
+	},
+}
+
+var META3 = &check.Check{
+	ID: "META-3", Level: check.Must, Transports: check.Both,
+	Spec: "schema.ts RequestMetaObject (\"Servers MUST NOT infer capabilities from prior requests\"); basic/index.mdx §Statelessness",
+	Doc:  "capabilities declared by an earlier request are not used for a later one that declares none",
+	Fix:  "read client capabilities only from the request being handled",
+	Run: func(p *check.Pass) error {
+		target, tried, err := stateFindTarget(p)
+		if err != nil {
+			return err
+		}
+		if target == nil {
+			stateSkipNoTarget(p, tried)
+			return nil
+		}
+		// One connection: the shared client (a keep-alive HTTP connection,
+		// the shared stdio process), A then B.
+		a, err := stateSend(p.Ctx, p.Env.Client, target, stateAllCaps)
+		if err != nil {
+			return err
+		}
+		if rt, _ := a.ResultType(); rt != mcpclient.ResultInputRequired {
+			p.Skipf("%s asked for input before but now answered %s", target.Label, stateLabel(a))
+			return nil
+		}
+		b, err := stateSend(p.Ctx, p.Env.Client, target, stateNoCaps)
+		if err != nil {
+			return err
+		}
+		ev := check.FromResponse(b)
+		if rt, _ := b.ResultType(); rt == mcpclient.ResultInputRequired {
+			var needs []string
+			for _, m := range stateInputMethods(b.Result) {
+				if c := stateCapabilityFor(m); c != "" && !slices.Contains(needs, m) {
+					needs = append(needs, m)
+				}
+			}
+			if len(needs) > 0 {
+				p.Failf(ev, "%s declared no client capabilities but got input requests %q, right after the same request declared them: capabilities were taken from an earlier request (or ignored)", target.Label, needs)
+				return nil
+			}
+		}
+		p.Passf(ev, "%s without capabilities, right after the same request with them, got %s", target.Label, stateLabel(b))
+		return nil
+	},
+}
+
+var META4 = &check.Check{
+	ID: "META-4", Level: check.Must, Transports: check.Both, Seed: 6,
+	Spec: "basic/index.mdx §_meta; schema.ts MissingRequiredClientCapabilityError",
+	Doc:  "a request that needs an undeclared client capability gets -32021 with data.requiredCapabilities (HTTP 400)",
+	Fix:  "answer -32021 with data.requiredCapabilities naming what is missing (HTTP 400) instead of asking for input the client cannot give",
+	Run: func(p *check.Pass) error {
+		target, tried, err := stateFindTarget(p)
+		if err != nil {
+			return err
+		}
+		if target == nil {
+			stateSkipNoTarget(p, tried)
+			return nil
+		}
+		w, err := newWire(p.Env.Client, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
+		if err != nil {
+			return err
+		}
+		r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+		if err != nil {
+			return err
+		}
+		ev := r.evidence()
+		if e, ok := r.rpcError(); ok {
+			if e.Code != jsonrpc.CodeMissingRequiredClientCapability {
+				p.Failf(ev, "%s without client capabilities (it asks for input when they are declared) got %s, want -32021 MissingRequiredClientCapability or a result", target.Label, r.describe())
+				return nil
+			}
+			for _, pb := range errShape32021(e.Data) {
+				p.Failf(ev, "%s: %s", target.Label, pb)
+			}
+			if r.transport == "http" && r.status != 400 {
+				p.Failf(ev, "%s: -32021 came with HTTP %d, want 400", target.Label, r.status)
+			}
+			return nil
+		}
+		var res struct {
+			ResultType string `json:"resultType"`
+		}
+		if raw := r.result(); raw == nil || json.Unmarshal(raw, &res) != nil {
+			p.Failf(ev, "%s without client capabilities got %s", target.Label, r.describe())
+			return nil
+		}
+		if res.ResultType == mcpclient.ResultInputRequired {
+			for _, m := range stateInputMethods(r.result()) {
+				if c := stateCapabilityFor(m); c != "" {
+					p.Failf(ev, "%s declared no client capabilities but got an %s input request; a server that needs the %q capability answers -32021", target.Label, m, c)
+					return nil
+				}
+			}
+		}
+		p.Passf(ev, "%s without client capabilities was served without them (%s)", target.Label, fmt.Sprintf("resultType %q", res.ResultType))
+		return nil
+	},
+}

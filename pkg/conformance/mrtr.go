@@ -1,7 +1,563 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
 
-// MRTR: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
 
-var mrtrFamily = family{name: "MRTR", checks: []*check.Check{}}
+// MRTR: multi round-trip requests (basic/patterns/mrtr.mdx; checklist
+// §1.11). The checks need a request that answers input_required: a tool the
+// harness may call (readOnlyHint, or --call-tool), a listed resource or a
+// prompt; see mrtr_find.go.
+
+var MRTR1 = &check.Check{
+	ID: "MRTR-1", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Supported Requests",
+	Doc:  "resultType \"input_required\" appears only on tools/call, resources/read and prompts/get",
+	Fix:  "answer every other method directly; ask for input only from tools/call, resources/read or prompts/get",
+	Run: func(p *check.Pass) error {
+		f := p.Env.Facts
+		type probe struct {
+			method string
+			params map[string]any
+		}
+		probes := []probe{{"server/discover", nil}}
+		if toolServed(f) {
+			probes = append(probes, probe{"tools/list", nil})
+		}
+		if rsrcServed(f) {
+			probes = append(probes, probe{"resources/list", nil}, probe{"resources/templates/list", nil})
+		}
+		if promptServed(f) {
+			probes = append(probes, probe{"prompts/list", nil})
+		}
+		if refs := compRefs(f); f.Has("completions") && len(refs) > 0 {
+			probes = append(probes, probe{"completion/complete", map[string]any{"ref": refs[0].ref, "argument": map[string]any{"name": refs[0].arg, "value": ""}}})
+		}
+		for _, pr := range probes {
+			resp, err := p.Env.Client.Do(p.Ctx, pr.method, pr.params, mcpclient.WithCapabilities(mrtrCaps))
+			if err != nil {
+				return err
+			}
+			if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
+				p.Failf(check.FromResponse(resp), "%s returned resultType \"input_required\"; only tools/call, resources/read and prompts/get may", pr.method)
+			}
+		}
+		p.Passf(nil, "%d other methods answered without input_required, with elicitation, sampling and roots declared", len(probes))
+		return nil
+	},
+}
+
+// mrtrRaw decodes the interim result's members.
+func mrtrRaw(t *mrtrTarget) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(t.first.Response.Result, &m)
+	return m
+}
+
+var MRTR2 = &check.Check{
+	ID: "MRTR-2", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Input Required Result; schema.ts InputRequiredResult",
+	Doc:  "an InputRequiredResult has at least one of inputRequests (an object) or requestState (a string)",
+	Fix:  "send inputRequests, requestState or both with every input_required result",
+	Run: func(p *check.Pass) error {
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		m, ev := mrtrRaw(t), t.ev()
+		ir, hasIR := m["inputRequests"]
+		rs, hasRS := m["requestState"]
+		var obj map[string]json.RawMessage
+		var str string
+		irOK := hasIR && json.Unmarshal(ir, &obj) == nil && obj != nil
+		rsOK := hasRS && json.Unmarshal(rs, &str) == nil
+		if hasIR && !irOK {
+			p.Failf(ev, "%s: inputRequests is %s, want an object", t.label(), shown(ir))
+		}
+		if hasRS && !rsOK {
+			p.Failf(ev, "%s: requestState is %s, want a string", t.label(), shown(rs))
+		}
+		if !irOK && !rsOK {
+			p.Failf(ev, "%s: the input_required result has neither inputRequests nor requestState", t.label())
+			return nil
+		}
+		p.Passf(ev, "%s: input_required with inputRequests %v, requestState %v", t.label(), irOK, rsOK)
+		return nil
+	},
+}
+
+// mrtrRequestDefs maps an input request method to its schema definition.
+var mrtrRequestDefs = map[string]string{
+	"elicitation/create":     "ElicitRequest",
+	"sampling/createMessage": "CreateMessageRequest",
+	"roots/list":             "ListRootsRequest",
+}
+
+// mrtrDuplicateKeys lists the keys that occur more than once in a JSON
+// object (encoding/json keeps the last and hides the others).
+func mrtrDuplicateKeys(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]int{}
+	var dups []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return dups
+		}
+		k, _ := tok.(string)
+		if seen[k]++; seen[k] == 2 {
+			dups = append(dups, k)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return dups
+		}
+	}
+	return dups
+}
+
+var MRTR3 = &check.Check{
+	ID: "MRTR-3", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Input Requests; schema.json $defs/InputRequests",
+	Doc:  "every inputRequests value is {method, params} without jsonrpc or id, for elicitation/create, sampling/createMessage or roots/list, with unique keys",
+	Fix:  "put bare {method, params} objects under unique keys in inputRequests, no JSON-RPC envelope",
+	Run: func(p *check.Pass) error {
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		m, ev := mrtrRaw(t), t.ev()
+		raw, ok := m["inputRequests"]
+		var reqs map[string]json.RawMessage
+		if !ok || json.Unmarshal(raw, &reqs) != nil || len(reqs) == 0 {
+			p.Skipf("%s answered input_required without input requests", t.label())
+			return nil
+		}
+		for _, k := range mrtrDuplicateKeys(raw) {
+			p.Failf(ev, "%s: inputRequests key %q occurs more than once", t.label(), jsonrpc.Clip(k, 60))
+		}
+		keys := make([]string, 0, len(reqs))
+		for k := range reqs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			var r map[string]json.RawMessage
+			if json.Unmarshal(reqs[k], &r) != nil || r == nil {
+				p.Failf(ev, "%s: inputRequests[%q] is %s, want {method, params}", t.label(), k, shown(reqs[k]))
+				continue
+			}
+			for _, env := range []string{"jsonrpc", "id"} {
+				if _, has := r[env]; has {
+					p.Failf(ev, "%s: inputRequests[%q] carries %q; input requests are bare {method, params}", t.label(), k, env)
+				}
+			}
+			var method string
+			_ = json.Unmarshal(r["method"], &method)
+			def, known := mrtrRequestDefs[method]
+			if !known {
+				p.Failf(ev, "%s: inputRequests[%q] has method %s, want elicitation/create, sampling/createMessage or roots/list", t.label(), k, shown(r["method"]))
+				continue
+			}
+			problems, err := schemaOracle(def, reqs[k])
+			if err != nil {
+				return err
+			}
+			if problems != "" {
+				p.Failf(ev, "%s: inputRequests[%q] is not a valid %s: %s", t.label(), k, def, problems)
+			}
+		}
+		p.Passf(ev, "%s: %d input requests judged", t.label(), len(reqs))
+		return nil
+	},
+}
+
+// mrtrUndeclared says why an input request needs a capability that caps
+// (a clientCapabilities object) does not declare, "" when it is declared;
+// soft is true for a SHOULD (includeContext without sampling.context).
+func mrtrUndeclared(raw json.RawMessage, caps map[string]json.RawMessage) (why string, soft bool) {
+	var r struct {
+		Method string `json:"method"`
+		Params struct {
+			Mode           string          `json:"mode"`
+			Tools          json.RawMessage `json:"tools"`
+			ToolChoice     json.RawMessage `json:"toolChoice"`
+			IncludeContext string          `json:"includeContext"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(raw, &r)
+	sub := func(name string) map[string]json.RawMessage {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(caps[name], &m)
+		return m
+	}
+	switch r.Method {
+	case "elicitation/create":
+		e, ok := caps["elicitation"]
+		if !ok {
+			return "elicitation/create needs the elicitation capability", false
+		}
+		el := sub("elicitation")
+		_, form := el["form"]
+		_, url := el["url"]
+		if r.Params.Mode == "url" && !url {
+			return fmt.Sprintf("URL-mode elicitation needs elicitation.url (declared %s)", jsonrpc.Clip(string(e), 60)), false
+		}
+		if r.Params.Mode != "url" && url && !form {
+			return "form-mode elicitation needs elicitation.form (only url was declared)", false
+		}
+	case "sampling/createMessage":
+		if _, ok := caps["sampling"]; !ok {
+			return "sampling/createMessage needs the sampling capability", false
+		}
+		s := sub("sampling")
+		if len(r.Params.Tools) > 0 || len(r.Params.ToolChoice) > 0 {
+			if _, ok := s["tools"]; !ok {
+				return "sampling with tools needs sampling.tools", false
+			}
+		}
+		if r.Params.IncludeContext != "" && r.Params.IncludeContext != "none" {
+			if _, ok := s["context"]; !ok {
+				return fmt.Sprintf("includeContext %q should be used only with sampling.context", r.Params.IncludeContext), true
+			}
+		}
+	case "roots/list":
+		if _, ok := caps["roots"]; !ok {
+			return "roots/list needs the roots capability", false
+		}
+	}
+	return "", false
+}
+
+var MRTR4 = &check.Check{
+	ID: "MRTR-4", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Input Requests; client/elicitation.mdx §Capabilities; client/sampling.mdx",
+	Doc:  "a server asks only for input the request's clientCapabilities declare; without them it answers -32021 or goes on without asking",
+	Fix:  "read this request's clientCapabilities before asking; return -32021 when a needed capability is missing",
+	Run: func(p *check.Pass) error {
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		var declared map[string]json.RawMessage
+		_ = json.Unmarshal(mrtrCaps, &declared)
+		if t.first.InputRequired != nil {
+			for k, raw := range t.first.InputRequired.InputRequests {
+				why, soft := mrtrUndeclared(raw, declared)
+				switch {
+				case why == "":
+				case soft:
+					p.Warnf(t.ev(), "%s: inputRequests[%q]: %s", t.label(), k, why)
+				default:
+					p.Failf(t.ev(), "%s: inputRequests[%q]: %s, which the request (%s) does not declare", t.label(), k, why, mrtrCaps)
+				}
+			}
+		}
+		res, err := mrtrSend(p, t.method, t.params, json.RawMessage(`{}`))
+		if err != nil {
+			if rpc, ok := mrtrRPC(err); ok {
+				ev := check.FromResponse(rpc.Response)
+				if rpc.Code() == jsonrpc.CodeMissingRequiredClientCapability {
+					p.Passf(ev, "%s with clientCapabilities {} gave -32021", t.label())
+				} else {
+					p.Warnf(ev, "%s with clientCapabilities {} gave error %d (%s); a server that needs a capability returns -32021", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()))
+				}
+				return nil
+			}
+			if schemaTransportErr(err) {
+				return err
+			}
+			if res == nil || res.ResultType != mcpclient.ResultInputRequired {
+				p.Failf(nil, "%s with clientCapabilities {}: %v", t.label(), err)
+				return nil
+			}
+		}
+		ev := check.FromResponse(res.Response)
+		if res.InputRequired == nil {
+			p.Passf(ev, "%s with clientCapabilities {} completed without asking", t.label())
+			return nil
+		}
+		asked := 0
+		for k, raw := range res.InputRequired.InputRequests {
+			if why, _ := mrtrUndeclared(raw, map[string]json.RawMessage{}); why != "" {
+				asked++
+				p.Failf(ev, "%s with clientCapabilities {} still asked inputRequests[%q]: %s", t.label(), k, why)
+			}
+		}
+		if asked == 0 {
+			p.Passf(ev, "%s with clientCapabilities {} asked for nothing it may not", t.label())
+		}
+		return nil
+	},
+}
+
+var MRTR5 = &check.Check{
+	ID: "MRTR-5", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Retrying; server/tools.mdx §Input Required Tool Results",
+	Doc:  "a retry under a new id with inputResponses and the exact requestState is answered with complete or another input_required, not an error",
+	Fix:  "accept the retry: read inputResponses and the echoed requestState and finish (or ask again)",
+	Run: func(p *check.Pass) error {
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		if t.first.InputRequired == nil {
+			p.Skipf("%s: the input_required result is malformed (MRTR-2, MRTR-3 report it)", t.label())
+			return nil
+		}
+		res, err := p.Env.Client.Continue(p.Ctx, t.first, mrtrAnswers(t.first.InputRequired.InputRequests))
+		if err != nil {
+			if rpc, ok := mrtrRPC(err); ok {
+				p.Failf(check.FromResponse(rpc.Response), "the retry of %s with inputResponses and requestState gave error %d (%s): %s", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
+				return nil
+			}
+			if schemaTransportErr(err) {
+				return err
+			}
+			var ev *check.Evidence
+			if res != nil {
+				ev = check.FromResponse(res.Response)
+			}
+			p.Failf(ev, "the retry of %s: %v", t.label(), err)
+			return nil
+		}
+		p.Passf(check.FromResponse(res.Response), "the retry of %s was answered %s", t.label(), res.ResultType)
+		return nil
+	},
+}
+
+// mrtrUnknownKey is an inputResponses key no server asked for.
+const mrtrUnknownKey = "mcp-eval-unrequested"
+
+var MRTR6 = &check.Check{
+	ID: "MRTR-6", Level: check.Should, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Error Handling",
+	Doc:  "a retry that lacks the requested inputResponses gets a new input_required, not an error; unknown extra keys are ignored",
+	Fix:  "ask again (input_required) when answers are missing, and ignore inputResponses keys you did not ask for",
+	Run: func(p *check.Pass) error {
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		if t.first.InputRequired == nil {
+			p.Skipf("%s: the input_required result is malformed (MRTR-2, MRTR-3 report it)", t.label())
+			return nil
+		}
+		judge := func(res *mcpclient.Result, err error, what string, want func(rt string) bool, expect string) error {
+			if err != nil {
+				if rpc, ok := mrtrRPC(err); ok {
+					p.Failf(check.FromResponse(rpc.Response), "the retry of %s %s gave error %d (%s), want %s", t.label(), what, rpc.Code(), jsonrpc.CodeName(rpc.Code()), expect)
+					return nil
+				}
+				if schemaTransportErr(err) {
+					return err
+				}
+				p.Failf(nil, "the retry of %s %s: %v", t.label(), what, err)
+				return nil
+			}
+			if ev := check.FromResponse(res.Response); !want(res.ResultType) {
+				p.Failf(ev, "the retry of %s %s was answered %s, want %s", t.label(), what, res.ResultType, expect)
+			} else {
+				p.Passf(ev, "the retry of %s %s was answered %s", t.label(), what, res.ResultType)
+			}
+			return nil
+		}
+		if len(t.first.InputRequired.InputRequests) > 0 {
+			res, err := p.Env.Client.Continue(p.Ctx, t.first, nil)
+			if err := judge(res, err, "without inputResponses", func(rt string) bool { return rt == mcpclient.ResultInputRequired }, "a new input_required"); err != nil {
+				return err
+			}
+		}
+		answers := mrtrAnswers(t.first.InputRequired.InputRequests)
+		answers[mrtrUnknownKey] = json.RawMessage(`{"action":"decline"}`)
+		res, err := p.Env.Client.Continue(p.Ctx, t.first, answers)
+		return judge(res, err, fmt.Sprintf("with an extra inputResponses key %q", mrtrUnknownKey), func(string) bool { return true }, "the extra key to be ignored")
+	},
+}
+
+var MRTR7 = &check.Check{
+	ID: "MRTR-7", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Request State (integrity), §Security Considerations",
+	Doc:  "a retry whose requestState was tampered with is rejected (an error or a new input_required); acceptance is a warning",
+	Fix:  "protect requestState (e.g. an HMAC with an expiry) and reject a retry whose state does not verify",
+	Run: func(p *check.Pass) error {
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		if t.first.InputRequired == nil || t.first.InputRequired.RequestState == nil {
+			p.Skipf("%s: the input_required result has no requestState to tamper with", t.label())
+			return nil
+		}
+		var state string
+		if json.Unmarshal(t.first.InputRequired.RequestState, &state) != nil {
+			p.Skipf("%s: requestState is not a string (MRTR-2 reports it)", t.label())
+			return nil
+		}
+		tampered, _ := json.Marshal(mrtrTamper(state))
+		resp, err := mrtrRetry(p, t, mrtrAnswers(t.first.InputRequired.InputRequests), tampered)
+		if err != nil {
+			switch transport.KindOf(err) {
+			case transport.KindTimeout, transport.KindProcessExited, transport.KindStreamBroken, transport.KindMalformed, transport.KindBadID:
+				p.Failf(check.FromResponse(resp), "the retry of %s with a tampered requestState got no usable answer: %v", t.label(), err)
+				return nil
+			}
+			return err
+		}
+		ev := check.FromResponse(resp)
+		outcome, problem := mrtrOutcome(resp)
+		switch outcome {
+		case "error":
+			p.Passf(ev, "a tampered requestState was rejected with error %d", resp.Error.Code)
+			return nil
+		case mcpclient.ResultInputRequired:
+			p.Passf(ev, "a tampered requestState got a new input_required")
+			return nil
+		case "":
+			p.Failf(ev, "the retry of %s with a tampered requestState got an invalid answer: %s", t.label(), problem)
+			return nil
+		}
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		if t.method == "tools/call" && json.Unmarshal(resp.Result, &r) == nil && r.IsError {
+			p.Passf(ev, "a tampered requestState was rejected as a tool error")
+			return nil
+		}
+		problems, err := schemaOracle(mrtrResultDef[t.method], resp.Result)
+		if err != nil {
+			return err
+		}
+		if problems != "" {
+			p.Failf(ev, "the retry of %s with a tampered requestState got an invalid %s: %s", t.label(), mrtrResultDef[t.method], problems)
+			return nil
+		}
+		p.Warnf(ev, "the retry of %s with a tampered requestState (one character changed) completed; skipping integrity protection is allowed only when tampering can cause nothing worse than a failed request", t.label())
+		return nil
+	},
+}
+
+var MRTR8 = &check.Check{
+	ID: "MRTR-8", Level: check.Must, Transports: check.HTTP,
+	Spec: "SEP-2322 §Protocol Requirements for Ephemeral Workflow; basic/transports/streamable-http.mdx §Sending Messages",
+	Doc:  "an InputRequiredResult sent on an SSE stream is the last message on that stream",
+	Fix:  "send nothing after the input_required result on its stream, and close the stream",
+	Run: func(p *check.Pass) error {
+		if p.Env.HTTP == nil {
+			p.Skipf("not a Streamable HTTP server")
+			return nil
+		}
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		// Ask for logs and progress so that a server that streams them
+		// answers on an SSE stream.
+		_, out, err := p.Env.Client.Build(t.method, t.params, mcpclient.WithCapabilities(mrtrCaps), mcpclient.WithLogLevel("debug"), mcpclient.WithProgressToken("mcp-eval-mrtr-8"))
+		if err != nil {
+			return err
+		}
+		h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+		for k, v := range out.Header {
+			h[http.CanonicalHeaderKey(k)] = v
+		}
+		ctx, cancel := context.WithTimeout(p.Ctx, 5*time.Second)
+		defer cancel()
+		rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Body: out.Body, Header: h})
+		if rr == nil {
+			return err
+		}
+		ev := check.FromRaw(out.Body, h, rr)
+		if !rr.SSE {
+			p.Skipf("%s answered with a JSON body, not an SSE stream (a log level and a progress token did not make it stream)", t.label())
+			return nil
+		}
+		idx := -1
+		for i, m := range rr.Messages {
+			if m.Kind() == jsonrpc.KindResponse && jsonrpc.SameID(m.ID, out.ID) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			if err != nil {
+				return err
+			}
+			p.Skipf("%s: the SSE stream ended without its response", t.label())
+			return nil
+		}
+		var rt struct {
+			ResultType string `json:"resultType"`
+		}
+		if final := rr.Messages[idx]; final.Result == nil || json.Unmarshal(final.Result, &rt) != nil || rt.ResultType != mcpclient.ResultInputRequired {
+			p.Skipf("%s: the streamed answer was not input_required this time", t.label())
+			return nil
+		}
+		if after := rr.Messages[idx+1:]; len(after) > 0 {
+			what := after[0].Method
+			if what == "" {
+				what = after[0].Kind().String()
+			}
+			p.Failf(ev, "%d messages followed the input_required result on its SSE stream (first: %s)", len(after), jsonrpc.Clip(what, 60))
+			return nil
+		}
+		if err != nil || !rr.Ended {
+			p.Warnf(ev, "the SSE stream stayed open after the input_required result (the final response should end it)")
+			return nil
+		}
+		p.Passf(ev, "the input_required result was the last message of its SSE stream (%d messages)", len(rr.Messages))
+		return nil
+	},
+}
+
+var MRTR9 = &check.Check{
+	ID: "MRTR-9", Level: check.Info, Transports: check.Both,
+	Spec: "basic/patterns/mrtr.mdx §Request State; server/utilities/caching.mdx; client/elicitation.mdx",
+	Doc:  "requestState is opaque to the client, interim results carry no caching hints, and an elicitation without mode is form mode",
+	Fix:  "leave ttlMs and cacheScope off input_required results",
+	Run: func(p *check.Pass) error {
+		t, err := mrtrFind(p)
+		if t == nil {
+			return err
+		}
+		m, ev := mrtrRaw(t), t.ev()
+		for _, k := range []string{"ttlMs", "cacheScope"} {
+			if _, has := m[k]; has {
+				p.Warnf(ev, "%s: the input_required result carries %s; interim results are not cacheable and carry no caching hints", t.label(), k)
+			}
+		}
+		var state string
+		if json.Unmarshal(m["requestState"], &state) == nil && m["requestState"] != nil {
+			p.Passf(ev, "%s: requestState is an opaque string of %d characters, echoed unparsed", t.label(), len(state))
+		}
+		var reqs map[string]struct {
+			Method string `json:"method"`
+			Params struct {
+				Mode *string `json:"mode"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(m["inputRequests"], &reqs)
+		for k, r := range reqs {
+			if r.Method == "elicitation/create" && r.Params.Mode == nil {
+				p.Passf(ev, "%s: elicitation %q has no mode, which means form mode", t.label(), k)
+			}
+		}
+		return nil
+	},
+}
+
+var mrtrFamily = family{name: "MRTR", checks: []*check.Check{MRTR1, MRTR2, MRTR3, MRTR4, MRTR5, MRTR6, MRTR7, MRTR8, MRTR9}}

@@ -1,7 +1,72 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
 
-// PROG: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var progFamily = family{name: "PROG", checks: []*check.Check{}}
+// PROG: progress notifications (basic/patterns/progress.mdx, checklist
+// §1.13).
+
+// progToken is the token PROG-1 sends: an integer, so a server that echoes
+// it as a string is caught.
+const progToken = 424242
+
+var PROG1 = &check.Check{
+	ID: "PROG-1", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/progress.mdx",
+	Doc:  "notifications/progress come only for a request's progressToken, echo it with its JSON type, strictly increase, and stop at the final response",
+	Fix:  "send progress only while the request runs, with its progressToken unchanged and a growing progress value",
+	Run: func(p *check.Pass) error {
+		es := progFindEmitters(p)
+		if es.progress == nil {
+			progSkipNoEmitter(p, es, "notifications/progress")
+			return nil
+		}
+		call := map[string]any{"name": es.progress.Tool.Name, "arguments": es.progress.Args}
+		c, closeFn, err := progClient(p)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		obs, err := progObserve(p.Ctx, c, "tools/call", call, logWindow, mcpclient.WithProgressToken(progToken))
+		if err != nil {
+			return err
+		}
+		want := json.RawMessage("424242")
+		last, have := 0.0, false
+		for _, m := range progByMethod(obs.Before, "notifications/progress") {
+			pm := progParams(m)
+			if got := pm["progressToken"]; !jsonrpc.SameID(got, want) {
+				p.Failf(obs.Ev, "a progress notification carried token %s, want %s (same value and JSON type)", jsonrpc.Clip(string(got), 40), want)
+				continue
+			}
+			var v float64
+			if json.Unmarshal(pm["progress"], &v) != nil {
+				p.Failf(obs.Ev, "a progress notification has progress %s, want a number", jsonrpc.Clip(string(pm["progress"]), 40))
+				continue
+			}
+			if have && v <= last {
+				p.Failf(obs.Ev, "progress went from %v to %v; it must strictly increase", last, v)
+			}
+			last, have = v, true
+		}
+		if n := len(progByMethod(obs.After, "notifications/progress")); n > 0 {
+			p.Failf(obs.Ev, "%d progress notification(s) arrived after the final response", n)
+		}
+		// Without a progressToken there must be no progress at all.
+		obs2, err := progObserve(p.Ctx, c, "tools/call", call, logWindow)
+		if err != nil {
+			return err
+		}
+		if n := len(progByMethod(append(obs2.Before, obs2.After...), "notifications/progress")); n > 0 {
+			p.Failf(obs2.Ev, "tools/call %s without a progressToken got %d progress notification(s)", es.progress.Tool.Name, n)
+		}
+		return nil
+	},
+}
+
+var progFamily = family{name: "PROG", checks: []*check.Check{PROG1}}

@@ -1,7 +1,579 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
 
-// RPC: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
 
-var rpcFamily = family{name: "RPC", checks: []*check.Check{}}
+// RPC: the JSON-RPC base (basic/index.mdx, checklist §1.1).
+
+var rpcFamily = family{name: "RPC", checks: []*check.Check{RPC1, RPC2, RPC3, RPC4, RPC5, RPC6}}
+
+var RPC1 = &check.Check{
+	ID: "RPC-1", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §Result Responses, §Error Responses; schema.ts JSONRPCResultResponse, JSONRPCErrorResponse",
+	Doc:  "every response has \"jsonrpc\":\"2.0\", the request's id with its JSON type, and exactly one of result or error",
+	Fix:  "echo the request id exactly as sent (a string id stays a string, even \"123\") and answer with jsonrpc \"2.0\" and exactly one of result or error",
+	Run: func(p *check.Pass) error {
+		probes := []struct {
+			method string
+			id     json.RawMessage
+			what   string
+		}{
+			{"server/discover", wireStringID(false), "a string id"},
+			{"server/discover", wireStringID(true), "a string id of digits"},
+			{"server/discover", wireNumberID(), "an integer id"},
+			{"mcp-eval/no-such-method", wireStringID(false), "a string id (unknown method, so an error response)"},
+		}
+		var ok passTally
+		for _, pr := range probes {
+			w, err := newWire(p.Env.Client, pr.method, nil)
+			if err != nil {
+				return err
+			}
+			w.setID(pr.id)
+			r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+			if err != nil {
+				return err
+			}
+			ev := r.evidence()
+			problems := rpcEnvelope(r, pr.id)
+			for _, pb := range problems {
+				p.Failf(ev, "%s sent with %s: %s", pr.method, pr.what, pb)
+			}
+			if len(problems) == 0 {
+				ok.add(ev)
+			}
+		}
+		ok.report(p, "%d responses to string, digit-string and integer ids carried jsonrpc \"2.0\", the same id and one of result or error", ok.n)
+		return nil
+	},
+}
+
+// rpcEnvelope lists what is wrong with the envelope of a response to the
+// request with id sent.
+func rpcEnvelope(r *reply, sent json.RawMessage) []string {
+	if r.raw == nil {
+		return []string{r.describe()}
+	}
+	if r.fields == nil {
+		return []string{"the response is not a JSON object: " + clipBytes(r.raw, 120)}
+	}
+	var out []string
+	var version string
+	if raw, ok := r.fields["jsonrpc"]; !ok {
+		out = append(out, `the response has no "jsonrpc" member, want "2.0"`)
+	} else if json.Unmarshal(raw, &version) != nil || version != jsonrpc.Version {
+		out = append(out, fmt.Sprintf(`"jsonrpc" is %s, want "2.0"`, shown(raw)))
+	}
+	got, hasID := r.fields["id"]
+	switch {
+	case !hasID:
+		out = append(out, fmt.Sprintf("the response has no id, want %s", sent))
+	case jsonrpc.SameID(got, sent):
+	case idText(got) == idText(sent):
+		out = append(out, fmt.Sprintf("the response id is %s, want %s with the same JSON type", shown(got), sent))
+	default:
+		out = append(out, fmt.Sprintf("the response id is %s, want %s", shown(got), sent))
+	}
+	_, hasResult := r.fields["result"]
+	_, hasError := r.fields["error"]
+	switch {
+	case hasResult && hasError:
+		out = append(out, "the response has both result and error, want exactly one")
+	case !hasResult && !hasError:
+		out = append(out, "the response has neither result nor error, want exactly one")
+	}
+	return out
+}
+
+var RPC2 = &check.Check{
+	ID: "RPC-2", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §Error Responses",
+	Doc:  "error.code is an integer, error.message a string, and the id is left out only when the request id could not be read",
+	Fix:  "answer with {\"code\": <integer>, \"message\": <string>} and the request's id",
+	Run: func(p *check.Pass) error {
+		f := p.Env.Facts
+		probes := []rpcProbe{{"mcp-eval/no-such-method", nil}}
+		if f.Has("tools") || f.ToolsErr == nil {
+			probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
+		}
+		if f.Has("resources") {
+			probes = append(probes, rpcProbe{"resources/read", map[string]any{"uri": "mcp-eval://does-not-exist/0"}})
+		}
+		if f.Has("prompts") {
+			probes = append(probes, rpcProbe{"prompts/get", map[string]any{"name": "mcp-eval-no-such-prompt"}})
+		}
+		judged := 0
+		for i, pr := range probes {
+			w, err := newWire(p.Env.Client, pr.method, pr.params)
+			if err != nil {
+				return err
+			}
+			id := wireNumberID()
+			if i%2 == 0 {
+				id = wireStringID(false)
+			}
+			w.setID(id)
+			r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+			if err != nil {
+				return err
+			}
+			ev := r.evidence()
+			if r.raw == nil {
+				p.Failf(ev, "%s: %s", pr.method, r.describe())
+				continue
+			}
+			if !r.has("error") {
+				continue // not an error: other checks judge that (DISC-1, CALL-2, RSRC-3)
+			}
+			judged++
+			for _, pb := range rpcErrorShape(r.fields["error"]) {
+				p.Failf(ev, "%s: %s", pr.method, pb)
+			}
+			got, hasID := r.fields["id"]
+			switch {
+			case !hasID:
+				p.Failf(ev, "%s: the error response has no id although the request id %s was readable", pr.method, id)
+			case string(bytes.TrimSpace(got)) == "null":
+				p.Failf(ev, "%s: the error response has id null although the request id %s was readable", pr.method, id)
+			case !jsonrpc.SameID(got, id):
+				p.Failf(ev, "%s: the error response id is %s, want %s", pr.method, shown(got), id)
+			}
+		}
+		if judged == 0 {
+			p.Skipf("none of the %d requests that should fail got an error response", len(probes))
+		}
+		return nil
+	},
+}
+
+// rpcProbe is one request a check sends.
+type rpcProbe struct {
+	method string
+	params map[string]any
+}
+
+// rpcErrorShape lists what is wrong with an error object.
+func rpcErrorShape(raw json.RawMessage) []string {
+	var e map[string]json.RawMessage
+	if json.Unmarshal(raw, &e) != nil || e == nil {
+		return []string{fmt.Sprintf("error is %s, want an object with code and message", shown(raw))}
+	}
+	var out []string
+	var code float64
+	if c, ok := e["code"]; !ok {
+		out = append(out, "error.code is missing")
+	} else if json.Unmarshal(c, &code) != nil || code != math.Trunc(code) {
+		out = append(out, fmt.Sprintf("error.code is %s, want an integer", shown(c)))
+	}
+	var msg string
+	if m, ok := e["message"]; !ok {
+		out = append(out, "error.message is missing")
+	} else if json.Unmarshal(m, &msg) != nil {
+		out = append(out, fmt.Sprintf("error.message is %s, want a string", shown(m)))
+	}
+	return out
+}
+
+// rpcNotifications are client notifications no server answers: an invalid
+// cancellation (cancellation.mdx: SHOULD be ignored) and one no server
+// knows.
+var rpcNotifications = [][]byte{
+	[]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"mcp-eval-nope","reason":"mcp-eval conformance probe"}}`),
+	[]byte(`{"jsonrpc":"2.0","method":"notifications/mcp-eval/probe","params":{}}`),
+}
+
+// rpcNotificationMethod is the method of one of rpcNotifications.
+func rpcNotificationMethod(b []byte) string {
+	var m struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(b, &m)
+	return m.Method
+}
+
+var RPC3 = &check.Check{
+	ID: "RPC-3", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §Notifications; basic/patterns/cancellation.mdx §Error Handling",
+	Doc:  "a client notification gets no JSON-RPC response",
+	Fix:  "never answer a message without an id; ignore unknown notifications and invalid cancellations",
+	Run: func(p *check.Pass) error {
+		if p.Env.Transport == "http" {
+			return rpc3HTTP(p)
+		}
+		fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return err
+		}
+		defer closeFresh()
+		st, ok := fc.Transport().(*transport.StdioTransport)
+		if !ok {
+			return fmt.Errorf("fresh stdio connection has transport %T", fc.Transport())
+		}
+		var quiet passTally
+		for i, n := range rpcNotifications {
+			// Each notification is followed by a sentinel request; only the
+			// last waits a little longer for a late answer.
+			grace := time.Duration(0)
+			if i == len(rpcNotifications)-1 {
+				grace = rpcStdioGrace
+			}
+			lines, sentinel, err := rpcStdioProbe(p.Ctx, fc, st, n, grace, nil)
+			ev := &check.Evidence{Transport: "stdio", Request: string(n)}
+			if err != nil {
+				first, _, _ := strings.Cut(err.Error(), "\n")
+				p.Failf(ev, "after the notification %s the server did not answer server/discover: %s", rpcNotificationMethod(n), first)
+				return nil
+			}
+			stray := rpcStray(lines, sentinel)
+			if len(stray) > 0 {
+				ev.Response = clipBytes(stray[0], 600)
+				p.Failf(ev, "the server answered the notification %s with a JSON-RPC response", rpcNotificationMethod(n))
+				continue
+			}
+			quiet.add(ev)
+		}
+		quiet.report(p, "no response to %d notifications (an invalid cancellation, an unknown notification)", quiet.n)
+		return nil
+	},
+}
+
+func rpc3HTTP(p *check.Pass) error {
+	var quiet passTally
+	for _, n := range rpcNotifications {
+		h := httpHeader(http.Header{mcpclient.HeaderProtocolVersion: {p.Env.Client.Info().ProtocolVersion}, mcpclient.HeaderMethod: {rpcNotificationMethod(n)}})
+		ctx, cancel := context.WithTimeout(p.Ctx, wireTimeout)
+		rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Body: n, Header: h})
+		cancel()
+		if rr == nil {
+			return err
+		}
+		ev := check.FromRaw(n, h, rr)
+		var resp *jsonrpc.Message
+		for _, m := range rr.Messages {
+			if m.Kind() == jsonrpc.KindResponse {
+				resp = m
+				break
+			}
+		}
+		method := rpcNotificationMethod(n)
+		ok2xx := rr.Status >= 200 && rr.Status < 300
+		switch {
+		case resp != nil && resp.Error == nil:
+			p.Failf(ev, "the server answered the notification %s with a JSON-RPC result (HTTP %d)", method, rr.Status)
+		case resp != nil && ok2xx:
+			p.Failf(ev, "the server answered the notification %s with a JSON-RPC error response and HTTP %d; an accepted notification gets 202 and no body", method, rr.Status)
+		case resp != nil:
+			// streamable-http.mdx: a notification the server does not accept
+			// gets an error status, optionally with an id-less error body.
+			why := "no response was due"
+			if method == "notifications/cancelled" {
+				why += ", and an invalid cancellation SHOULD be ignored"
+			}
+			p.Warnf(ev, "the server rejected the notification %s with HTTP %d and error %d; %s", method, rr.Status, resp.Error.Code, why)
+		default:
+			quiet.add(ev)
+		}
+	}
+	quiet.report(p, "no JSON-RPC response to %d notifications (an invalid cancellation, an unknown notification)", quiet.n)
+	return nil
+}
+
+// rpcStdioGrace is how long a stdio probe keeps listening after the
+// sentinel request was answered, for a late answer to the probe line.
+const rpcStdioGrace = 50 * time.Millisecond
+
+// rpcStdioProbe writes line on a fresh stdio server, then asks
+// server/discover as a sentinel, and returns every stdout line seen until
+// the sentinel's answer, with the sentinel's id. With grace it listens that
+// much longer unless enough reports that what it waits for has come. An
+// error means the server did not answer the sentinel.
+func rpcStdioProbe(ctx context.Context, fc *mcpclient.Client, st *transport.StdioTransport, line []byte, grace time.Duration, enough func(lines [][]byte, sentinel json.RawMessage) bool) ([][]byte, json.RawMessage, error) {
+	tap, stop := st.Tap(1024)
+	defer stop()
+	if err := st.WriteLine(ctx, line); err != nil {
+		return nil, nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, wireTimeout)
+	resp, err := fc.Do(sctx, "server/discover", nil)
+	cancel()
+	var lines [][]byte
+	for drained := false; !drained; {
+		select {
+		case in := <-tap:
+			lines = append(lines, in.Raw)
+		default:
+			drained = true
+		}
+	}
+	if err != nil {
+		return lines, nil, err
+	}
+	if grace <= 0 || (enough != nil && enough(lines, resp.ID)) {
+		return lines, resp.ID, nil
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	for {
+		select {
+		case in := <-tap:
+			lines = append(lines, in.Raw)
+			if enough != nil && enough(lines, resp.ID) {
+				return lines, resp.ID, nil
+			}
+		case <-timer.C:
+			return lines, resp.ID, nil
+		}
+	}
+}
+
+// rpcStray returns the responses among lines that answer nothing the
+// harness sent with an id: not the sentinel's.
+func rpcStray(lines [][]byte, sentinel json.RawMessage) [][]byte {
+	var out [][]byte
+	for _, l := range lines {
+		switch answers(l, sentinel) {
+		case answerExact:
+			continue
+		case answerNoID:
+			out = append(out, l)
+		case answerNone, answerLoose:
+			var f map[string]json.RawMessage
+			if json.Unmarshal(l, &f) != nil {
+				continue
+			}
+			_, isMsg := f["method"]
+			_, hasResult := f["result"]
+			_, hasError := f["error"]
+			if !isMsg && (hasResult || hasError) {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+var RPC4 = &check.Check{
+	ID: "RPC-4", Level: check.Must, Transports: check.Both,
+	Spec: "basic/patterns/index.mdx; basic/transports/stdio.mdx; basic/transports/streamable-http.mdx §Receiving Messages",
+	Doc:  "the server never sends a JSON-RPC request (ping, roots/list, sampling/createMessage, elicitation/create)",
+	Fix:  "ask for client input through an InputRequiredResult (MRTR) instead of sending requests",
+	Run: func(p *check.Pass) error {
+		f := p.Env.Facts
+		probes := []rpcProbe{{"server/discover", nil}}
+		for _, l := range pageLists(f) {
+			probes = append(probes, rpcProbe{l.method, nil})
+		}
+		if len(f.Resources) > 0 {
+			probes = append(probes, rpcProbe{"resources/read", map[string]any{"uri": f.Resources[0].URI}})
+		}
+		if len(f.Prompts) > 0 {
+			probes = append(probes, rpcProbe{"prompts/get", statePromptParams(f.Prompts[0])})
+		}
+		if tools := p.Env.CallableTools(); len(tools) > 0 {
+			probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": tools[0].Name, "arguments": stateGuessArgs(tools[0].InputSchema)}})
+		}
+		for _, pr := range probes {
+			resp, err := p.Env.Client.Do(p.Ctx, pr.method, pr.params, mcpclient.WithCapabilities(stateAllCaps))
+			if err != nil && (resp == nil || resp.Exchange == nil) {
+				if p.Ctx.Err() != nil {
+					return err
+				}
+				continue
+			}
+			for _, m := range resp.Exchange.ServerRequests {
+				p.Failf(check.FromResponse(resp), "while answering %s the server sent the JSON-RPC request %q (id %s)", pr.method, jsonrpc.Clip(m.Method, 60), jsonrpc.Clip(string(m.ID), 40))
+			}
+		}
+		if p.Env.Stdio != nil {
+			n := 0
+			for _, a := range p.Env.Stdio.Anomalies() {
+				if a.Kind != "server-request" {
+					continue
+				}
+				if n++; n <= 3 {
+					p.Failf(&check.Evidence{Transport: "stdio", Response: a.Excerpt}, "the server wrote a JSON-RPC request on stdout: %s", jsonrpc.Clip(a.Excerpt, 120))
+				}
+			}
+		}
+		return nil
+	},
+}
+
+var RPC5 = &check.Check{
+	ID: "RPC-5", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
+	Doc:  "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",
+	Fix:  "answer invalid JSON with -32700 and invalid request objects with -32600, and keep serving",
+	Run: func(p *check.Pass) error {
+		id := wireStringID(false)
+		parseErr := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":`)
+		w, err := newWire(p.Env.Client, "tools/list", nil)
+		if err != nil {
+			return err
+		}
+		w.setID(id)
+		w.msg["method"] = 42
+		invalid := w.bytes()
+		if p.Env.Transport == "http" {
+			return rpc5HTTP(p, parseErr, invalid, id)
+		}
+		fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return err
+		}
+		defer closeFresh()
+		st, ok := fc.Transport().(*transport.StdioTransport)
+		if !ok {
+			return fmt.Errorf("fresh stdio connection has transport %T", fc.Transport())
+		}
+		// stdio.mdx forbids the client to write such lines, so on stdio the
+		// rule is robustness: a wrong or missing error is a warning, a
+		// server that dies or stops answering fails.
+		for _, c := range []struct {
+			line []byte
+			want int64
+			what string
+		}{{parseErr, jsonrpc.CodeParseError, "an unparseable line"}, {invalid, jsonrpc.CodeInvalidRequest, "a request whose method is a number"}} {
+			lines, sentinel, err := rpcStdioProbe(p.Ctx, fc, st, c.line, rpcStdioGrace, func(lines [][]byte, sentinel json.RawMessage) bool { return len(rpcStray(lines, sentinel)) > 0 })
+			ev := &check.Evidence{Transport: "stdio", Request: clipBytes(c.line, 400)}
+			if err != nil {
+				first, _, _ := strings.Cut(err.Error(), "\n")
+				p.Failf(ev, "after %s the server no longer answers: %s", c.what, first)
+				return nil
+			}
+			var got *reply
+			for _, l := range rpcStray(lines, sentinel) {
+				got = &reply{transport: "stdio", sent: c.line}
+				got.setRaw(l)
+				break
+			}
+			if got == nil {
+				p.Warnf(ev, "no error response to %s, want %d (%s); the server kept serving", c.what, c.want, jsonrpc.CodeName(c.want))
+				continue
+			}
+			ev.Response = clipBytes(got.raw, 600)
+			if code := got.code(); code != c.want {
+				p.Warnf(ev, "%s got %s, want error %d (%s); the server kept serving", c.what, got.describe(), c.want, jsonrpc.CodeName(c.want))
+				continue
+			}
+			rpc5NullID(p, ev, got, c.want)
+			p.Passf(ev, "an unparseable line got -32700 and an invalid request -32600, and the server kept serving")
+		}
+		return nil
+	},
+}
+
+func rpc5HTTP(p *check.Pass, parseErr, invalid []byte, id json.RawMessage) error {
+	version := p.Env.Client.Info().ProtocolVersion
+	// The parse-error body names tools/list, so its headers match what a
+	// server could read from it.
+	h := http.Header{mcpclient.HeaderProtocolVersion: {version}, mcpclient.HeaderMethod: {"tools/list"}}
+	r, err := sendBytes(p.Ctx, p.Env.HTTP, parseErr, h, nil, "tools/list")
+	if err != nil {
+		return err
+	}
+	ev := r.evidence()
+	if code := r.code(); code != jsonrpc.CodeParseError {
+		p.Failf(ev, "an unparseable body got %s, want error -32700 (Parse error)", r.describe())
+	} else {
+		rpc5NullID(p, ev, r, jsonrpc.CodeParseError)
+	}
+	// A method that is not a string cannot be mirrored in Mcp-Method, so the
+	// header is left out and -32020 is as fitting as -32600 (AMB-11).
+	h = http.Header{mcpclient.HeaderProtocolVersion: {version}}
+	r, err = sendBytes(p.Ctx, p.Env.HTTP, invalid, h, id, "tools/list")
+	if err != nil {
+		return err
+	}
+	ev = r.evidence()
+	switch r.code() {
+	case jsonrpc.CodeInvalidRequest:
+		rpc5NullID(p, ev, r, jsonrpc.CodeInvalidRequest)
+	case jsonrpc.CodeHeaderMismatch:
+		p.Passf(ev, "a request whose method is a number got -32020 (header validation ran first, AMB-11)")
+	default:
+		p.Failf(ev, "a request whose method is a number got %s, want error -32600 (Invalid Request)", r.describe())
+	}
+	p.Passf(ev, "an unparseable body got -32700 and an invalid request -32600")
+	return nil
+}
+
+// rpc5NullID warns about "id": null on the error to an unreadable request:
+// JSON-RPC 2.0 wants it, the MCP schema's RequestId does not admit it
+// (AMB-15).
+func rpc5NullID(p *check.Pass, ev *check.Evidence, r *reply, code int64) {
+	if raw, ok := r.fields["id"]; ok && string(bytes.TrimSpace(raw)) == "null" && code == jsonrpc.CodeParseError {
+		p.Warnf(ev, "the -32700 error carries \"id\": null; MCP leaves the id out when it cannot be read (the schema's RequestId does not admit null, AMB-15)")
+	}
+}
+
+// rpcNonASCII is text in the Latin-1 range, so a server that writes it as
+// Latin-1 instead of UTF-8 produces invalid UTF-8 bytes.
+const rpcNonASCII = "mcp-eval-ünïcødé"
+
+var RPC6 = &check.Check{
+	ID: "RPC-6", Level: check.Must, Transports: check.Both,
+	Spec: "basic/transports/index.mdx §Messages",
+	Doc:  "every message the server sends is UTF-8",
+	Fix:  "encode every message as UTF-8, including text echoed from the request",
+	Run: func(p *check.Pass) error {
+		f := p.Env.Facts
+		probes := []rpcProbe{{"server/discover", nil}}
+		for _, l := range pageLists(f) {
+			probes = append(probes, rpcProbe{l.method, nil})
+		}
+		if f.Has("tools") || f.ToolsErr == nil {
+			probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": rpcNonASCII, "arguments": map[string]any{}}})
+		}
+		if f.Has("resources") {
+			probes = append(probes, rpcProbe{"resources/read", map[string]any{"uri": "mcp-eval://" + rpcNonASCII + "/0"}})
+		}
+		if f.Has("prompts") {
+			probes = append(probes, rpcProbe{"prompts/get", map[string]any{"name": rpcNonASCII}})
+		}
+		for _, pr := range probes {
+			w, err := newWire(p.Env.Client, pr.method, pr.params)
+			if err != nil {
+				return err
+			}
+			r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+			if err != nil {
+				return err
+			}
+			body := r.raw
+			if r.http != nil {
+				body = r.http.Body // the whole body, every SSE event included
+			}
+			if !utf8.Valid(body) {
+				p.Failf(r.evidence(), "the answer to %s is not valid UTF-8 (first bad byte at offset %d)", pr.method, rpcBadUTF8(body))
+			}
+		}
+		return nil
+	},
+}
+
+// rpcBadUTF8 is the offset of the first invalid UTF-8 sequence.
+func rpcBadUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}

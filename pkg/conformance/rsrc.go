@@ -1,7 +1,312 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
 
-// RSRC: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var rsrcFamily = family{name: "RSRC", checks: []*check.Check{}}
+// RSRC: resources (server/resources.mdx; checklist §1.10).
+
+func rsrcServed(f *check.Facts) bool {
+	return f.Has("resources") || f.ResourcesErr == nil && len(f.Resources) > 0 || f.TemplatesErr == nil && len(f.Templates) > 0
+}
+
+const rsrcNotServed = "the server does not declare the resources capability"
+
+// rsrcMaxReads bounds how many listed resources one check reads.
+const rsrcMaxReads = 3
+
+var RSRC1 = &check.Check{
+	ID: "RSRC-1", Level: check.Must, Transports: check.Both,
+	Spec: "server/resources.mdx §Listing Resources, §Resource Templates",
+	Doc:  "resources/list and resources/templates/list give valid ListResourcesResult / ListResourceTemplatesResult pages, the same on every connection",
+	Fix:  "answer both lists with {resultType, resources|resourceTemplates, ttlMs, cacheScope} and serve the same entries to every connection",
+	Run: func(p *check.Pass) error {
+		if !rsrcServed(p.Env.Facts) {
+			p.Skipf(rsrcNotServed)
+			return nil
+		}
+		res, resOK, err := schemaJudgeList(p, "resources/list", "resources", "ListResourcesResult")
+		if err != nil {
+			return err
+		}
+		tmpl, tmplOK, err := rsrcTemplates(p)
+		if err != nil {
+			return err
+		}
+		c, closeFresh, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return fmt.Errorf("opening a fresh connection: %w", err)
+		}
+		defer closeFresh()
+		if resOK {
+			if err := rsrcSameOnFresh(p, c, "resources/list", "resources", "uri", res); err != nil {
+				return err
+			}
+		}
+		if tmplOK && tmpl != nil {
+			if err := rsrcSameOnFresh(p, c, "resources/templates/list", "resourceTemplates", "uriTemplate", tmpl); err != nil {
+				return err
+			}
+		}
+		if resOK {
+			p.Passf(toolEvidence(res), "resources/list: %d resources, valid and the same on a fresh connection", len(res.Items))
+		}
+		return nil
+	},
+}
+
+// rsrcTemplates judges resources/templates/list; a server that does not
+// implement it (-32601) gets a warning, since templates are optional
+// content but the method belongs to the capability.
+func rsrcTemplates(p *check.Pass) (*mcpclient.ListResult, bool, error) {
+	_, err := p.Env.Client.List(p.Ctx, "resources/templates/list", "resourceTemplates")
+	if err != nil {
+		if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok && rpc.Code() == jsonrpc.CodeMethodNotFound {
+			p.Warnf(check.FromResponse(rpc.Response), "resources/templates/list gave -32601 although the server declares resources")
+			return nil, true, nil
+		}
+	}
+	return schemaJudgeList(p, "resources/templates/list", "resourceTemplates", "ListResourceTemplatesResult")
+}
+
+// rsrcSameOnFresh lists again on a fresh connection and compares the keys.
+func rsrcSameOnFresh(p *check.Pass, c *mcpclient.Client, method, key, id string, first *mcpclient.ListResult) error {
+	lr, err := c.List(p.Ctx, method, key)
+	if err != nil {
+		if schemaTransportErr(err) {
+			return err
+		}
+		p.Failf(toolEvidence(lr), "%s fails on a fresh connection while it works on the first: %s", method, jsonrpc.Clip(err.Error(), 160))
+		return nil
+	}
+	if added, removed := schemaSetDiff(schemaEntryNames(first.Items, id), schemaEntryNames(lr.Items, id)); len(added)+len(removed) > 0 {
+		p.Failf(toolEvidence(lr), "%s on a fresh connection differs from the first: %s", method, schemaDiffText(added, removed))
+	}
+	return nil
+}
+
+// rsrcRead is one resources/read of a listed resource.
+type rsrcRead struct {
+	uri string
+	res *mcpclient.Result
+	rpc *mcpclient.RPCError
+	err error
+}
+
+func (r *rsrcRead) ev() *check.Evidence {
+	if r.rpc != nil {
+		return check.FromResponse(r.rpc.Response)
+	}
+	if r.res != nil {
+		return check.FromResponse(r.res.Response)
+	}
+	return nil
+}
+
+// rsrcReads reads up to rsrcMaxReads listed resources; it skips the check
+// when none is listed.
+func rsrcReads(p *check.Pass) ([]*rsrcRead, error) {
+	if !rsrcServed(p.Env.Facts) {
+		p.Skipf(rsrcNotServed)
+		return nil, nil
+	}
+	var out []*rsrcRead
+	for _, r := range p.Env.Facts.Resources {
+		if len(out) == rsrcMaxReads {
+			break
+		}
+		if r.URI == "" {
+			continue
+		}
+		res, err := p.Env.Client.ReadResource(p.Ctx, r.URI)
+		rd := &rsrcRead{uri: r.URI, res: res}
+		if err != nil {
+			if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok {
+				rd.rpc = rpc
+			} else if schemaTransportErr(err) {
+				return nil, err
+			} else {
+				rd.err = err
+			}
+		}
+		out = append(out, rd)
+	}
+	if len(out) == 0 {
+		p.Skipf("resources/list lists no resource to read")
+	}
+	return out, nil
+}
+
+var RSRC2 = &check.Check{
+	ID: "RSRC-2", Level: check.Must, Transports: check.Both,
+	Spec: "server/resources.mdx §Reading Resources; schema.ts ReadResourceResult",
+	Doc:  "resources/read of a listed resource gives a ReadResourceResult (contents[], ttlMs, cacheScope) or an InputRequiredResult",
+	Fix:  "answer resources/read with {resultType: \"complete\", contents: [{uri, text|blob, mimeType?}], ttlMs, cacheScope}",
+	Run: func(p *check.Pass) error {
+		reads, err := rsrcReads(p)
+		if err != nil || reads == nil {
+			return err
+		}
+		for _, rd := range reads {
+			ev := rd.ev()
+			uri := jsonrpc.Clip(rd.uri, 120)
+			switch {
+			case rd.rpc != nil && rd.rpc.Code() == jsonrpc.CodeMissingRequiredClientCapability:
+				continue // needs a capability the harness did not declare
+			case rd.rpc != nil:
+				p.Failf(ev, "resources/read of listed resource %q gave error %d (%s): %s", uri, rd.rpc.Code(), jsonrpc.CodeName(rd.rpc.Code()), jsonrpc.Clip(rd.rpc.Err.Message, 120))
+				continue
+			case rd.err != nil:
+				p.Failf(ev, "resources/read %q: %v", uri, rd.err)
+				continue
+			case rd.res.InputRequired != nil:
+				p.Passf(ev, "resources/read %q asked for input (MRTR checks judge it)", uri)
+				continue
+			}
+			if rd.res.MissingResultType {
+				p.Failf(ev, "resources/read %q result has no resultType", uri)
+			}
+			problems, err := schemaOracle("ReadResourceResult", rd.res.Response.Result)
+			if err != nil {
+				return err
+			}
+			if problems != "" {
+				p.Failf(ev, "resources/read %q is not a valid ReadResourceResult: %s", uri, problems)
+				continue
+			}
+			for _, pr := range rsrcContentProblems(rd.res.Response.Result) {
+				p.Failf(ev, "resources/read %q %s", uri, pr)
+			}
+			p.Passf(ev, "resources/read %q returned a valid ReadResourceResult", uri)
+		}
+		return nil
+	},
+}
+
+// rsrcContentProblems checks what the schema leaves as annotations: blob
+// is base64, and the result is not empty.
+func rsrcContentProblems(result json.RawMessage) []string {
+	var r struct {
+		Contents []struct {
+			URI  string  `json:"uri"`
+			Blob *string `json:"blob"`
+		} `json:"contents"`
+	}
+	if json.Unmarshal(result, &r) != nil {
+		return nil
+	}
+	var out []string
+	for i, c := range r.Contents {
+		if c.Blob != nil && !callBase64(*c.Blob) {
+			out = append(out, fmt.Sprintf("contents[%d].blob is not base64", i))
+		}
+	}
+	return out
+}
+
+// rsrcMissingURI is a URI that names no resource: the scheme of a listed
+// resource (so a server that routes by scheme reaches its resource
+// handler) and a host and path no server uses.
+func rsrcMissingURI(f *check.Facts) string {
+	scheme := "mcp-eval"
+	for _, r := range f.Resources {
+		if u, err := url.Parse(r.URI); err == nil && u.Scheme != "" {
+			scheme = u.Scheme
+			break
+		}
+	}
+	return scheme + "://mcp-eval.invalid/no-such-resource-5e1d2b"
+}
+
+var RSRC3 = &check.Check{
+	ID: "RSRC-3", Level: check.Must, Transports: check.Both, Seed: 6,
+	Spec: "server/resources.mdx §Error Handling; SEP-2164",
+	Doc:  "reading a resource that does not exist gives error -32602 (not -32002, not empty contents), ideally with data.uri",
+	Fix:  "answer resources/read of an unknown URI with JSON-RPC error -32602 and data {\"uri\": ...}",
+	Run: func(p *check.Pass) error {
+		if !rsrcServed(p.Env.Facts) {
+			p.Skipf(rsrcNotServed)
+			return nil
+		}
+		uri := rsrcMissingURI(p.Env.Facts)
+		resp, err := p.Env.Client.Do(p.Ctx, "resources/read", map[string]any{"uri": uri})
+		if err != nil {
+			return err
+		}
+		ev := check.FromResponse(resp)
+		if resp.Error == nil {
+			var r struct {
+				Contents []json.RawMessage `json:"contents"`
+			}
+			_ = json.Unmarshal(resp.Result, &r)
+			if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
+				p.Failf(ev, "resources/read of missing %q got input_required, want error -32602", uri)
+			} else if len(r.Contents) == 0 {
+				p.Failf(ev, "resources/read of missing %q got a result with empty contents, want error -32602", uri)
+			} else {
+				p.Failf(ev, "resources/read of missing %q got contents, want error -32602", uri)
+			}
+			return nil
+		}
+		switch code := resp.Error.Code; code {
+		case jsonrpc.CodeInvalidParams:
+		case -32002:
+			p.Failf(ev, "resources/read of missing %q gave -32002 (resource not found before 2026-07-28), want -32602", uri)
+			return nil
+		default:
+			p.Failf(ev, "resources/read of missing %q gave error %d (%s), want -32602", uri, code, jsonrpc.CodeName(code))
+			return nil
+		}
+		var data struct {
+			URI *string `json:"uri"`
+		}
+		if resp.Error.Data == nil || json.Unmarshal(resp.Error.Data, &data) != nil || data.URI == nil {
+			p.Warnf(ev, "error -32602 for missing %q has no data.uri (SEP-2164 and the spec example include it)", uri)
+			return nil
+		}
+		p.Passf(ev, "missing resource gave -32602 with data.uri")
+		return nil
+	},
+}
+
+var RSRC4 = &check.Check{
+	ID: "RSRC-4", Level: check.Should, Transports: check.Both,
+	Spec: "server/resources.mdx §Error Handling",
+	Doc:  "internal errors of resources/read use -32603 (judged on the listed resources the harness reads)",
+	Fix:  "report internal failures of resources/read as JSON-RPC error -32603",
+	Run: func(p *check.Pass) error {
+		reads, err := rsrcReads(p)
+		if err != nil || reads == nil {
+			return err
+		}
+		seen := 0
+		for _, rd := range reads {
+			if rd.rpc == nil {
+				continue
+			}
+			switch code := rd.rpc.Code(); code {
+			case jsonrpc.CodeInternalError:
+				seen++
+				p.Passf(rd.ev(), "reading %q failed with -32603", jsonrpc.Clip(rd.uri, 120))
+			case jsonrpc.CodeInvalidParams, jsonrpc.CodeMissingRequiredClientCapability:
+				// a judgement about the request, not an internal error
+			default:
+				seen++
+				p.Failf(rd.ev(), "reading listed resource %q failed with %d (%s); internal errors should use -32603", jsonrpc.Clip(rd.uri, 120), code, jsonrpc.CodeName(code))
+			}
+		}
+		if seen == 0 {
+			p.Skipf("no read of a listed resource failed, so no internal error was seen")
+		}
+		return nil
+	},
+}
+
+var rsrcFamily = family{name: "RSRC", checks: []*check.Check{RSRC1, RSRC2, RSRC3, RSRC4}}

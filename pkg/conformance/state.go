@@ -1,7 +1,139 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
 
-// STATE: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var stateFamily = family{name: "STATE", checks: []*check.Check{}}
+// STATE: statelessness (basic/index.mdx §Statelessness, checklist §1.2).
+
+var stateFamily = family{name: "STATE", checks: []*check.Check{STATE1, STATE2}}
+
+var STATE1 = &check.Check{
+	ID: "STATE-1", Level: check.Must, Transports: check.Both,
+	Spec: "basic/index.mdx §Statelessness",
+	Doc:  "the server does not take the version or capabilities from earlier requests on the connection",
+	Fix:  "judge every request on its own _meta; carry cross-request state only in explicit ids the client sends",
+	Run: func(p *check.Pass) error {
+		// One connection: a new stdio process, or the shared keep-alive HTTP
+		// connection. A complete request first, then the same request
+		// missing a field the first one carried: the answer must not be
+		// filled in from the first.
+		c := p.Env.Client
+		if p.Env.Transport == "stdio" {
+			fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFresh()
+			c = fc
+		}
+		var ok passTally
+		for _, method := range metaMethods(p.Env.Facts) {
+			w, err := newWire(c, method, nil, mcpclient.WithCapabilities(stateAllCaps))
+			if err != nil {
+				return err
+			}
+			first, err := sendWire(p.Ctx, c.Transport(), w)
+			if err != nil {
+				return err
+			}
+			if first.result() == nil {
+				p.Skipf("%s with complete _meta got %s, so there is no baseline", method, first.describe())
+				return nil
+			}
+			for _, v := range metaMissing[:2] {
+				w, err := newWire(c, method, nil)
+				if err != nil {
+					return err
+				}
+				v.edit(w)
+				r, err := sendWire(p.Ctx, c.Transport(), w)
+				if err != nil {
+					return err
+				}
+				if r.result() != nil {
+					p.Failf(r.evidence(), "%s %s got a result right after a request that carried it: the field was taken from the earlier request", method, v.what)
+					continue
+				}
+				ok.add(r.evidence())
+			}
+		}
+		ok.report(p, "%d requests missing protocolVersion or clientCapabilities were rejected right after requests that carried them", ok.n)
+		return nil
+	},
+}
+
+var STATE2 = &check.Check{
+	ID: "STATE-2", Level: check.Should, Transports: check.Both,
+	Spec: "basic/index.mdx §Statelessness; basic/patterns/mrtr.mdx §Retrying",
+	Doc:  "an MRTR retry is accepted on a new connection (on stdio, in a new process: informational)",
+	Fix:  "keep what a retry needs in requestState (integrity-protected with a key every instance shares), not in the connection or process",
+	Run: func(p *check.Pass) error {
+		target, tried, err := stateFindTarget(p)
+		if err != nil {
+			return err
+		}
+		if target == nil {
+			stateSkipNoTarget(p, tried)
+			return nil
+		}
+		first, err := stateSend(p.Ctx, p.Env.Client, target, stateAllCaps)
+		if err != nil {
+			return err
+		}
+		if rt, _ := first.ResultType(); rt != mcpclient.ResultInputRequired {
+			p.Skipf("%s asked for input before but now answered %s", target.Label, stateLabel(first))
+			return nil
+		}
+		answers, ok := stateAnswers(first.Result)
+		if !ok {
+			p.Skipf("%s asks for input the harness cannot answer (%q)", target.Label, stateInputMethods(first.Result))
+			return nil
+		}
+		fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return err
+		}
+		defer closeFresh()
+		if target.Method == "tools/call" {
+			// The new client learns the tools' x-mcp-header declarations.
+			if _, err := fc.ListTools(p.Ctx); err != nil {
+				return err
+			}
+		}
+		res, err := fc.Continue(p.Ctx, stateResult(first), answers)
+		if res == nil || res.Response == nil {
+			return err
+		}
+		resp := res.Response
+		ev := check.FromResponse(resp)
+		where := "on a new HTTP connection"
+		if p.Env.Transport == "stdio" {
+			where = "in a new server process"
+		}
+		switch {
+		case resp.Error != nil && p.Env.Transport == "stdio":
+			p.Passf(ev, "informational: the retry of %s %s got error %d (%s); the retry works only in the process that issued the requestState", target.Label, where, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120))
+		case resp.Error != nil:
+			p.Failf(ev, "the retry of %s %s got error %d (%s), want a complete or input_required result", target.Label, where, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120))
+		case res.ResultType != mcpclient.ResultComplete && res.ResultType != mcpclient.ResultInputRequired:
+			p.Failf(ev, "the retry of %s %s got resultType %q", target.Label, where, res.ResultType)
+		default:
+			p.Passf(ev, "the retry of %s %s was accepted (%s)", target.Label, where, res.ResultType)
+		}
+		return nil
+	},
+}
+
+// stateResult turns a raw input_required response into what Continue takes.
+func stateResult(resp *mcpclient.Response) *mcpclient.Result {
+	res := &mcpclient.Result{Response: resp, ResultType: mcpclient.ResultInputRequired, Rounds: 1}
+	var ir mcpclient.InputRequiredResult
+	_ = json.Unmarshal(resp.Result, &ir)
+	res.InputRequired = &ir
+	return res
+}

@@ -1,7 +1,171 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
 
-// VER: see ../shared/docs/spec-checklist.md.
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
-var verFamily = family{name: "VER", checks: []*check.Check{}}
+// VER: protocol version negotiation (basic/versioning.mdx, checklist §1.2).
+
+var verFamily = family{name: "VER", checks: []*check.Check{VER1, VER2, VER3, VER4}}
+
+// verUnsupported is a version no server supports. It goes in both the
+// header and _meta, so the request is not also a header mismatch (AMB-11).
+const verUnsupported = "1900-01-01"
+
+// verSend sends method with version in _meta and MCP-Protocol-Version.
+func verSend(p *check.Pass, c *mcpclient.Client, method, version string) (*reply, error) {
+	w, err := newWire(c, method, nil)
+	if err != nil {
+		return nil, err
+	}
+	w.setVersion(version)
+	return sendWire(p.Ctx, c.Transport(), w)
+}
+
+// ver32022 lists what is wrong with the answer to a request that named
+// verUnsupported: the code, data.supported, data.requested and (HTTP) 400.
+func ver32022(r *reply) []string {
+	e, ok := r.rpcError()
+	if !ok || e.Code != jsonrpc.CodeUnsupportedProtocolVersion {
+		return []string{fmt.Sprintf("got %s, want error -32022 (UnsupportedProtocolVersion)", r.describe())}
+	}
+	out := errShape32022(e.Data, verUnsupported)
+	if r.transport == "http" && r.status != 400 {
+		out = append(out, fmt.Sprintf("-32022 came with HTTP %d, want 400", r.status))
+	}
+	return out
+}
+
+var VER1 = &check.Check{
+	ID: "VER-1", Level: check.Must, Transports: check.Both, Seed: 6,
+	Spec: "basic/versioning.mdx §Protocol Version Negotiation; schema.ts UnsupportedProtocolVersionError",
+	Doc:  "an unsupported version gets -32022 with data.supported (string[]) and data.requested (the version sent), HTTP 400",
+	Fix:  "answer unknown versions with -32022 and data {supported: [...], requested: <the version sent>} (HTTP 400)",
+	Run: func(p *check.Pass) error {
+		var ok passTally
+		for _, method := range metaMethods(p.Env.Facts) {
+			r, err := verSend(p, p.Env.Client, method, verUnsupported)
+			if err != nil {
+				return err
+			}
+			problems := ver32022(r)
+			for _, pb := range problems {
+				p.Failf(r.evidence(), "%s with protocol version %q: %s", method, verUnsupported, pb)
+			}
+			if len(problems) == 0 {
+				ok.add(r.evidence())
+			}
+		}
+		ok.report(p, "%d requests naming %q got -32022 with data.supported and data.requested", ok.n, verUnsupported)
+		return nil
+	},
+}
+
+var VER2 = &check.Check{
+	ID: "VER-2", Level: check.Must, Transports: check.Both,
+	Spec: "basic/versioning.mdx §Protocol Version Negotiation; basic/transports/stdio.mdx §Backward Compatibility",
+	Doc:  "the version check applies to every method, server/discover included",
+	Fix:  "validate the protocol version before dispatching any method, server/discover too",
+	Run: func(p *check.Pass) error {
+		methods := []string{"server/discover"}
+		for _, l := range pageLists(p.Env.Facts) {
+			methods = append(methods, l.method)
+		}
+		var ok passTally
+		for _, method := range methods {
+			r, err := verSend(p, p.Env.Client, method, verUnsupported)
+			if err != nil {
+				return err
+			}
+			if r.code() != jsonrpc.CodeUnsupportedProtocolVersion {
+				p.Failf(r.evidence(), "%s with protocol version %q got %s, want error -32022", method, verUnsupported, r.describe())
+				continue
+			}
+			ok.add(r.evidence())
+		}
+		ok.report(p, "%d methods, server/discover included, reject an unsupported version with -32022", ok.n)
+		return nil
+	},
+}
+
+var VER3 = &check.Check{
+	ID: "VER-3", Level: check.Must, Transports: check.Both,
+	Spec: "basic/versioning.mdx §Overview; basic/index.mdx §Statelessness",
+	Doc:  "each request is accepted or rejected on its own: supported, unsupported, then supported again on one connection",
+	Fix:  "keep no version state between requests; judge each request's own protocolVersion",
+	Run: func(p *check.Pass) error {
+		// One connection: a new stdio process (its state is the server's
+		// own); on HTTP the shared keep-alive connection.
+		c := p.Env.Client
+		if p.Env.Transport == "stdio" {
+			fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+			if err != nil {
+				return err
+			}
+			defer closeFresh()
+			c = fc
+		}
+		version := c.Info().ProtocolVersion
+		for _, method := range metaMethods(p.Env.Facts) {
+			steps := []string{version, verUnsupported, version}
+			for i, v := range steps {
+				r, err := verSend(p, c, method, v)
+				if err != nil {
+					return err
+				}
+				ev := r.evidence()
+				switch {
+				case i == 0 && r.result() == nil:
+					p.Skipf("%s with %s got %s, so there is no baseline", method, version, r.describe())
+					return nil
+				case i == 1 && r.result() != nil:
+					p.Failf(ev, "%s with protocol version %q got a result right after a request with %s: the version was taken from an earlier request", method, verUnsupported, version)
+				case i == 2 && r.result() == nil:
+					p.Failf(ev, "%s with %s got %s right after a request with %q: the rejection carried over to the next request", method, version, r.describe(), verUnsupported)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+var VER4 = &check.Check{
+	ID: "VER-4", Level: check.Info, Transports: check.Both,
+	Spec: "basic/versioning.mdx §Protocol Version Negotiation (no rule; consistency)",
+	Doc:  "-32022 data.supported matches server/discover supportedVersions",
+	Fix:  "build data.supported and supportedVersions from the same list",
+	Run: func(p *check.Pass) error {
+		d := p.Env.Facts.Discover
+		if d == nil {
+			p.Skipf("no discover result to compare with")
+			return nil
+		}
+		r, err := verSend(p, p.Env.Client, "server/discover", verUnsupported)
+		if err != nil {
+			return err
+		}
+		e, ok := r.rpcError()
+		if !ok || e.Code != jsonrpc.CodeUnsupportedProtocolVersion {
+			p.Skipf("server/discover with %q got %s (VER-1 reports it)", verUnsupported, r.describe())
+			return nil
+		}
+		var data struct {
+			Supported []string `json:"supported"`
+		}
+		if json.Unmarshal(e.Data, &data) != nil {
+			p.Skipf("-32022 data.supported is not a string array (VER-1 reports it)")
+			return nil
+		}
+		a, b := slices.Sorted(slices.Values(data.Supported)), slices.Sorted(slices.Values(d.SupportedVersions))
+		if !slices.Equal(slices.Compact(a), slices.Compact(b)) {
+			p.Failf(r.evidence(), "-32022 data.supported is %q but server/discover lists %q", data.Supported, d.SupportedVersions)
+		}
+		return nil
+	},
+}

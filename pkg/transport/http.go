@@ -78,6 +78,11 @@ func (t *HTTPTransport) Kind() string { return "http" }
 // URL is the endpoint.
 func (t *HTTPTransport) URL() string { return t.url.String() }
 
+// Header returns a copy of the headers configured for every request (the
+// user's --header values), for raw requests that build their own header
+// set. It may hold credentials: never print it.
+func (t *HTTPTransport) Header() http.Header { return t.cfg.Header.Clone() }
+
 // Close drops idle connections.
 func (t *HTTPTransport) Close() error {
 	t.client.CloseIdleConnections()

@@ -1,0 +1,105 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func pass(level Level) *Pass {
+	return NewPass(context.Background(), &Check{ID: "X-1", Level: level}, Env{})
+}
+
+func TestWorstVerdictWinsAndKeepsDetails(t *testing.T) {
+	p := pass(Must)
+	p.Passf(nil, "fine")
+	p.Warnf(&Evidence{Request: "w"}, "odd")
+	p.Failf(&Evidence{Request: "f"}, "broken %d", 1)
+	p.Failf(nil, "broken %d", 2)
+	p.Passf(nil, "fine again")
+	o := p.Outcome(nil)
+	if o.Verdict != Failed || o.Message != "broken 1" {
+		t.Fatalf("outcome %+v", o)
+	}
+	if strings.Join(o.Details, "|") != "odd|broken 2" {
+		t.Fatalf("details %q", o.Details)
+	}
+	if len(o.Evidence) != 2 {
+		t.Fatalf("evidence %+v", o.Evidence)
+	}
+}
+
+func TestFailOnShouldIsAWarningAndSkipIsFinalOnlyAlone(t *testing.T) {
+	p := pass(Should)
+	p.Failf(nil, "not ideal")
+	if o := p.Outcome(nil); o.Verdict != Warned {
+		t.Fatalf("a SHOULD failure is a warning, got %s", o.Verdict)
+	}
+	p = pass(Must)
+	p.Skipf("nothing fits")
+	p.Failf(nil, "but then this")
+	if o := p.Outcome(nil); o.Verdict != Failed {
+		t.Fatalf("a failure after a skip must count, got %s", o.Verdict)
+	}
+	p = pass(Must)
+	if o := p.Outcome(errors.New("boom")); o.Verdict != Errored || o.Message != "boom" {
+		t.Fatalf("a returned error is a harness error, got %+v", o)
+	}
+	if o := pass(Must).Outcome(nil); o.Verdict != Passed {
+		t.Fatalf("nothing reported is a pass, got %s", o.Verdict)
+	}
+}
+
+func TestValidateRegistry(t *testing.T) {
+	ok := &Check{ID: "A-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(*Pass) error { return nil }}
+	if err := Validate([]*Check{ok}); err != nil {
+		t.Fatal(err)
+	}
+	bad := []*Check{ok, ok, {ID: "bad", Level: "maybe", Doc: "two\nlines"}}
+	err := Validate(bad)
+	for _, want := range []string{"duplicate id", "id must look like", "level must be", "no transports", "one-line doc", "no run function"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v, want %q", err, want)
+		}
+	}
+}
+
+func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
+	n := 0
+	flaky := &Check{ID: "F-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Exclusive: true, Run: func(p *Pass) error {
+		n++ // Exclusive: runs never overlap, so this needs no lock
+		if n == 3 {
+			p.Failf(nil, "third run failed")
+		}
+		return nil
+	}}
+	slow := &Check{ID: "S-1", Level: Should, Transports: Stdio, Spec: "s", Doc: "d", Run: func(p *Pass) error {
+		time.Sleep(10 * time.Millisecond)
+		return nil
+	}}
+	panics := &Check{ID: "P-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { panic("oops") }}
+	skips := &Check{ID: "K-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { p.Skipf("n/a"); return nil }}
+	httpOnly := &Check{ID: "H-1", Level: Must, Transports: HTTP, Spec: "s", Doc: "d", Run: func(p *Pass) error { return nil }}
+	res := Execute(context.Background(), []*Check{slow, flaky, panics, skips, httpOnly}, Env{Transport: "stdio"}, Options{Runs: 5})
+	var ids []string
+	for _, r := range res {
+		ids = append(ids, r.ID)
+	}
+	if strings.Join(ids, ",") != "S-1,F-1,P-1,K-1" {
+		t.Fatalf("order/selection %v", ids)
+	}
+	if r := res[0]; r.Runs != 1 || r.Verdict != Passed {
+		t.Errorf("a SHOULD check runs once: %+v", r)
+	}
+	if r := res[1]; !r.Flaky || r.Verdict != Failed || r.Counts[Passed] != 4 || r.Counts[Failed] != 1 || r.Passes() != 4 {
+		t.Errorf("flaky check: %+v", r)
+	}
+	if r := res[2]; r.Verdict != Errored || !strings.Contains(r.Outcome.Message, "panicked") {
+		t.Errorf("a panic is a harness error: %+v", r)
+	}
+	if r := res[3]; r.Verdict != Skipped || r.Runs != 1 || r.Flaky {
+		t.Errorf("a skipping check counts once: %+v", r)
+	}
+}

@@ -1,0 +1,76 @@
+package conformance
+
+import (
+	"testing"
+)
+
+func TestOTELMutants(t *testing.T) {
+	for _, c := range otelFamily.checks {
+		if c.Level != "MUST" {
+			continue
+		}
+		t.Run(c.ID, func(t *testing.T) { assertMutant(t, c) })
+	}
+}
+
+func TestOTELInfo(t *testing.T) { assertPasses(t, OTEL3) }
+
+func TestOTELValues(t *testing.T) {
+	for v, ok := range map[string]bool{
+		"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01": true,
+		"00-0AF7651916CD43DD8448EB211C80319C-00f067aa0ba902b7-01": false, // upper case
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01": false,
+		"00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01": false,
+		"ff-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01": false,
+		"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7":    false,
+	} {
+		if got := otelTraceparent(v) == ""; got != ok {
+			t.Errorf("traceparent %q: valid %v, want %v (%s)", v, got, ok, otelTraceparent(v))
+		}
+	}
+	for v, ok := range map[string]bool{
+		"rojo=00f067aa0ba902b7,congo=t61rcWkgMzE": true,
+		"vendor@tenant=x, ,a=b":                   true,
+		"Rojo=1":                                  false, // keys are lower case
+		"a=b,a=c":                                 false,
+		"a":                                       false,
+		"a=x,y":                                   false,
+		"a=b=c":                                   false, // '=' is not allowed in values
+		"a=trailing ":                             true,  // OWS after the member is trimmed
+	} {
+		if got := otelTracestate(v) == ""; got != ok {
+			t.Errorf("tracestate %q: valid %v, want %v (%s)", v, got, ok, otelTracestate(v))
+		}
+	}
+	for v, ok := range map[string]bool{
+		"userId=alice,serverNode=DF%2028,isProduction=false": true,
+		"key1=value1;property1;property2=x, key2 = value2":   true,
+		"k=a b":          false,
+		"k=%zz":          false,
+		"=v":             false,
+		"a=1,,b=2":       false,
+		"":               false,
+		"k=v;bad prop=1": false,
+	} {
+		if got := otelBaggage(v) == ""; got != ok {
+			t.Errorf("baggage %q: valid %v, want %v (%s)", v, got, ok, otelBaggage(v))
+		}
+	}
+}
+
+func TestOTELWalk(t *testing.T) {
+	var found []otelFound
+	v := map[string]any{
+		"_meta":      map[string]any{"traceparent": "x", "io.modelcontextprotocol/baggage": "y", "other": "z"},
+		"content":    []any{map[string]any{"_meta": map[string]any{"tracestate": "a=b"}}},
+		"tracestate": "not in _meta",
+	}
+	otelWalk("r", v, false, &found)
+	keys := map[string]bool{}
+	for _, f := range found {
+		keys[f.key] = true
+	}
+	if len(found) != 3 || !keys["traceparent"] || !keys["io.modelcontextprotocol/baggage"] || !keys["tracestate"] {
+		t.Fatalf("found %+v", found)
+	}
+}

@@ -1,0 +1,462 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// The wire layer of the RPC, META, VER, STATE and ERR checks: a request is
+// built exactly as the client would send it, edited as a JSON value (drop a
+// _meta field, change the id or the version), sent as bytes on either
+// transport, and the answer is kept as the bytes the server wrote, so a
+// check can judge members the typed client would have normalised away.
+
+// wireTimeout bounds one raw exchange.
+const wireTimeout = 10 * time.Second
+
+// wireSeq numbers the ids the wire layer chooses itself. It starts far above
+// the client's own counter (which starts at 1), stays below 2^53 so that
+// JavaScript servers read it exactly, and is unique per harness process.
+var wireSeq atomic.Int64
+
+func init() { wireSeq.Store(1 << 33) }
+
+// wireNumberID returns a fresh integer id.
+func wireNumberID() json.RawMessage { return jsonrpc.IntID(wireSeq.Add(1)) }
+
+// wireStringID returns a fresh string id; digits makes it look like a number
+// ("8589934593"), the case a server that coerces ids gets wrong.
+func wireStringID(digits bool) json.RawMessage {
+	n := wireSeq.Add(1)
+	if digits {
+		return jsonrpc.StringID(fmt.Sprint(n))
+	}
+	return jsonrpc.StringID(fmt.Sprintf("mcp-eval-%d", n))
+}
+
+// wire is one message as exact bytes: what the client would send, edited.
+type wire struct {
+	method string
+	msg    map[string]any // the message decoded with UseNumber, edited in place
+	header http.Header    // HTTP request headers; nil on stdio
+}
+
+// newWire builds method/params as c would send them.
+func newWire(c *mcpclient.Client, method string, params any, opts ...mcpclient.CallOption) (*wire, error) {
+	_, out, err := c.Build(method, params, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var msg map[string]any
+	dec := json.NewDecoder(bytes.NewReader(out.Body))
+	dec.UseNumber()
+	if err := dec.Decode(&msg); err != nil {
+		return nil, fmt.Errorf("decoding the built %s request: %w", method, err)
+	}
+	w := &wire{method: method, msg: msg}
+	if out.Header != nil {
+		w.header = out.Header.Clone()
+	}
+	return w, nil
+}
+
+// id is the request id (nil for a notification).
+func (w *wire) id() json.RawMessage {
+	v, ok := w.msg["id"]
+	if !ok {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// setID replaces the id with a raw JSON value.
+func (w *wire) setID(id json.RawMessage) { w.msg["id"] = json.RawMessage(id) }
+
+// params returns params, creating it when absent.
+func (w *wire) params() map[string]any {
+	p, ok := w.msg["params"].(map[string]any)
+	if !ok {
+		p = map[string]any{}
+		w.msg["params"] = p
+	}
+	return p
+}
+
+// meta returns params._meta, creating it when absent.
+func (w *wire) meta() map[string]any {
+	p := w.params()
+	m, ok := p["_meta"].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		p["_meta"] = m
+	}
+	return m
+}
+
+// setVersion puts v in both _meta and (on HTTP) MCP-Protocol-Version, so
+// that a version test does not also trigger a header mismatch (AMB-11).
+func (w *wire) setVersion(v string) {
+	w.meta()[mcpclient.MetaProtocolVersion] = v
+	if w.header != nil {
+		w.header.Set(mcpclient.HeaderProtocolVersion, v)
+	}
+}
+
+// setCaps replaces the declared client capabilities.
+func (w *wire) setCaps(caps json.RawMessage) { w.meta()[mcpclient.MetaClientCapabilities] = caps }
+
+// bytes encodes the message.
+func (w *wire) bytes() []byte {
+	b, _ := json.Marshal(w.msg)
+	return b
+}
+
+// reply is what came back for one wire exchange.
+type reply struct {
+	transport string
+	sent      []byte
+	header    http.Header // sent headers (HTTP)
+	// status is the HTTP status (0 on stdio).
+	status int
+	// raw is the response message for the request as the server wrote it;
+	// nil when none came.
+	raw []byte
+	// fields are raw's members; nil when raw is not a JSON object.
+	fields map[string]json.RawMessage
+	http   *transport.RawResponse
+}
+
+// has reports whether the response has the member.
+func (r *reply) has(member string) bool {
+	_, ok := r.fields[member]
+	return ok
+}
+
+// rpcError decodes the error member leniently; ok is false when there is no
+// error object with an integer code.
+func (r *reply) rpcError() (e *jsonrpc.Error, ok bool) {
+	raw, present := r.fields["error"]
+	if !present {
+		return nil, false
+	}
+	var v jsonrpc.Error
+	if json.Unmarshal(raw, &v) != nil {
+		return nil, false
+	}
+	return &v, true
+}
+
+// code is the error code, or 0 when the reply is not an error.
+func (r *reply) code() int64 {
+	if e, ok := r.rpcError(); ok {
+		return e.Code
+	}
+	return 0
+}
+
+// result is the result member (nil when absent).
+func (r *reply) result() json.RawMessage { return r.fields["result"] }
+
+// describe says in a few words what came back, for messages.
+func (r *reply) describe() string {
+	switch {
+	case r.raw == nil && r.status != 0:
+		return fmt.Sprintf("HTTP %d with no JSON-RPC response", r.status)
+	case r.raw == nil:
+		return fmt.Sprintf("no response within %s", wireTimeout)
+	case r.fields == nil:
+		s := "a body that is not a JSON-RPC message: " + jsonrpc.Clip(strings.ToValidUTF8(string(r.raw), "�"), 80)
+		if r.status != 0 {
+			s += fmt.Sprintf(" (HTTP %d)", r.status)
+		}
+		return s
+	}
+	var s string
+	if e, ok := r.rpcError(); ok {
+		s = fmt.Sprintf("error %d (%s)", e.Code, jsonrpc.CodeName(e.Code))
+	} else if r.has("error") {
+		s = "an error object without an integer code"
+	} else if r.has("result") {
+		s = "a result"
+	} else {
+		s = "a response with neither result nor error"
+	}
+	if r.status != 0 {
+		s += fmt.Sprintf(" with HTTP %d", r.status)
+	}
+	return s
+}
+
+// evidence is the exchange as report evidence.
+func (r *reply) evidence() *check.Evidence {
+	if r.transport == "http" && r.http != nil {
+		return check.FromRaw(r.sent, r.header, r.http)
+	}
+	ev := &check.Evidence{Transport: r.transport, Request: clipBytes(r.sent, 400)}
+	if r.raw != nil {
+		ev.Response = clipBytes(r.raw, 600)
+	}
+	return ev
+}
+
+func clipBytes(b []byte, n int) string {
+	return jsonrpc.Clip(strings.ToValidUTF8(string(b), "�"), n)
+}
+
+// sendWire sends w on tr (the shared transport or a Fresh client's) and
+// waits for the response carrying its id.
+func sendWire(ctx context.Context, tr transport.Transport, w *wire) (*reply, error) {
+	return sendBytes(ctx, tr, w.bytes(), w.header, w.id(), w.method)
+}
+
+// sendBytes sends body as one message. id is the request id the response
+// must carry (nil when the body has none a server could read: then the
+// first response without an id, or with id null, is taken as the answer).
+func sendBytes(ctx context.Context, tr transport.Transport, body []byte, header http.Header, id json.RawMessage, method string) (*reply, error) {
+	ctx, cancel := context.WithTimeout(ctx, wireTimeout)
+	defer cancel()
+	switch t := tr.(type) {
+	case *transport.HTTPTransport:
+		return httpWire(ctx, t, body, header, id)
+	case *transport.StdioTransport:
+		return stdioWire(ctx, t, body, id, method)
+	}
+	return nil, fmt.Errorf("unsupported transport %T", tr)
+}
+
+// httpHeader is the baseline header of a POST plus h.
+func httpHeader(h http.Header) http.Header {
+	out := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	for k, vs := range h {
+		out[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+func httpWire(ctx context.Context, t *transport.HTTPTransport, body []byte, header http.Header, id json.RawMessage) (*reply, error) {
+	h := httpHeader(header)
+	rr, err := t.Do(ctx, &transport.RawRequest{Body: body, Header: h, StopAtID: id})
+	if rr == nil {
+		if isTimeout(err) {
+			return &reply{transport: "http", sent: body, header: h}, nil // no answer in time
+		}
+		return nil, err
+	}
+	r := &reply{transport: "http", sent: body, header: h, status: rr.Status, http: rr}
+	if !rr.SSE {
+		if len(bytes.TrimSpace(rr.Body)) > 0 {
+			r.setRaw(rr.Body)
+		}
+	} else {
+		var candidate []byte
+		for _, ev := range rr.Events {
+			data := []byte(ev.Data)
+			if len(bytes.TrimSpace(data)) == 0 {
+				continue
+			}
+			switch answers(data, id) {
+			case answerExact:
+				candidate = data
+			case answerLoose, answerNoID:
+				if candidate == nil {
+					candidate = data
+				}
+			}
+		}
+		if candidate != nil {
+			r.setRaw(candidate)
+		}
+	}
+	if err != nil && r.raw == nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func (r *reply) setRaw(raw []byte) {
+	r.raw = append([]byte(nil), bytes.TrimSpace(raw)...)
+	var f map[string]json.RawMessage
+	if json.Unmarshal(r.raw, &f) == nil {
+		r.fields = f
+	}
+}
+
+// answer says how a message relates to the request id a check waits for.
+type answer int
+
+const (
+	answerNone  answer = iota // not a response, or a response to another id
+	answerExact               // a response with the same id of the same JSON type
+	answerLoose               // the same id value of another JSON type ("7" for 7)
+	answerNoID                // a response without id, or with id null
+)
+
+// answers classifies raw against id. A message with a method is never a
+// response; a message with result or error (or neither, but an id and no
+// method) is.
+func answers(raw []byte, id json.RawMessage) answer {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(raw, &f) != nil {
+		return answerNone
+	}
+	if _, isMsg := f["method"]; isMsg {
+		return answerNone
+	}
+	got, hasID := f["id"]
+	_, hasResult := f["result"]
+	_, hasError := f["error"]
+	if !hasID || string(bytes.TrimSpace(got)) == "null" {
+		if hasError || hasResult {
+			return answerNoID
+		}
+		return answerNone
+	}
+	if id == nil {
+		return answerNone
+	}
+	if jsonrpc.SameID(got, id) {
+		return answerExact
+	}
+	if idText(got) == idText(id) {
+		return answerLoose
+	}
+	return answerNone
+}
+
+// idText is an id's value without its JSON type: "7" and 7 both give 7.
+func idText(id json.RawMessage) string {
+	var s string
+	if json.Unmarshal(id, &s) == nil {
+		return s
+	}
+	return string(bytes.TrimSpace(id))
+}
+
+// noIDGrace is how long an exchange keeps waiting for a response with the
+// right id after one without an id came (which may answer another message).
+const noIDGrace = 300 * time.Millisecond
+
+// stdioWire sends one line and waits for its answer. A request is
+// registered with the transport (RoundTrip) so that a correct answer is not
+// reported as a stray line; the raw line comes from a tap, so an answer with
+// the wrong id type, or with both result and error, is seen at once instead
+// of waiting for a deadline.
+func stdioWire(ctx context.Context, t *transport.StdioTransport, body []byte, id json.RawMessage, method string) (*reply, error) {
+	tap, stop := t.Tap(1024)
+	defer stop()
+	r := &reply{transport: "stdio", sent: body}
+	rtCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	if id != nil {
+		go func() {
+			_, err := t.RoundTrip(rtCtx, &transport.Outgoing{Body: body, ID: id, Method: method})
+			done <- err
+		}()
+	} else if err := t.WriteLine(ctx, body); err != nil {
+		return r, err
+	}
+	var candidate []byte
+	var graceC <-chan time.Time
+	for {
+		select {
+		case in := <-tap:
+			switch answers(in.Raw, id) {
+			case answerExact, answerLoose:
+				// The transport delivers a well-formed answer to RoundTrip
+				// by itself; one with the wrong id type or with both result
+				// and error it never will, so stop waiting either way.
+				r.setRaw(in.Raw)
+				cancel()
+				<-done
+				return r, nil
+			case answerNoID:
+				if id == nil {
+					r.setRaw(in.Raw)
+					return r, nil
+				}
+				if candidate == nil {
+					candidate = in.Raw
+					graceC = time.After(noIDGrace)
+				}
+			}
+		case <-graceC:
+			r.setRaw(candidate)
+			cancel()
+			<-done
+			return r, nil
+		case err := <-done:
+			// RoundTrip ended without the tap seeing the answer: the
+			// process died or the deadline passed. Lines still buffered in
+			// the tap are looked at once more.
+			for {
+				select {
+				case in := <-tap:
+					if a := answers(in.Raw, id); a == answerExact || a == answerLoose {
+						r.setRaw(in.Raw)
+						return r, nil
+					}
+				default:
+					if candidate != nil {
+						r.setRaw(candidate)
+						return r, nil
+					}
+					switch {
+					case err == nil:
+						err = errors.New("the transport delivered a response the tap did not see")
+					case isTimeout(err) || ctx.Err() != nil:
+						return r, nil // no answer in time: raw stays nil
+					}
+					return r, err
+				}
+			}
+		case <-ctx.Done():
+			if candidate != nil {
+				r.setRaw(candidate)
+				return r, nil
+			}
+			if id == nil {
+				return r, nil // nothing came: for a message without id that may be right
+			}
+			cancel()
+			<-done
+			return r, nil
+		}
+	}
+}
+
+// passTally counts what a check verified, to report it as one line with
+// the first evidence (a pass under a worse verdict adds nothing).
+type passTally struct {
+	n  int
+	ev *check.Evidence
+}
+
+func (t *passTally) add(ev *check.Evidence) {
+	if t.n == 0 {
+		t.ev = ev
+	}
+	t.n++
+}
+
+func (t *passTally) report(p *check.Pass, format string, args ...any) {
+	if t.n > 0 {
+		p.Passf(t.ev, format, args...)
+	}
+}
+
+// isTimeout reports whether err is a transport deadline.
+func isTimeout(err error) bool { return transport.KindOf(err) == transport.KindTimeout }

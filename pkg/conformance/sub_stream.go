@@ -1,0 +1,285 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// A subscriptions/listen request held open: on HTTP its own event stream,
+// on stdio a fresh process whose stdout carries nothing else.
+
+// subAckWait bounds the wait for the acknowledgment; subGrace is how long
+// the stream is watched after it.
+const (
+	subAckWait = 10 * time.Second
+	subGrace   = 30 * time.Millisecond
+)
+
+// subStream is one open listen request.
+type subStream struct {
+	ID   json.RawMessage
+	Sent []byte
+	// HTTP
+	live *httpLive
+	// stdio
+	client *mcpclient.Client
+	st     *transport.StdioTransport
+	tap    <-chan transport.Inbound
+	stop   func()
+	closeC func()
+	raw    []string // stdout lines seen, for evidence
+}
+
+// subOpen sends subscriptions/listen with filter on its own connection.
+func subOpen(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption) (*subStream, error) {
+	params := map[string]any{"notifications": filter}
+	if p.Env.Transport == "http" {
+		_, out, err := p.Env.Client.Build("subscriptions/listen", params, opts...)
+		if err != nil {
+			return nil, err
+		}
+		l, err := httpOpenLive(p.Ctx, p.Env.HTTP, out.Body, httpRawHeader(out))
+		if err != nil {
+			return nil, err
+		}
+		return &subStream{ID: out.ID, Sent: out.Body, live: l}, nil
+	}
+	c, closeFn, err := p.Env.Fresh(p.Ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, ok := c.Transport().(*transport.StdioTransport)
+	if !ok {
+		closeFn()
+		return nil, errors.New("fresh connection is not stdio")
+	}
+	_, out, err := c.Build("subscriptions/listen", params, opts...)
+	if err != nil {
+		closeFn()
+		return nil, err
+	}
+	tap, stop := st.Tap(512)
+	s := &subStream{ID: out.ID, Sent: out.Body, client: c, st: st, tap: tap, stop: stop, closeC: closeFn}
+	if err := st.WriteLine(p.Ctx, out.Body); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Next returns the next message of the subscription, waiting at most d;
+// ended is true when the stream is over (HTTP) or the process is gone.
+func (s *subStream) Next(ctx context.Context, d time.Duration) (m *jsonrpc.Message, ended bool) {
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, false
+		}
+		if s.live != nil {
+			it, ok, end := s.live.Next(ctx, left)
+			if end {
+				return nil, true
+			}
+			if !ok {
+				return nil, false
+			}
+			if it.Msg != nil {
+				return it.Msg, false
+			}
+			continue
+		}
+		t := time.NewTimer(left)
+		select {
+		case in := <-s.tap:
+			t.Stop()
+			if len(s.raw) < 20 {
+				s.raw = append(s.raw, string(in.Raw))
+			}
+			if in.Msg == nil {
+				continue
+			}
+			if in.Msg.Kind() == jsonrpc.KindResponse && !jsonrpc.SameID(in.Msg.ID, s.ID) {
+				continue // a fence or another request of this process
+			}
+			return in.Msg, false
+		case <-s.st.Exited():
+			t.Stop()
+			return nil, true
+		case <-t.C:
+			return nil, false
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false
+		}
+	}
+}
+
+// Ev is the exchange so far as evidence.
+func (s *subStream) Ev() *check.Evidence {
+	if s.live != nil {
+		return s.live.Ev()
+	}
+	out := ""
+	for _, r := range s.raw {
+		out += r + "\n"
+	}
+	return &check.Evidence{Transport: "stdio", Request: jsonrpc.Clip(string(s.Sent), 400), Response: jsonrpc.Clip(out, 600)}
+}
+
+// Close ends the listen request: the HTTP stream is closed; the stdio
+// process is stopped.
+func (s *subStream) Close() {
+	if s.live != nil {
+		s.live.Close()
+		return
+	}
+	s.stop()
+	s.closeC()
+}
+
+// subAck is what happened up to the acknowledgment.
+type subAck struct {
+	Ack    *jsonrpc.Message   // nil when none came
+	Before []*jsonrpc.Message // messages of the subscription before it
+	Final  *jsonrpc.Message   // a response to the listen request (error or closing result)
+	Ended  bool
+}
+
+// subIsAck reports whether m is a subscription acknowledgment.
+func subIsAck(m *jsonrpc.Message) bool {
+	return m.Method == "notifications/subscriptions/acknowledged"
+}
+
+// WaitAck reads until the acknowledgment, a response to the listen, the
+// end of the stream, or subAckWait.
+func (s *subStream) WaitAck(ctx context.Context) subAck {
+	var a subAck
+	deadline := time.Now().Add(subAckWait)
+	for time.Now().Before(deadline) {
+		m, ended := s.Next(ctx, time.Until(deadline))
+		if ended {
+			a.Ended = true
+			return a
+		}
+		if m == nil {
+			return a
+		}
+		switch {
+		case m.Kind() == jsonrpc.KindResponse:
+			a.Final = m
+			return a
+		case subIsAck(m):
+			a.Ack = m
+			return a
+		}
+		a.Before = append(a.Before, m)
+	}
+	return a
+}
+
+// Watch collects messages for d (or until the stream ends).
+func (s *subStream) Watch(ctx context.Context, d time.Duration) (msgs []*jsonrpc.Message, ended bool) {
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return msgs, false
+		}
+		m, end := s.Next(ctx, left)
+		if end {
+			return msgs, true
+		}
+		if m == nil {
+			return msgs, false
+		}
+		msgs = append(msgs, m)
+	}
+}
+
+// subCaps are the subscribable features the server declares.
+type subCaps struct {
+	tools, prompts, resources, subscribe bool
+}
+
+func subDeclared(f *check.Facts) subCaps {
+	flag := func(capName, key string) bool {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(f.Capabilities[capName], &m) != nil {
+			return false
+		}
+		var b bool
+		return json.Unmarshal(m[key], &b) == nil && b
+	}
+	return subCaps{tools: flag("tools", "listChanged"), prompts: flag("prompts", "listChanged"), resources: flag("resources", "listChanged"), subscribe: flag("resources", "subscribe")}
+}
+
+// subFullFilter asks for every notification type the server declares
+// (and toolsListChanged when it declares none).
+func subFullFilter(f *check.Facts) map[string]any {
+	d := subDeclared(f)
+	out := map[string]any{}
+	if d.tools {
+		out["toolsListChanged"] = true
+	}
+	if d.prompts {
+		out["promptsListChanged"] = true
+	}
+	if d.resources {
+		out["resourcesListChanged"] = true
+	}
+	if d.subscribe && len(f.Resources) > 0 {
+		out["resourceSubscriptions"] = []string{f.Resources[0].URI}
+	}
+	if len(out) == 0 {
+		out["toolsListChanged"] = true
+	}
+	return out
+}
+
+// subOpenAck opens a listen and waits for its acknowledgment; it skips the
+// check (and returns nil) when the server rejects subscriptions/listen.
+func subOpenAck(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption) (*subStream, subAck, error) {
+	s, err := subOpen(p, filter, opts...)
+	if err != nil {
+		return nil, subAck{}, err
+	}
+	a := s.WaitAck(p.Ctx)
+	if a.Final != nil && a.Final.Error != nil && a.Ack == nil {
+		p.Skipf("subscriptions/listen was rejected with error %d (%s)", a.Final.Error.Code, jsonrpc.Clip(a.Final.Error.Message, 120))
+		s.Close()
+		return nil, a, nil
+	}
+	if s.live != nil && s.live.Status >= 300 && a.Ack == nil {
+		p.Skipf("subscriptions/listen was answered with HTTP %d", s.live.Status)
+		s.Close()
+		return nil, a, nil
+	}
+	return s, a, nil
+}
+
+// subNoAck fails a check whose listen got no acknowledgment.
+func subNoAck(p *check.Pass, s *subStream, a subAck) {
+	switch {
+	case a.Final != nil:
+		p.Failf(s.Ev(), "subscriptions/listen was answered with a response before any acknowledgment")
+	case a.Ended:
+		p.Failf(s.Ev(), "the listen stream ended without notifications/subscriptions/acknowledged")
+	default:
+		p.Failf(s.Ev(), "no notifications/subscriptions/acknowledged within %s", subAckWait)
+	}
+}
+
+func subShowID(id json.RawMessage) string {
+	if id == nil {
+		return "missing"
+	}
+	return jsonrpc.Clip(string(id), 60)
+}
