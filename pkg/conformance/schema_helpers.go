@@ -1,0 +1,231 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonschema"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// Helpers shared by the TOOL, CALL, SCHEMA, RSRC, PROMPT, COMP and MRTR
+// checks: the MCP definitions as an oracle (schemaOracle), listing with
+// judgement, and a cache of compiled tool schemas.
+
+// schemaOracle validates raw JSON against one of our MCP 2026-07-28
+// definitions (jsonschema.MCP: written from the spec, held against the
+// official schema by pkg/jsonschema's tests) and returns what is wrong, ""
+// when it is valid. The error is for a harness failure (the embedded
+// definitions did not load).
+func schemaOracle(def string, raw json.RawMessage) (string, error) {
+	s, err := jsonschema.MCP(def)
+	if err != nil {
+		return "", err
+	}
+	if err := s.Validate(raw); err != nil {
+		if _, ok := errors.AsType[*jsonschema.ValidationError](err); ok {
+			return err.Error(), nil
+		}
+		return "", fmt.Errorf("validating against %s: %w", def, err)
+	}
+	return "", nil
+}
+
+// schemaJudgeList lists every page of a paginated method and reports every page
+// that is not complete or does not validate against def. ok is false when
+// the list could not be read whole (the failure is reported).
+func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.ListResult, ok bool, err error) {
+	lr, lerr := p.Env.Client.List(p.Ctx, method, key)
+	bad := false
+	for i, pg := range lr.Pages {
+		resp := pg.Response
+		if resp == nil || resp.Result == nil {
+			continue
+		}
+		ev := check.FromResponse(resp)
+		where := method
+		if len(lr.Pages) > 1 {
+			where = fmt.Sprintf("%s page %d", method, i+1)
+		}
+		rt, has := resp.ResultType()
+		switch {
+		case rt == mcpclient.ResultInputRequired:
+			p.Failf(ev, "%s returned resultType \"input_required\"; list results are always complete", where)
+			bad = true
+			continue
+		case !has:
+			p.Failf(ev, "%s result has no resultType, want \"complete\"", where)
+			bad = true
+		case rt != mcpclient.ResultComplete:
+			p.Failf(ev, "%s returned resultType %q, want \"complete\"", where, jsonrpc.Clip(rt, 40))
+			bad = true
+		}
+		problems, err := schemaOracle(def, resp.Result)
+		if err != nil {
+			return lr, false, err
+		}
+		if problems != "" {
+			p.Failf(ev, "%s does not match %s: %s", where, def, problems)
+			bad = true
+		}
+	}
+	if lerr != nil {
+		if rpc, isRPC := errors.AsType[*mcpclient.RPCError](lerr); isRPC {
+			p.Failf(check.FromResponse(rpc.Response), "%s returned error %d (%s): %s", method, rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
+			return lr, false, nil
+		}
+		if schemaTransportErr(lerr) {
+			return lr, false, lerr
+		}
+		if !bad {
+			p.Failf(nil, "%v", lerr)
+		}
+		return lr, false, nil
+	}
+	if lr.Truncated {
+		p.Warnf(nil, "%s was not read to its end (page cap or a repeated cursor)", method)
+	}
+	return lr, !bad, nil
+}
+
+// schemaTransportErr reports whether err is a failure to talk to the server at
+// all rather than a judgement about what it said.
+func schemaTransportErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	if _, ok := errors.AsType[*mcpclient.RPCError](err); ok {
+		return false
+	}
+	return transport.KindOf(err) != 0 || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// schemaEntryNames returns the string member key of each raw list entry.
+func schemaEntryNames(items []json.RawMessage, key string) []string {
+	out := make([]string, 0, len(items))
+	for _, raw := range items {
+		var m map[string]json.RawMessage
+		var s string
+		if json.Unmarshal(raw, &m) == nil {
+			_ = json.Unmarshal(m[key], &s)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// schemaSetDiff returns what b has that a lacks (added) and the reverse (removed).
+func schemaSetDiff(a, b []string) (added, removed []string) {
+	inA, inB := map[string]bool{}, map[string]bool{}
+	for _, s := range a {
+		inA[s] = true
+	}
+	for _, s := range b {
+		inB[s] = true
+		if !inA[s] && !slices.Contains(added, s) {
+			added = append(added, s)
+		}
+	}
+	for _, s := range a {
+		if !inB[s] && !slices.Contains(removed, s) {
+			removed = append(removed, s)
+		}
+	}
+	return added, removed
+}
+
+// schemaDiffText renders a set difference for a message.
+func schemaDiffText(added, removed []string) string {
+	var parts []string
+	if len(added) > 0 {
+		parts = append(parts, fmt.Sprintf("added %q", schemaClipList(added, 5)))
+	}
+	if len(removed) > 0 {
+		parts = append(parts, fmt.Sprintf("missing %q", schemaClipList(removed, 5)))
+	}
+	if len(parts) == 2 {
+		return parts[0] + ", " + parts[1]
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "no difference"
+}
+
+func schemaClipList(ss []string, n int) []string {
+	out := make([]string, 0, min(len(ss), n))
+	for i, s := range ss {
+		if i == n {
+			out = append(out, fmt.Sprintf("… %d more", len(ss)-n))
+			break
+		}
+		out = append(out, jsonrpc.Clip(s, 80))
+	}
+	return out
+}
+
+// schemaCompiled keeps compiled tool schemas by content, so the many checks
+// and runs that judge the same schema compile it once. Compile errors are
+// kept too: they are the findings.
+var schemaCompiled struct {
+	sync.Mutex
+	m map[[32]byte]schemaCompiledEntry
+}
+
+type schemaCompiledEntry struct {
+	s   *jsonschema.Schema
+	err error
+}
+
+const schemaCacheMax = 512
+
+// schemaCompileTool compiles an inputSchema or outputSchema with the
+// harness's bounds; the error is a *jsonschema.Error.
+func schemaCompileTool(raw json.RawMessage) (*jsonschema.Schema, error) {
+	key := sha256.Sum256(bytes.TrimSpace(raw))
+	schemaCompiled.Lock()
+	if c, ok := schemaCompiled.m[key]; ok {
+		schemaCompiled.Unlock()
+		return c.s, c.err
+	}
+	schemaCompiled.Unlock()
+	s, err := jsonschema.Compile(raw, jsonschema.Limits{})
+	schemaCompiled.Lock()
+	if schemaCompiled.m == nil || len(schemaCompiled.m) >= schemaCacheMax {
+		schemaCompiled.m = map[[32]byte]schemaCompiledEntry{}
+	}
+	schemaCompiled.m[key] = schemaCompiledEntry{s, err}
+	schemaCompiled.Unlock()
+	return s, err
+}
+
+// schemaDecode decodes JSON keeping numbers exact.
+func schemaDecode(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// schemaSameJSON compares two JSON texts by value (numbers as float64, key order
+// ignored).
+func schemaSameJSON(a, b []byte) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
