@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -133,14 +134,33 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		rep.DurationMs = ms(time.Since(start))
 		return rep, nil
 	}
+	spawn := make(chan struct{}, max(2, runtime.NumCPU()))
 	env := check.Env{
 		Client: client, Transport: target.Kind(), CallTools: map[string]bool{},
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
+			// Starting stdio processes is bounded by the cores: a runtime
+			// such as Node takes a few hundred ms of CPU to start, and
+			// starting many at once makes every one of them slower. Only
+			// the start (spawn and probe) is bounded, not the use.
+			if target.Kind() == "stdio" {
+				select {
+				case spawn <- struct{}{}:
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				}
+			}
+			release := func() {
+				if target.Kind() == "stdio" {
+					<-spawn
+				}
+			}
 			t, err := target.open(ctx, true)
 			if err != nil {
+				release()
 				return nil, nil, err
 			}
 			c, err := mcpclient.Connect(ctx, t, ccfg)
+			release()
 			if err != nil {
 				t.Close()
 				return nil, nil, err

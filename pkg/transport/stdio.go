@@ -360,10 +360,13 @@ func (t *StdioTransport) handleLine(line []byte) {
 	}
 }
 
-// attributeLocked finds the request a notification belongs to.
+// attributeLocked finds the request a notification belongs to: by the
+// subscription id, the request id a cancellation names, the progress token,
+// or because it is the only request in flight.
 func (t *StdioTransport) attributeLocked(m *jsonrpc.Message) *pendingReq {
 	var p struct {
 		ProgressToken json.RawMessage `json:"progressToken"`
+		RequestID     json.RawMessage `json:"requestId"` // notifications/cancelled
 		Meta          struct {
 			SubscriptionID json.RawMessage `json:"io.modelcontextprotocol/subscriptionId"`
 		} `json:"_meta"`
@@ -371,6 +374,11 @@ func (t *StdioTransport) attributeLocked(m *jsonrpc.Message) *pendingReq {
 	_ = json.Unmarshal(m.Params, &p)
 	if p.Meta.SubscriptionID != nil {
 		if pr, ok := t.pending[jsonrpc.IDKey(p.Meta.SubscriptionID)]; ok {
+			return pr
+		}
+	}
+	if p.RequestID != nil {
+		if pr, ok := t.pending[jsonrpc.IDKey(p.RequestID)]; ok {
 			return pr
 		}
 	}
