@@ -40,6 +40,8 @@ func subcommands() []subcommand {
 		{"probe", "connect to a server and show its era, identity, capabilities and tools", runProbe},
 		{"check", "Layer 0: check a server against every observable rule of MCP 2026-07-28 (no LLM, deterministic)", runCheck},
 		{"migrate", "find in a repository's code what MCP 2026-07-28 removes or renumbers, with the fix", runMigrate},
+		{"report", "render a report.json as text, Markdown (PR comment, job summary), JUnit XML or JSON", runReport},
+		{"gate", "judge a report against the last green run: pass, fail or inconclusive (docs/gate.md)", runGate},
 	}
 }
 

@@ -117,10 +117,15 @@ func caseBody(r check.Result) string {
 func seconds(ms float64) string { return fmt.Sprintf("%.3f", ms/1000) }
 
 // xmlSafe drops what XML 1.0 cannot carry at all (most control
-// characters); encoding/xml escapes the rest.
+// characters) and the invisible characters that make a CI view show other
+// text than is there (bidi controls, Unicode tags); encoding/xml escapes the
+// rest.
 func xmlSafe(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r <= 0xd7ff) || (r >= 0xe000 && r <= 0xfffd) || (r >= 0x10000 && r <= 0x10ffff) {
+		switch {
+		case (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || (r >= 0xe0000 && r <= 0xe007f):
+			return '\uFFFD'
+		case r == '\t' || r == '\n' || r == '\r' || (r >= 0x20 && r <= 0xd7ff) || (r >= 0xe000 && r <= 0xfffd) || (r >= 0x10000 && r <= 0x10ffff):
 			return r
 		}
 		return '\uFFFD'

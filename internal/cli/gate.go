@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+const gateExamples = `  mcp-eval gate --report report.json --baseline green.json
+  mcp-eval gate --report report.json --baseline green.json --max-drop 0.02 --history .mcp-eval/history
+  mcp-eval gate --report report.json --max-drop 2% --fail-on-inconclusive --out gated.json
+Method and error rates: docs/gate.md
+`
+
+// maxHistoryFiles bounds how many files a --history directory may make the
+// gate read: the walk needs ten, a directory of thousands is a mistake.
+const maxHistoryFiles = 200
+
+func runGate(_ context.Context, c *Command, args []string) int {
+	var (
+		newPath, basePath, out, maxDrop string
+		history                         multiFlag
+		p                               = gate.DefaultPolicy()
+	)
+	fs := c.newFlagSet("gate", "--report FILE [--baseline FILE] [flags]", gateExamples)
+	fs.StringVar(&newPath, "report", "", "the report to gate (`FILE`); the verdict is written into it unless --out is given")
+	fs.StringVar(&basePath, "baseline", "", "the report of the last green run (`FILE`); without it only the floors apply")
+	fs.StringVar(&maxDrop, "max-drop", "0.02", "largest drop of a suite score that is not a regression: a fraction (0.02) or points (2%)")
+	fs.BoolVar(&p.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 when the verdict is inconclusive (default: exit 0 with a warning)")
+	fs.Var(&history, "history", "earlier green reports for drift and slow-slide warnings: a `DIR` of *.json or a FILE (repeatable)")
+	fs.IntVar(&p.HistoryDepth, "history-depth", p.HistoryDepth, "how many of the newest green history reports to walk")
+	fs.StringVar(&out, "out", "", "write the gated report to `FILE` instead of back into --report")
+	if code := c.parse(fs, args); code >= 0 {
+		return code
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(c.Stderr, "mcp-eval gate: "+format+"\n", a...)
+		return ExitError
+	}
+	// The policy first, before any report is read (like k6 thresholds): a
+	// typo in a flag is a usage error, not a verdict.
+	if newPath == "" {
+		return fail("--report is required: the report to gate (see --help)")
+	}
+	var err error
+	if p.MaxDrop, err = gate.ParseMaxDrop(maxDrop); err != nil {
+		return fail("%v", err)
+	}
+	if err := p.Validate(); err != nil {
+		return fail("%v", err)
+	}
+	ws := workspace(c)
+	rep, err := report.Load(newPath)
+	if err != nil {
+		return fail("cannot gate %s: %s", newPath, sanitizeText(err.Error()))
+	}
+	in := gate.Input{New: rep, Now: time.Now()}
+	if basePath == "" {
+		in.BaselineNote = "no baseline given (--baseline FILE compares with the last green run)"
+	} else if base, err := report.Load(basePath); err != nil {
+		// A broken baseline must not turn a run red or block it: warn and
+		// fall back to the floors (issue 4, "Bad input").
+		fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: baseline %s is unusable, gating on floors only: %s\n", sanitize(basePath), sanitizeText(brief(err)))
+		in.BaselineNote = fmt.Sprintf("baseline %s is unusable (%s)", report.RelPath(ws, abs(basePath)), brief(err))
+	} else {
+		in.Baseline, in.BaselineRef = base, ref(ws, basePath, base)
+	}
+	for _, h := range history {
+		in.History = append(in.History, c.loadHistory(ws, h)...)
+	}
+	rep.Gate = gate.Evaluate(in, p)
+	dest := newPath
+	if out != "" {
+		dest = out
+	}
+	if err := report.Save(dest, rep); err != nil {
+		return fail("%v", err)
+	}
+	render.GateText(c.Stdout, rep.Gate)
+	switch rep.Gate.Verdict {
+	case report.GateFail:
+		return ExitFindings
+	case report.GateInconclusive:
+		fmt.Fprintln(c.Stderr, "mcp-eval gate: warning: the verdict is inconclusive: a drop inside the noise; more runs or cases would tell")
+		if p.FailOnInconclusive {
+			return ExitFindings
+		}
+	}
+	return ExitOK
+}
+
+// loadHistory reads one --history argument: a directory's *.json files
+// (not recursive) or one file. Unreadable reports are skipped with a
+// warning: history only ever adds warnings, it must not stop the gate.
+func (c *Command) loadHistory(ws, arg string) []gate.Historic {
+	paths := []string{arg}
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		matches, _ := filepath.Glob(filepath.Join(arg, "*.json"))
+		sort.Strings(matches)
+		if len(matches) > maxHistoryFiles {
+			fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: %s has %d reports; reading the last %d by name\n", sanitize(arg), len(matches), maxHistoryFiles)
+			matches = matches[len(matches)-maxHistoryFiles:]
+		}
+		paths = matches
+	}
+	var out []gate.Historic
+	for _, p := range paths {
+		r, err := report.Load(p)
+		if err != nil {
+			fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: skipping history report: %s\n", sanitizeText(brief(err)))
+			continue
+		}
+		out = append(out, gate.Historic{Ref: ref(ws, p, r), Report: r})
+	}
+	return out
+}
+
+func ref(ws, path string, r *report.Report) report.ReportRef {
+	return report.ReportRef{Path: report.RelPath(ws, abs(path)), Commit: r.Run.Commit, WorkflowRunID: r.Run.WorkflowRunID,
+		FinishedAt: r.Run.FinishedAt, ToolSurfaceHash: r.ToolSurfaceHash}
+}
+
+// workspace is where report paths are relative to: GITHUB_WORKSPACE on a
+// runner, else the working directory.
+func workspace(c *Command) string {
+	if c.LookupEnv != nil {
+		if ws, ok := c.LookupEnv("GITHUB_WORKSPACE"); ok && ws != "" {
+			return ws
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// brief is an error on one line, with at most its first detail: enough
+// for a warning and a note in the report, where a schema error's full
+// list would drown the verdict.
+func brief(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) > 2 {
+		lines = append(lines[:2], "…")
+	}
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " ")
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
+)
+
+// save writes a report into dir and returns its path.
+func save(t *testing.T, dir, name string, r *report.Report) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := report.Save(p, r); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func layer0(tool3 int) *report.Report {
+	return reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("TOOL-3", check.Must, tool3, 5))
+}
+
+func TestGateExitCodesAndVerdictInReport(t *testing.T) {
+	dir := t.TempDir()
+	base := save(t, dir, "green.json", reporttest.Green(layer0(5)))
+
+	// A MUST check that passed 5/5 in the baseline fails now: exit 1, and
+	// the verdict is written back into the report.
+	bad := save(t, dir, "bad.json", layer0(4))
+	code, out, stderr := run(t, "gate", "--report", bad, "--baseline", base)
+	if code != ExitFindings || !strings.Contains(out, "verdict: FAIL") || !strings.Contains(out, "TOOL-3") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	r, err := report.Load(bad)
+	if err != nil || r.Gate == nil || r.Gate.Verdict != report.GateFail || r.Gate.Baseline == nil {
+		t.Fatalf("verdict not written into the report: %v %+v", err, r.Gate)
+	}
+	if r.Gate.Baseline.Path != filepath.ToSlash(mustRel(t, base)) {
+		t.Errorf("baseline path %q is not relative to the workspace", r.Gate.Baseline.Path)
+	}
+
+	// Same as the baseline: exit 0; --out leaves the input alone.
+	good := save(t, dir, "good.json", layer0(5))
+	out2 := filepath.Join(dir, "gated.json")
+	if code, out, _ := run(t, "gate", "--report", good, "--baseline", base, "--out", out2); code != ExitOK || !strings.Contains(out, "verdict: PASS") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if r, _ := report.Load(good); r.Gate != nil {
+		t.Error("--out given, but the input report was changed")
+	}
+	if r, err := report.Load(out2); err != nil || r.Gate.Verdict != report.GatePass {
+		t.Errorf("--out: %v", err)
+	}
+}
+
+func mustRel(t *testing.T, p string) string {
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+func inconclusivePair(t *testing.T, dir string) (string, string) {
+	b, n := reporttest.New(), reporttest.New()
+	for i := range 20 {
+		id := "c" + string(rune('a'+i))
+		k := 5
+		if i < 3 {
+			k = 4
+		}
+		reporttest.Case(b, id, report.Soft, "m1", 5, 5)
+		reporttest.Case(n, id, report.Soft, "m1", k, 5)
+	}
+	return save(t, dir, "base.json", reporttest.Green(b)), save(t, dir, "new.json", n)
+}
+
+func TestGateInconclusive(t *testing.T) {
+	dir := t.TempDir()
+	base, now := inconclusivePair(t, dir)
+	code, out, stderr := run(t, "gate", "--report", now, "--baseline", base)
+	if code != ExitOK || !strings.Contains(out, "verdict: INCONCLUSIVE") || !strings.Contains(stderr, "warning: the verdict is inconclusive") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	if code, _, _ := run(t, "gate", "--report", now, "--baseline", base, "--fail-on-inconclusive"); code != ExitFindings {
+		t.Errorf("--fail-on-inconclusive: exit %d, want 1", code)
+	}
+}
+
+func TestGateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := save(t, dir, "good.json", layer0(5))
+	corrupt := filepath.Join(dir, "corrupt.json")
+	os.WriteFile(corrupt, []byte(`{"schemaVersion": 1, "run": `), 0o644)
+	future := filepath.Join(dir, "future.json")
+	os.WriteFile(future, []byte(`{"schemaVersion": 7}`), 0o644)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gate"}, "--report is required"},
+		// The policy is checked before any report is read: the missing
+		// file is not what is reported.
+		{[]string{"gate", "--report", "/nonexistent.json", "--max-drop", "lots"}, `max-drop "lots" is not a number`},
+		{[]string{"gate", "--report", "/nonexistent.json", "--max-drop", "1.5"}, "max-drop 1.5 is out of range"},
+		{[]string{"gate", "--report", "/nonexistent.json", "--history-depth", "-1"}, "history depth -1"},
+		{[]string{"gate", "--report", corrupt}, "not valid JSON"},
+		{[]string{"gate", "--report", future}, "schemaVersion 7"},
+	} {
+		code, _, stderr := run(t, tc.args...)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.want)
+		}
+	}
+
+	// A broken baseline is a warning and floors only, never a failure.
+	code, out, stderr := run(t, "gate", "--report", good, "--baseline", corrupt)
+	if code != ExitOK || !strings.Contains(stderr, "baseline") || !strings.Contains(stderr, "floors only") || !strings.Contains(out, "unusable") {
+		t.Errorf("corrupt baseline: exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+}
+
+func TestGateHistory(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "history")
+	os.Mkdir(hist, 0o755)
+	for i := range 3 {
+		r := reporttest.Case(reporttest.New(), "steady", report.Soft, "m1", 5, 5)
+		reporttest.At(r, reporttest.Start().AddDate(0, 0, -i))
+		save(t, hist, "h"+string(rune('0'+i))+".json", reporttest.Green(r))
+	}
+	os.WriteFile(filepath.Join(hist, "junk.json"), []byte("not json"), 0o644)
+	base := filepath.Join(hist, "h0.json")
+	now := save(t, dir, "new.json", reporttest.Case(reporttest.New(), "steady", report.Soft, "m1", 1, 5))
+	code, out, stderr := run(t, "gate", "--report", now, "--baseline", base, "--history", hist)
+	if !strings.Contains(out, "likely model drift") || !strings.Contains(stderr, "skipping history report") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+}

@@ -1,0 +1,244 @@
+package gate
+
+import (
+	"fmt"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// caseKey pairs a result with the baseline's: the same model on the same
+// case definition (by hash, so an edited case is a new case).
+type caseKey struct{ model, hash string }
+
+// l1 is Layer 1 prepared for comparison.
+type l1 struct {
+	nb, bb *report.Behavior
+	// pairing is false when there is nothing to pair with: no baseline,
+	// no Layer 1 in it, or another tool surface.
+	pairing   bool
+	judgeSame bool
+	cases     map[string]report.Case // new cases by id
+	base      map[caseKey]report.CaseResult
+}
+
+func (e *evaluation) prepareL1() *l1 {
+	nb := e.new.Behavior
+	l := &l1{nb: nb, cases: map[string]report.Case{}, base: map[caseKey]report.CaseResult{}}
+	for _, c := range nb.Cases {
+		l.cases[c.ID] = c
+	}
+	if e.base == nil {
+		return l
+	}
+	l.bb = e.base.Behavior
+	if l.bb == nil {
+		e.g.Notes = append(e.g.Notes, "the baseline has no Layer 1 results: floors only for behaviour")
+		return l
+	}
+	if e.new.ToolSurfaceHash != e.base.ToolSurfaceHash {
+		e.g.Notes = append(e.g.Notes, fmt.Sprintf("the tool surface changed since the baseline (%s → %s): cases pair only on the same tool surface, so behaviour is floors only", short(e.base.ToolSurfaceHash), short(e.new.ToolSurfaceHash)))
+		e.unmatched(report.Unmatched{Layer: 1, Kind: "toolSurface", Subject: "every case", Side: "new", Reason: "tool surface " + short(e.new.ToolSurfaceHash) + " now, " + short(e.base.ToolSurfaceHash) + " in the baseline"})
+		return l
+	}
+	l.pairing = true
+	l.judgeSame = l.nb.JudgeModel == l.bb.JudgeModel && l.nb.RubricHash == l.bb.RubricHash
+	if !l.judgeSame {
+		e.g.Notes = append(e.g.Notes, fmt.Sprintf("the judge changed since the baseline (model %q → %q, rubric %s → %s): judged scores and cases are not comparable", l.bb.JudgeModel, l.nb.JudgeModel, short(l.bb.RubricHash), short(l.nb.RubricHash)))
+	}
+	bcases := map[string]report.Case{}
+	for _, c := range l.bb.Cases {
+		bcases[c.ID] = c
+	}
+	for _, r := range l.bb.Results {
+		l.base[caseKey{r.Model, bcases[r.Case].Hash}] = r
+	}
+	return l
+}
+
+func short(h string) string {
+	if h == "" {
+		return "(none)"
+	}
+	if len(h) > len(report.HashPrefix)+12 {
+		return h[:len(report.HashPrefix)+12] + "…"
+	}
+	return h
+}
+
+func judged(r report.CaseResult) bool {
+	for _, s := range r.Scores {
+		if report.Judged(s.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// behavior gates Layer 1: each case × model against its floor and, when it
+// fell, against the baseline; then each score × model over all cases.
+func (e *evaluation) behavior() {
+	if e.new.Behavior == nil {
+		return
+	}
+	l := e.prepareL1()
+	e.modelChanges(l)
+	used := map[caseKey]bool{}
+	for _, r := range l.nb.Results {
+		c := l.cases[r.Case]
+		key := caseKey{r.Model, c.Hash}
+		br, matched := l.base[key]
+		matched = matched && l.pairing
+		if matched {
+			used[key] = true
+		} else if l.pairing && e.baseHasModel(l, r.Model) {
+			e.unmatched(report.Unmatched{Layer: 1, Kind: report.KindCase, Subject: r.Case, Model: r.Model, Side: "new", Reason: "no baseline result for this case definition (new or edited case): floors only"})
+		}
+		e.caseItem(l, c, r, br, matched)
+	}
+	if l.pairing {
+		for _, br := range l.bb.Results {
+			k := e.baseCaseKey(l, br)
+			if !used[k] && e.newHasModel(br.Model) {
+				e.unmatched(report.Unmatched{Layer: 1, Kind: report.KindCase, Subject: br.Case, Model: br.Model, Side: "baseline", Reason: "in the baseline, not run now (removed or edited case)"})
+			}
+		}
+	}
+	e.suites(l)
+}
+
+func (e *evaluation) baseCaseKey(l *l1, br report.CaseResult) caseKey {
+	for _, c := range l.bb.Cases {
+		if c.ID == br.Case {
+			return caseKey{br.Model, c.Hash}
+		}
+	}
+	return caseKey{br.Model, ""}
+}
+
+func (e *evaluation) baseHasModel(l *l1, model string) bool {
+	for _, r := range l.bb.Results {
+		if r.Model == model {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *evaluation) newHasModel(model string) bool {
+	for _, r := range e.new.Behavior.Results {
+		if r.Model == model {
+			return true
+		}
+	}
+	return false
+}
+
+// modelChanges lists models only one side ran and models whose served
+// version changed.
+func (e *evaluation) modelChanges(l *l1) {
+	if !l.pairing {
+		return
+	}
+	newModels, baseModels := resultModels(l.nb), resultModels(l.bb)
+	for _, m := range newModels {
+		if !contains(baseModels, m) {
+			e.unmatched(report.Unmatched{Layer: 1, Kind: report.KindModel, Subject: m, Model: m, Side: "new", Reason: "the baseline did not run this model: floors only"})
+		} else if from, to, ok := e.servedChanged(m); ok {
+			e.add(report.GateItem{Layer: 1, Kind: report.KindModel, Subject: m, Model: m, Status: report.ItemNotComparable,
+				Rule: "compare a model only with itself", Reason: fmt.Sprintf("served as %q in the baseline, %q now: its scores are shown without a delta, floors only", from, to)})
+		}
+	}
+	for _, m := range baseModels {
+		if !contains(newModels, m) {
+			e.unmatched(report.Unmatched{Layer: 1, Kind: report.KindModel, Subject: m, Model: m, Side: "baseline", Reason: "in the baseline, not run now"})
+		}
+	}
+}
+
+func resultModels(b *report.Behavior) []string {
+	var out []string
+	for _, r := range b.Results {
+		if !contains(out, r.Model) {
+			out = append(out, r.Model)
+		}
+	}
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// caseItem judges one case × model: its floor first, then whether a fall
+// below it is new and clear.
+func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, matched bool) {
+	f := e.p.floorFor(c.Kind)
+	need := floor(f, r.Passed.N)
+	it := report.GateItem{Layer: 1, Kind: report.KindCase, Subject: r.Case, Model: r.Model, Direction: report.Higher,
+		Rule: fmt.Sprintf("%s case: ⌈%s·%d⌉ = %d of %d runs", c.Kind, num(f), r.Passed.N, need, r.Passed.N), New: cnt(r.Passed)}
+	why := ""
+	comparable := matched
+	if matched {
+		if from, to, changed := e.servedChanged(r.Model); changed {
+			comparable, why = false, fmt.Sprintf("served model changed (%s → %s)", from, to)
+		} else if !l.judgeSame && judged(r) {
+			comparable, why = false, "the judge or rubric changed"
+		}
+	}
+	if comparable {
+		it.Baseline = cnt(br.Passed)
+	}
+	baseMet := matched && br.Passed.K >= floor(f, br.Passed.N)
+	now := fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N)
+	switch {
+	case r.Passed.K >= need:
+		it.Status = report.ItemPass
+		it.Reason = now + " meets its floor"
+		if !comparable && matched {
+			it.Status = report.ItemNotComparable
+			it.Reason += "; not comparable with the baseline: " + why
+		}
+		e.countExact(comparable, br, r)
+	case matched && !baseMet:
+		e.countExact(comparable, br, r)
+		it.Status = report.ItemKnown
+		it.Baseline = cnt(br.Passed)
+		it.Reason = fmt.Sprintf("known failure: %s now, already %d/%d (below its floor) in the baseline", now, br.Passed.K, br.Passed.N)
+	case !matched:
+		it.Status = report.ItemFail
+		if e.base == nil {
+			it.Reason = now + " is below its floor; no baseline, floors only"
+		} else {
+			it.Reason = now + " is below its floor; not in the baseline, floors only"
+		}
+	case !comparable:
+		it.Status = report.ItemFail
+		it.Reason = fmt.Sprintf("%s is below its floor; not comparable with the baseline (%s), floors only", now, why)
+	default:
+		idx := e.add(it)
+		e.exact = append(e.exact, exactTest{
+			item: idx, p: fisherLess(br.Passed.K, br.Passed.N, r.Passed.K, r.Passed.N), minP: fisherMin(br.Passed.K, br.Passed.N, r.Passed.K, r.Passed.N),
+			failReason:  fmt.Sprintf("new failure: %s now, %d/%d in the baseline, a clear fall", now, br.Passed.K, br.Passed.N),
+			noiseStatus: report.ItemWarn,
+			noiseReason: fmt.Sprintf("%s is below its floor, but the fall from %d/%d is within run-to-run noise: not a new red", now, br.Passed.K, br.Passed.N),
+		})
+		return
+	}
+	e.add(it)
+}
+
+// countExact adds a compared case that needs no decision to the size of
+// the exact-test family. Every compared case belongs to it, whatever its
+// baseline did: counting only cases that met their floor in the baseline
+// would pick the family by the data and let false fails through (the
+// simulation in sim_test.go showed 9% at 50 cases × 5 runs at 0.8).
+func (e *evaluation) countExact(comparable bool, br, r report.CaseResult) {
+	if comparable {
+		e.exact = append(e.exact, exactTest{item: -1, minP: fisherMin(br.Passed.K, br.Passed.N, r.Passed.K, r.Passed.N)})
+	}
+}

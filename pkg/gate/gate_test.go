@@ -1,0 +1,408 @@
+package gate_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
+)
+
+func evaluate(t *testing.T, now, base *report.Report, hist ...*report.Report) *report.Gate {
+	t.Helper()
+	in := gate.Input{New: now, Baseline: base, Now: reporttest.Start()}
+	if base != nil {
+		in.BaselineRef = report.ReportRef{Path: "baseline.json", Commit: base.Run.Commit}
+	}
+	for i, h := range hist {
+		in.History = append(in.History, gate.Historic{Ref: report.ReportRef{Path: fmt.Sprintf("h%d.json", i), Commit: h.Run.Commit}, Report: h})
+	}
+	g := gate.Evaluate(in, gate.DefaultPolicy())
+	// Every gated report must still be a valid report.
+	now.Gate = g
+	if _, err := report.Marshal(now); err != nil {
+		t.Fatalf("gated report is invalid: %v", err)
+	}
+	now.Gate = nil
+	return g
+}
+
+// find returns the items of a kind about a subject (and model, if given).
+func find(g *report.Gate, kind, subject, model string) []report.GateItem {
+	var out []report.GateItem
+	for _, it := range g.Items {
+		if it.Kind == kind && it.Subject == subject && (model == "" || it.Model == model) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func one(t *testing.T, g *report.Gate, kind, subject, model string) report.GateItem {
+	t.Helper()
+	items := find(g, kind, subject, model)
+	if len(items) != 1 {
+		t.Fatalf("%d %s items for %s %s, want 1; items: %+v", len(items), kind, subject, model, g.Items)
+	}
+	return items[0]
+}
+
+func wantStatus(t *testing.T, it report.GateItem, status string, reason ...string) {
+	t.Helper()
+	if it.Status != status {
+		t.Errorf("%s %s %s: status %s, want %s (%s)", it.Kind, it.Subject, it.Model, it.Status, status, it.Reason)
+	}
+	for _, r := range reason {
+		if !strings.Contains(it.Reason, r) {
+			t.Errorf("%s %s: reason %q does not mention %q", it.Kind, it.Subject, it.Reason, r)
+		}
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	if err := gate.DefaultPolicy().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := gate.DefaultPolicy()
+	p.MaxDrop, p.FloorSoft, p.Confidence, p.HistoryDepth = 1.5, 0, 0.3, -1
+	err := p.Validate()
+	for _, want := range []string{"max-drop 1.5 is out of range: want [0, 1)", "floor for soft cases 0", "confidence 0.3", "history depth -1"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate: %v; want it to mention %q", err, want)
+		}
+	}
+	for in, want := range map[string]float64{"0.02": 0.02, "2%": 0.02, " 5 % ": 0.05, "0": 0} {
+		if got, err := gate.ParseMaxDrop(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("ParseMaxDrop(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := gate.ParseMaxDrop("two"); err == nil || !strings.Contains(err.Error(), "2%") {
+		t.Errorf("ParseMaxDrop(two): %v", err)
+	}
+}
+
+func TestLayer0(t *testing.T) {
+	base := reporttest.Layer0(reporttest.New(),
+		reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("TOOL-3", check.Must, 5, 5),
+		reporttest.Check("CACHE-1", check.Must, 2, 5), reporttest.Check("GONE-1", check.Must, 5, 5))
+	now := reporttest.Layer0(reporttest.New(),
+		reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("TOOL-3", check.Must, 4, 5),
+		reporttest.Check("CACHE-1", check.Must, 2, 5), reporttest.Check("NEW-1", check.Must, 3, 5),
+		reporttest.Check("LOG-2", check.Should, 0, 1))
+	g := evaluate(t, now, base)
+	wantStatus(t, one(t, g, report.KindCheck, "TOOL-3", ""), report.ItemFail, "new failure: 4/5 now, 5/5 in the baseline", "deterministic")
+	wantStatus(t, one(t, g, report.KindCheck, "CACHE-1", ""), report.ItemKnown, "known failure")
+	wantStatus(t, one(t, g, report.KindCheck, "NEW-1", ""), report.ItemFail, "did not run this check")
+	if len(find(g, report.KindCheck, "LOG-2", "")) != 0 || len(find(g, report.KindCheck, "DISC-1", "")) != 0 {
+		t.Error("SHOULD checks and passing checks are not gate items")
+	}
+	if g.Verdict != report.GateFail {
+		t.Errorf("verdict %s, want fail", g.Verdict)
+	}
+	if !hasUnmatched(g, "NEW-1", "new") || !hasUnmatched(g, "GONE-1", "baseline") {
+		t.Errorf("unmatched %+v: want NEW-1 (new) and GONE-1 (baseline)", g.Unmatched)
+	}
+
+	// Only the known failure left: no red.
+	same := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("CACHE-1", check.Must, 2, 5))
+	if g := evaluate(t, same, base); g.Verdict != report.GatePass {
+		t.Errorf("known failure only: verdict %s, want pass: %+v", g.Verdict, g.Items)
+	}
+
+	// No baseline: floors only, said clearly.
+	g = evaluate(t, now, nil)
+	wantStatus(t, one(t, g, report.KindCheck, "TOOL-3", ""), report.ItemFail, "no baseline")
+	if !strings.Contains(g.BaselineNote, "floors only") || g.Baseline != nil {
+		t.Errorf("baseline note %q", g.BaselineNote)
+	}
+}
+
+func hasUnmatched(g *report.Gate, subject, side string) bool {
+	for _, u := range g.Unmatched {
+		if u.Subject == subject && u.Side == side {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLegacy(t *testing.T) {
+	legacy := func() *report.Report { return reporttest.Legacy(reporttest.New()) }
+	modern := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", check.Must, 5, 5))
+	for _, tc := range []struct {
+		name      string
+		now, base *report.Report
+		status    string
+		verdict   string
+	}{
+		{"legacy → legacy", legacy(), legacy(), report.ItemPass, report.GatePass},
+		{"modern → legacy", legacy(), modern, report.ItemFail, report.GateFail},
+		{"legacy, no baseline", legacy(), nil, report.ItemWarn, report.GatePass},
+	} {
+		g := evaluate(t, tc.now, tc.base)
+		wantStatus(t, one(t, g, report.KindServer, "era", ""), tc.status)
+		if g.Verdict != tc.verdict {
+			t.Errorf("%s: verdict %s, want %s", tc.name, g.Verdict, tc.verdict)
+		}
+	}
+}
+
+func TestCaseFloors(t *testing.T) {
+	base := reporttest.New()
+	reporttest.Case(base, "hard-gone", report.Hard, "m1", 5, 5)
+	reporttest.Case(base, "soft-dip", report.Soft, "m1", 5, 5)
+	reporttest.Case(base, "soft-known", report.Soft, "m1", 3, 5)
+	reporttest.Case(base, "hard-dip", report.Hard, "m1", 5, 5)
+	reporttest.Case(base, "removed", report.Soft, "m1", 5, 5)
+	now := reporttest.New()
+	reporttest.Case(now, "hard-gone", report.Hard, "m1", 0, 5)
+	reporttest.Case(now, "soft-dip", report.Soft, "m1", 3, 5)
+	reporttest.Case(now, "soft-known", report.Soft, "m1", 2, 5)
+	reporttest.Case(now, "hard-dip", report.Hard, "m1", 4, 5)
+	reporttest.Case(now, "added", report.Soft, "m1", 3, 5)
+	g := evaluate(t, now, base)
+	gone := one(t, g, report.KindCase, "hard-gone", "m1")
+	wantStatus(t, gone, report.ItemFail, "new failure: 0/5 now, 5/5 in the baseline", "Fisher p=0.0040")
+	if gone.PValue == nil || math.Abs(*gone.PValue-1.0/252) > 1e-6 {
+		t.Errorf("p-value %v, want 1/252", gone.PValue)
+	}
+	wantStatus(t, one(t, g, report.KindCase, "soft-dip", "m1"), report.ItemWarn, "within run-to-run noise")
+	wantStatus(t, one(t, g, report.KindCase, "hard-dip", "m1"), report.ItemWarn, "4/5 is below its floor")
+	wantStatus(t, one(t, g, report.KindCase, "soft-known", "m1"), report.ItemKnown, "known failure")
+	wantStatus(t, one(t, g, report.KindCase, "added", "m1"), report.ItemFail, "not in the baseline, floors only")
+	if !hasUnmatched(g, "added", "new") || !hasUnmatched(g, "removed", "baseline") {
+		t.Errorf("unmatched: %+v", g.Unmatched)
+	}
+	if g.Verdict != report.GateFail {
+		t.Errorf("verdict %s", g.Verdict)
+	}
+
+	// No baseline: a soft case at 3/5 is below ⌈0.8·5⌉ = 4.
+	g = evaluate(t, now, nil)
+	wantStatus(t, one(t, g, report.KindCase, "soft-dip", "m1"), report.ItemFail, "no baseline, floors only")
+	if it := one(t, g, report.KindCase, "soft-dip", "m1"); it.Rule != "soft case: ⌈0.8·5⌉ = 4 of 5 runs" {
+		t.Errorf("rule %q", it.Rule)
+	}
+}
+
+// suitePair builds a baseline and a new report of cases × runs where case
+// i passes base(i) and now(i) runs (all soft, one model, one score).
+func suitePair(cases, runs int, base, now func(i int) int) (*report.Report, *report.Report) {
+	b, n := reporttest.New(), reporttest.New()
+	for i := range cases {
+		id := fmt.Sprintf("c%03d", i)
+		reporttest.Case(b, id, report.Soft, "m1", base(i), runs)
+		reporttest.Case(n, id, report.Soft, "m1", now(i), runs)
+	}
+	return b, n
+}
+
+func constant(k int) func(int) int { return func(int) int { return k } }
+
+// firstDrop: the first `count` cases pass `low` runs, the rest `high`.
+func firstDrop(count, low, high int) func(int) int {
+	return func(i int) int {
+		if i < count {
+			return low
+		}
+		return high
+	}
+}
+
+// TestMaxDropBoundary puts suite drops just inside and just outside
+// max-drop 0.02 at different sample sizes: inside always passes; outside
+// fails only when the sample can show it, and is inconclusive otherwise.
+func TestMaxDropBoundary(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		cases, runs int
+		base, now   func(int) int
+		drop        float64
+		status      string
+	}{
+		{"20×5, 2 cases lose a run: drop 0.02, just inside", 20, 5, constant(5), firstDrop(2, 4, 5), 0.02, report.ItemPass},
+		{"20×5, 3 cases lose a run: drop 0.03, just outside, too few runs to tell", 20, 5, constant(5), firstDrop(3, 4, 5), 0.03, report.ItemInconclusive},
+		{"20×5, every case loses a run: drop 0.2", 20, 5, constant(5), constant(4), 0.2, report.ItemFail},
+		{"200×100, 90 → 88: drop 0.02, just inside", 200, 100, constant(90), constant(88), 0.02, report.ItemPass},
+		{"200×100, 90 → 87: drop 0.03, just outside and clear", 200, 100, constant(90), constant(87), 0.03, report.ItemFail},
+		{"50×10, half the cases 9 → 8: drop 0.05, not clear at this size", 50, 10, constant(9), firstDrop(25, 8, 9), 0.05, report.ItemInconclusive},
+		{"50×10, 9 → 7: drop 0.2", 50, 10, constant(9), constant(7), 0.2, report.ItemFail},
+		{"20×5, better now", 20, 5, constant(4), constant(5), -0.2, report.ItemPass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, n := suitePair(tc.cases, tc.runs, tc.base, tc.now)
+			g := evaluate(t, n, b)
+			it := one(t, g, report.KindSuite, report.ToolSelection, "m1")
+			wantStatus(t, it, tc.status)
+			if it.Drop == nil || math.Abs(*it.Drop-tc.drop) > 1e-6 {
+				t.Errorf("drop %v, want %v", it.Drop, tc.drop)
+			}
+			if it.Pairs != tc.cases {
+				t.Errorf("%d pairs, want %d", it.Pairs, tc.cases)
+			}
+			if tc.status == report.ItemFail && (it.Bound == nil || *it.Bound <= 0.02) {
+				t.Errorf("failed with bound %v, not beyond max-drop", it.Bound)
+			}
+			if tc.status == report.ItemInconclusive && (it.Bound == nil || *it.Bound > 0.02) {
+				t.Errorf("inconclusive with bound %v", it.Bound)
+			}
+			wantVerdict := map[string]string{report.ItemPass: report.GatePass, report.ItemFail: report.GateFail, report.ItemInconclusive: report.GateInconclusive}[tc.status]
+			if g.Verdict != wantVerdict && !(tc.status == report.ItemPass && g.Verdict == report.GatePass) {
+				t.Errorf("verdict %s, want %s", g.Verdict, wantVerdict)
+			}
+		})
+	}
+}
+
+func TestLowerIsBetterScore(t *testing.T) {
+	b, n := reporttest.New(), reporttest.New()
+	for i := range 20 {
+		id := fmt.Sprintf("neg%02d", i)
+		reporttest.Case(b, id, report.Soft, "m1", 5, 5, reporttest.Score(report.OverTrigger, 0, 5))
+		reporttest.Case(n, id, report.Soft, "m1", 5, 5, reporttest.Score(report.OverTrigger, 2, 5))
+	}
+	g := evaluate(t, n, b)
+	it := one(t, g, report.KindSuite, report.OverTrigger, "m1")
+	wantStatus(t, it, report.ItemFail, "regression")
+	if it.Direction != report.Lower || *it.Drop < 0.39 {
+		t.Errorf("over-triggering rose 0 → 0.4: direction %s drop %v", it.Direction, *it.Drop)
+	}
+	// The other way round is an improvement.
+	g = evaluate(t, b, n)
+	wantStatus(t, one(t, g, report.KindSuite, report.OverTrigger, "m1"), report.ItemPass)
+}
+
+func TestNotComparable(t *testing.T) {
+	mk := func(k int) *report.Report {
+		r := reporttest.New()
+		for i := range 10 {
+			id := fmt.Sprintf("c%d", i)
+			reporttest.Case(r, id, report.Soft, "m1", k, 5, reporttest.Score(report.ToolSelection, k, 5), reporttest.Score(report.TaskCompletion, k, 5))
+			reporttest.Case(r, id, report.Soft, "m2", 5, 5, reporttest.Score(report.ToolSelection, 5, 5))
+		}
+		r.Behavior.JudgeModel, r.Behavior.RubricHash = "judge-1", reporttest.CaseHash("rubric-1")
+		return r
+	}
+	base, now := mk(5), mk(4)
+	now.Models[0].Served = "m1-2026-08-01"
+	g := evaluate(t, now, base)
+	wantStatus(t, one(t, g, report.KindModel, "m1", "m1"), report.ItemNotComparable, "served as")
+	for _, score := range []string{report.ToolSelection, report.TaskCompletion} {
+		it := one(t, g, report.KindSuite, score, "m1")
+		wantStatus(t, it, report.ItemNotComparable)
+		if it.Drop != nil || it.BaselineValue != nil {
+			t.Errorf("%s: a not-comparable score has a delta", score)
+		}
+	}
+	wantStatus(t, one(t, g, report.KindCase, "c0", "m1"), report.ItemNotComparable, "served model changed")
+	wantStatus(t, one(t, g, report.KindSuite, report.ToolSelection, "m2"), report.ItemPass)
+
+	// Another judge: judged scores are not comparable, the rest are.
+	now = mk(5)
+	now.Behavior.JudgeModel = "judge-2"
+	g = evaluate(t, now, base)
+	wantStatus(t, one(t, g, report.KindSuite, report.TaskCompletion, "m1"), report.ItemNotComparable, "judge")
+	wantStatus(t, one(t, g, report.KindSuite, report.ToolSelection, "m1"), report.ItemPass)
+}
+
+func TestToolSurfaceChanged(t *testing.T) {
+	b, n := suitePair(10, 5, constant(5), constant(3))
+	n.ToolSurfaceHash = reporttest.CaseHash("other tools")
+	g := evaluate(t, n, b)
+	wantStatus(t, one(t, g, report.KindSuite, report.ToolSelection, "m1"), report.ItemInfo)
+	wantStatus(t, one(t, g, report.KindCase, "c000", "m1"), report.ItemFail, "not in the baseline, floors only")
+	if !strings.Contains(strings.Join(g.Notes, "\n"), "tool surface changed") {
+		t.Errorf("notes %q", g.Notes)
+	}
+}
+
+func TestLayer2(t *testing.T) {
+	mk := func(success, n int) *report.Report {
+		r := reporttest.New()
+		r.Resilience = &report.Resilience{
+			Faults: []report.FaultResult{{Model: "m1", Fault: "timeout", Scores: []report.Score{reporttest.Score(report.FaultHandled, 9, 10)}}},
+			Attacks: []report.AttackResult{
+				{Model: "m1", Attack: "result-injection", Scores: []report.Score{reporttest.Score(report.AttackSuccess, success, n)}},
+				{Model: "m2", Attack: "result-injection", Scores: []report.Score{reporttest.Score(report.AttackSuccess, success/5, n/5)}},
+			},
+		}
+		return r
+	}
+	g := evaluate(t, mk(10, 50), mk(0, 50))
+	wantStatus(t, one(t, g, report.KindAttack, "result-injection", "m1"), report.ItemFail, "regression: 10/50 now, 0/50 in the baseline")
+	wantStatus(t, one(t, g, report.KindAttack, "result-injection", "m2"), report.ItemInconclusive, "inside the noise")
+	wantStatus(t, one(t, g, report.KindFault, "timeout", "m1"), report.ItemPass)
+	g = evaluate(t, mk(10, 50), nil)
+	wantStatus(t, one(t, g, report.KindAttack, "result-injection", "m1"), report.ItemInfo)
+}
+
+func TestHistoryDrift(t *testing.T) {
+	day := func(d int, k int) *report.Report {
+		r := reporttest.Case(reporttest.New(), "steady", report.Soft, "m1", k, 5)
+		reporttest.Case(r, "other", report.Soft, "m1", 5, 5)
+		return reporttest.Green(reporttest.At(r, reporttest.Start().Add(time.Duration(d)*24*time.Hour)))
+	}
+	now := day(10, 1)
+	now.Gate = nil
+	g := evaluate(t, now, day(9, 5), day(9, 5), day(8, 5), day(7, 5), day(1, 2))
+	wantStatus(t, one(t, g, report.KindDrift, "steady", "m1"), report.ItemWarn, "likely model drift", "last 3 green reports")
+	if len(g.History) != 4 {
+		t.Errorf("history %d reports, want 4", len(g.History))
+	}
+
+	// Two green reports are no streak; a red one is not history.
+	red := day(8, 5)
+	red.Gate.Verdict = report.GateFail
+	g = evaluate(t, now, day(9, 5), day(9, 5), red, day(7, 4))
+	if len(find(g, report.KindDrift, "steady", "m1")) != 0 {
+		t.Error("drift called without three N/N reports in a row")
+	}
+	if !strings.Contains(strings.Join(g.Notes, "\n"), "1 report(s) skipped") {
+		t.Errorf("notes %q", g.Notes)
+	}
+
+	// Another tool surface: not model drift.
+	h := []*report.Report{day(9, 5), day(8, 5), day(7, 5)}
+	for _, r := range h {
+		r.ToolSurfaceHash = reporttest.CaseHash("old tools")
+	}
+	g = evaluate(t, now, day(9, 5), h...)
+	if len(find(g, report.KindDrift, "steady", "m1")) != 0 {
+		t.Error("drift called although the tool surface changed")
+	}
+}
+
+func TestSlowSlide(t *testing.T) {
+	mk := func(d, k int) *report.Report {
+		r := reporttest.New()
+		for i := range 40 {
+			reporttest.Case(r, fmt.Sprintf("c%02d", i), report.Soft, "m1", k, 20)
+		}
+		return reporttest.Green(reporttest.At(r, reporttest.Start().Add(time.Duration(d)*24*time.Hour)))
+	}
+	now := mk(10, 19)
+	now.Gate = nil
+	g := evaluate(t, now, mk(9, 19), mk(9, 19), mk(6, 20), mk(3, 20))
+	wantStatus(t, one(t, g, report.KindSuite, report.ToolSelection, "m1"), report.ItemPass)
+	wantStatus(t, one(t, g, report.KindSlide, report.ToolSelection, "m1"), report.ItemWarn, "slow slide", "+5.0 pts")
+	if g.Verdict != report.GatePass {
+		t.Errorf("a slide is a warning, verdict %s", g.Verdict)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	b, n := suitePair(30, 5, constant(5), firstDrop(10, 2, 5))
+	reporttest.Layer0(n, reporttest.Check("TOOL-3", check.Must, 4, 5))
+	reporttest.Layer0(b, reporttest.Check("TOOL-3", check.Must, 5, 5))
+	g1, _ := json.Marshal(evaluate(t, n, b))
+	g2, _ := json.Marshal(evaluate(t, n, b))
+	if string(g1) != string(g2) {
+		t.Error("two evaluations of the same reports differ")
+	}
+}

@@ -1,0 +1,106 @@
+package gate
+
+import (
+	"fmt"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// layer0 gates conformance. Checks are deterministic, so no statistics: a
+// MUST check that passed N/N in the baseline and not now is a new failure.
+func (e *evaluation) layer0() {
+	nc := e.new.Conformance
+	if nc == nil {
+		return
+	}
+	var bc *conformance.Report
+	if e.base != nil {
+		bc = e.base.Conformance
+		if bc == nil {
+			e.g.Notes = append(e.g.Notes, "the baseline has no Layer 0 results: floors only for conformance")
+		}
+	}
+	if nc.Verdict == conformance.VerdictLegacy {
+		e.legacy(bc)
+		return
+	}
+	if bc != nil && bc.Verdict == conformance.VerdictLegacy {
+		e.g.Notes = append(e.g.Notes, "the baseline server spoke legacy MCP only: this is its first 2026-07-28 run, floors only for conformance")
+		bc = nil
+	}
+	base := map[string]check.Result{}
+	if bc != nil {
+		for _, r := range bc.Checks {
+			base[r.ID] = r
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range nc.Checks {
+		seen[r.ID] = true
+		if r.Level != check.Must || r.Verdict == check.Skipped {
+			continue
+		}
+		need := floor(e.p.FloorMust, r.Runs)
+		k := r.Passes()
+		if r.Verdict == check.Errored {
+			// The harness could not run it every time: not a pass, and
+			// Passes may still count warned runs.
+			k = min(k, r.Runs-r.Counts[check.Errored])
+		}
+		now := report.Count{K: k, N: r.Runs}
+		rule := fmt.Sprintf("MUST: ⌈%s·%d⌉ = %d of %d runs", num(e.p.FloorMust), r.Runs, need, r.Runs)
+		b, inBase := base[r.ID]
+		if k >= need {
+			continue // met its floor: nothing to say
+		}
+		it := report.GateItem{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Rule: rule, New: cnt(now), Direction: report.Higher}
+		switch {
+		case bc == nil:
+			it.Status = report.ItemFail
+			it.Reason = fmt.Sprintf("%d/%d is below its floor; no baseline to compare, floors only", k, r.Runs)
+		case !inBase || b.Verdict == check.Skipped:
+			it.Status = report.ItemFail
+			it.Reason = fmt.Sprintf("%d/%d is below its floor; the baseline did not run this check, floors only", k, r.Runs)
+			e.unmatched(report.Unmatched{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Side: "new", Reason: "not run in the baseline"})
+		default:
+			bk := b.Passes()
+			it.Baseline = cnt(report.Count{K: bk, N: b.Runs})
+			if bk >= floor(e.p.FloorMust, b.Runs) {
+				it.Status = report.ItemFail
+				it.Reason = fmt.Sprintf("new failure: %d/%d now, %d/%d in the baseline (conformance is deterministic: one failed run is a regression)", k, r.Runs, bk, b.Runs)
+			} else {
+				it.Status = report.ItemKnown
+				it.Reason = fmt.Sprintf("known failure: %d/%d now, already %d/%d in the baseline", k, r.Runs, bk, b.Runs)
+			}
+		}
+		e.add(it)
+	}
+	if bc == nil {
+		return
+	}
+	for _, b := range bc.Checks {
+		if !seen[b.ID] && b.Level == check.Must && b.Verdict != check.Skipped {
+			e.unmatched(report.Unmatched{Layer: 0, Kind: report.KindCheck, Subject: b.ID, Side: "baseline", Reason: "ran in the baseline, not in this report"})
+		}
+	}
+}
+
+// legacy gates a server that does not speak 2026-07-28: staying legacy is
+// no regression; falling back to legacy from a modern baseline is.
+func (e *evaluation) legacy(bc *conformance.Report) {
+	it := report.GateItem{Layer: 0, Kind: report.KindServer, Subject: "era", Rule: "a server that spoke 2026-07-28 keeps speaking it"}
+	switch {
+	case bc == nil:
+		it.Status = report.ItemWarn
+		it.Reason = "the server speaks legacy MCP only: no 2026-07-28 check ran (see the migration list); with no Layer 0 baseline this is not a regression"
+	case bc.Verdict == conformance.VerdictLegacy:
+		it.Status = report.ItemPass
+		it.Reason = "legacy in the baseline and now: no regression"
+	default:
+		it.Status = report.ItemFail
+		it.Reason = fmt.Sprintf("the baseline server spoke %s; this one speaks legacy MCP only", bc.ProtocolVersion)
+	}
+	e.add(it)
+}

@@ -1,0 +1,114 @@
+// Package gate decides whether a report is a regression against the last
+// green run: pass, fail or inconclusive, with a reason for every item.
+//
+// The policy is parsed and validated before any report is read (like k6
+// thresholds); Evaluate is a pure function of the reports and the policy.
+// The method and its measured error rates are in docs/gate.md.
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// Policy is what the gate enforces. The zero value is not valid; start from
+// DefaultPolicy.
+type Policy struct {
+	// MaxDrop is the largest drop of a suite score (a fraction, 0.02 = two
+	// points) that is not a regression.
+	MaxDrop float64
+	// Confidence of the one-sided bounds and exact tests, family-wise
+	// (default 0.95).
+	Confidence float64
+	// Floors are fractions of N applied as ⌈f·N⌉: MUST checks and hard
+	// cases 1.0, soft cases 0.8 (4 of 5).
+	FloorMust, FloorHard, FloorSoft float64
+	// HistoryDepth is how many earlier green reports to walk for drift and
+	// slow slides (default 10).
+	HistoryDepth int
+	// FailOnInconclusive turns an inconclusive verdict into exit 1.
+	FailOnInconclusive bool
+}
+
+// DefaultPolicy is the policy of issue 4: max-drop 0.02, 95%, floors 1.0 /
+// 1.0 / 0.8, history 10.
+func DefaultPolicy() Policy {
+	return Policy{MaxDrop: 0.02, Confidence: 0.95, FloorMust: 1, FloorHard: 1, FloorSoft: 0.8, HistoryDepth: 10}
+}
+
+// ErrPolicy marks a policy that cannot be enforced; the CLI exits 2.
+var ErrPolicy = errors.New("invalid gate policy")
+
+// Validate reports every problem with the policy at once, each with the
+// allowed range.
+func (p Policy) Validate() error {
+	var errs []string
+	frac := func(name string, v float64, lo float64, loIncl bool, hi float64, hiIncl bool) {
+		okLo := v > lo || (loIncl && v == lo)
+		okHi := v < hi || (hiIncl && v == hi)
+		if math.IsNaN(v) || !okLo || !okHi {
+			errs = append(errs, fmt.Sprintf("%s %v is out of range: want %s%v, %v%s", name, v, map[bool]string{true: "[", false: "("}[loIncl], lo, hi, map[bool]string{true: "]", false: ")"}[hiIncl]))
+		}
+	}
+	frac("max-drop", p.MaxDrop, 0, true, 1, false)
+	frac("confidence", p.Confidence, 0.5, false, 1, false)
+	frac("floor for MUST checks", p.FloorMust, 0, false, 1, true)
+	frac("floor for hard cases", p.FloorHard, 0, false, 1, true)
+	frac("floor for soft cases", p.FloorSoft, 0, false, 1, true)
+	if p.HistoryDepth < 0 || p.HistoryDepth > 100 {
+		errs = append(errs, fmt.Sprintf("history depth %d is out of range: want 0..100", p.HistoryDepth))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrPolicy, strings.Join(errs, "; "))
+}
+
+// ParseMaxDrop reads a max-drop as the user may write it: a fraction
+// ("0.02") or points with a percent sign ("2%"). Anything else is an error
+// naming both forms.
+func ParseMaxDrop(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	scale := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, scale = strings.TrimSpace(strings.TrimSuffix(t, "%")), 0.01
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%w: max-drop %q is not a number: write a fraction like 0.02 or points like 2%%", ErrPolicy, s)
+	}
+	return v * scale, nil
+}
+
+func (p Policy) alpha() float64 { return 1 - p.Confidence }
+
+// Text is the policy in one line, as recorded in the report and printed.
+func (p Policy) Text() string {
+	s := fmt.Sprintf("max-drop %s, confidence %s, floors MUST %s · hard %s · soft %s, history %d",
+		num(p.MaxDrop), num(p.Confidence), num(p.FloorMust), num(p.FloorHard), num(p.FloorSoft), p.HistoryDepth)
+	if p.FailOnInconclusive {
+		s += ", fail on inconclusive"
+	}
+	return s
+}
+
+// Record is the policy as report data.
+func (p Policy) Record() report.GatePolicy {
+	return report.GatePolicy{Text: p.Text(), MaxDrop: p.MaxDrop, Confidence: p.Confidence, FloorMust: p.FloorMust,
+		FloorHard: p.FloorHard, FloorSoft: p.FloorSoft, HistoryDepth: p.HistoryDepth, FailOnInconclusive: p.FailOnInconclusive}
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// floorFor is the floor fraction of a case kind.
+func (p Policy) floorFor(kind report.CaseKind) float64 {
+	if kind == report.Hard {
+		return p.FloorHard
+	}
+	return p.FloorSoft
+}

@@ -1,0 +1,103 @@
+package gate
+
+import (
+	"fmt"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// rateKey names one Layer 2 rate: a model under a fault or attack type.
+type rateKey struct{ kind, model, subject, score string }
+
+// resilience gates Layer 2 rates pooled over runs (they have no cases):
+// a drop in the good direction beyond max-drop fails when Fisher's exact
+// test, in the same family as the case tests, says it is clear, and is
+// inconclusive when it does not.
+func (e *evaluation) resilience() {
+	nr := e.new.Resilience
+	if nr == nil {
+		return
+	}
+	base := map[rateKey]report.Score{}
+	if e.base != nil && e.base.Resilience != nil {
+		for _, f := range e.base.Resilience.Faults {
+			for _, s := range f.Scores {
+				base[rateKey{report.KindFault, f.Model, f.Fault, s.Name}] = s
+			}
+		}
+		for _, a := range e.base.Resilience.Attacks {
+			for _, s := range a.Scores {
+				base[rateKey{report.KindAttack, a.Model, a.Attack, s.Name}] = s
+			}
+		}
+	} else if e.base != nil {
+		e.g.Notes = append(e.g.Notes, "the baseline has no Layer 2 results: resilience is shown, not compared")
+	}
+	seen := map[rateKey]bool{}
+	for _, f := range nr.Faults {
+		for _, s := range f.Scores {
+			k := rateKey{report.KindFault, f.Model, f.Fault, s.Name}
+			seen[k] = true
+			e.rate(k, s, base)
+		}
+	}
+	for _, a := range nr.Attacks {
+		for _, s := range a.Scores {
+			k := rateKey{report.KindAttack, a.Model, a.Attack, s.Name}
+			seen[k] = true
+			e.rate(k, s, base)
+		}
+	}
+	for k := range base {
+		if !seen[k] {
+			e.unmatched(report.Unmatched{Layer: 2, Kind: k.kind, Subject: k.subject + " " + k.score, Model: k.model, Side: "baseline", Reason: "in the baseline, not run now"})
+		}
+	}
+}
+
+func (e *evaluation) rate(k rateKey, s report.Score, base map[rateKey]report.Score) {
+	it := report.GateItem{Layer: 2, Kind: k.kind, Subject: k.subject, Model: k.model, Score: k.score, Direction: s.Direction,
+		New: cnt(s.Count()), Value: ptr(s.Count().Rate()),
+		Rule: fmt.Sprintf("%s is better; a clear drop beyond max-drop %s fails", s.Direction, num(e.p.MaxDrop))}
+	b, ok := base[k]
+	switch {
+	case e.base == nil || e.base.Resilience == nil:
+		it.Status, it.Reason = report.ItemInfo, "no baseline: shown, not compared"
+	case !ok || b.N == 0 || s.N == 0:
+		it.Status, it.Reason = report.ItemInfo, "not in the baseline: shown, not compared"
+		if !ok {
+			e.unmatched(report.Unmatched{Layer: 2, Kind: k.kind, Subject: k.subject + " " + k.score, Model: k.model, Side: "new", Reason: "not in the baseline"})
+		}
+	default:
+		if from, to, changed := e.servedChanged(k.model); changed {
+			it.Status, it.Reason = report.ItemNotComparable, fmt.Sprintf("served model changed (%s → %s): no delta", from, to)
+			break
+		}
+		it.Baseline, it.BaselineValue = cnt(b.Count()), ptr(b.Count().Rate())
+		// Compare good outcomes, whichever way the score counts.
+		gb, gn := good(b), good(s)
+		drop := float64(gb)/float64(b.N) - float64(gn)/float64(s.N)
+		it.Drop = ptr(drop)
+		t := exactTest{item: -1, p: fisherLess(gb, b.N, gn, s.N), minP: fisherMin(gb, b.N, gn, s.N)}
+		if !beyond(drop, e.p.MaxDrop) {
+			it.Status, it.Reason = report.ItemPass, fmt.Sprintf("drop %s is within max-drop %s", pct(drop), num(e.p.MaxDrop))
+			e.exact = append(e.exact, t)
+			break
+		}
+		t.item = e.add(it)
+		t.failReason = fmt.Sprintf("regression: %d/%d now, %d/%d in the baseline (drop %s beyond max-drop %s)", s.K, s.N, b.K, b.N, pct(drop), num(e.p.MaxDrop))
+		t.noiseStatus = report.ItemInconclusive
+		t.noiseReason = fmt.Sprintf("drop %s exceeds max-drop %s, but %d/%d against %d/%d is inside the noise", pct(drop), num(e.p.MaxDrop), s.K, s.N, b.K, b.N)
+		e.exact = append(e.exact, t)
+		return
+	}
+	e.add(it)
+}
+
+// good is the number of runs that went the good way.
+func good(s report.Score) int {
+	if s.Direction == report.Lower {
+		return s.N - s.K
+	}
+	return s.K
+}

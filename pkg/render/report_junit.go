@@ -1,0 +1,150 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// ReportJUnit writes a whole report as JUnit XML: Layer 0 exactly as
+// ConformanceJUnit does (one suite per family), then one suite per model
+// for Layer 1 cases, one for Layer 2 rates and one for the gate's suite
+// scores. A case is a failure only when the gate failed it: the renderer
+// decides nothing, so a report never gated has no Layer 1 failures.
+func ReportJUnit(w io.Writer, rep *report.Report) error {
+	out := junitSuites{Name: "mcp-eval"}
+	if rep.Conformance != nil {
+		// Reuse the Layer 0 renderer by reading back what it wrote, so the
+		// two can never disagree on a check.
+		var buf bytes.Buffer
+		if err := ConformanceJUnit(&buf, rep.Conformance); err != nil {
+			return err
+		}
+		if err := xml.Unmarshal(buf.Bytes(), &out); err != nil {
+			return fmt.Errorf("reading back the Layer 0 JUnit XML: %w", err)
+		}
+		out.Name = "mcp-eval"
+		// ConformanceJUnit keeps bidi overrides from the server (valid
+		// XML, but they reorder what a CI test view shows).
+		for i := range out.Suites {
+			cleanSuite(&out.Suites[i])
+		}
+	}
+	items := map[string]report.GateItem{}
+	if rep.Gate != nil {
+		for _, it := range rep.Gate.Items {
+			items[it.Kind+"\x00"+it.Model+"\x00"+it.Subject+"\x00"+it.Score] = it
+		}
+	}
+	item := func(kind, model, subject, score string) (report.GateItem, bool) {
+		it, ok := items[kind+"\x00"+model+"\x00"+subject+"\x00"+score]
+		return it, ok
+	}
+	if b := rep.Behavior; b != nil {
+		for _, m := range resultModels(rep) {
+			s := junitSuite{Name: "behaviour " + xmlSafe(Line(m))}
+			for _, r := range b.Results {
+				if r.Model != m {
+					continue
+				}
+				c := junitCase{Name: xmlSafe(Line(r.Case)), Classname: "behavior." + xmlSafe(Line(m)), Time: "0.000"}
+				it, ok := item(report.KindCase, m, r.Case, "")
+				addGateOutcome(&s, &c, it, ok, fmt.Sprintf("%d/%d runs passed", r.Passed.K, r.Passed.N))
+				s.Cases = append(s.Cases, c)
+			}
+			out.Suites = append(out.Suites, s)
+		}
+		var suite junitSuite
+		suite.Name = "behaviour suite scores"
+		for _, it := range suiteItems(rep) {
+			c := junitCase{Name: xmlSafe(Line(it.Score + " · " + it.Model)), Classname: "behavior.suite", Time: "0.000"}
+			addGateOutcome(&suite, &c, it, rep.Gate != nil, Line(it.Reason))
+			suite.Cases = append(suite.Cases, c)
+		}
+		if len(suite.Cases) > 0 {
+			out.Suites = append(out.Suites, suite)
+		}
+	}
+	if res := rep.Resilience; res != nil {
+		s := junitSuite{Name: "resilience and security"}
+		add := func(kind, model, subject string, scores []report.Score) {
+			for _, sc := range scores {
+				c := junitCase{Name: xmlSafe(Line(kind + " " + subject + " " + sc.Name + " · " + model)), Classname: "resilience." + kind, Time: "0.000"}
+				it, ok := item(kind, model, subject, sc.Name)
+				addGateOutcome(&s, &c, it, ok, fmt.Sprintf("%d/%d (%s is better)", sc.K, sc.N, sc.Direction))
+				s.Cases = append(s.Cases, c)
+			}
+		}
+		for _, f := range res.Faults {
+			add(report.KindFault, f.Model, f.Fault, f.Scores)
+		}
+		for _, a := range res.Attacks {
+			add(report.KindAttack, a.Model, a.Attack, a.Scores)
+		}
+		out.Suites = append(out.Suites, s)
+	}
+	out.Tests, out.Failures, out.Errors, out.Skipped = 0, 0, 0, 0
+	for i := range out.Suites {
+		s := &out.Suites[i]
+		s.Tests = len(s.Cases)
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Errors += s.Errors
+		out.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("writing JUnit XML: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// addGateOutcome makes a test case a failure when the gate failed the
+// item, and says everything else in system-out.
+func addGateOutcome(s *junitSuite, c *junitCase, it report.GateItem, gated bool, observed string) {
+	if !gated {
+		c.SystemOut = xmlSafe(observed)
+		return
+	}
+	msg := xmlSafe(fmt.Sprintf("[%s] %s", it.Status, Line(it.Reason)))
+	switch it.Status {
+	case report.ItemFail:
+		c.Failure = &junitMessage{Message: msg, Type: "gate", Body: xmlSafe(Line(it.Rule) + "\n" + observed)}
+		s.Failures++
+	default:
+		c.SystemOut = msg + "\n" + xmlSafe(observed)
+	}
+}
+
+// cleanSuite replaces bidi and invisible tag characters in every text of a
+// suite, keeping line breaks in bodies.
+func cleanSuite(s *junitSuite) {
+	s.Name = noBidi(s.Name)
+	for i := range s.Cases {
+		c := &s.Cases[i]
+		c.Name, c.SystemOut = noBidi(c.Name), noBidi(c.SystemOut)
+		for _, m := range []*junitMessage{c.Failure, c.Error, c.Skipped} {
+			if m != nil {
+				m.Message, m.Body = noBidi(m.Message), noBidi(m.Body)
+			}
+		}
+	}
+}
+
+func noBidi(s string) string {
+	return strings.Map(func(r rune) rune {
+		if (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || (r >= 0xe0000 && r <= 0xe007f) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}

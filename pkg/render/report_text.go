@@ -1,0 +1,181 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// ReportText writes a whole report for a terminal: the run, then each
+// layer present (Layer 0 through ConformanceText), then the gate. Every
+// value from the report goes through Line.
+func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	r := rep.Run
+	p("mcp-eval report · schema %d · harness %s\n", rep.SchemaVersion, orDash(Line(r.HarnessVersion)))
+	if r.Commit != "" || r.Ref != "" || r.Event != "" {
+		p("run: commit %s · %s · %s", orDash(Line(shortSHA(r.Commit))), orDash(Line(r.Ref)), orDash(Line(r.Event)))
+		if r.WorkflowRunID != 0 {
+			p(" · workflow run %d", r.WorkflowRunID)
+		}
+		p("\n")
+	}
+	if rep.ToolSurfaceHash != "" {
+		p("tool surface: %s\n", Line(rep.ToolSurfaceHash))
+	}
+	for _, m := range rep.Models {
+		p("model %s: requested %s, served %s (%s)\n", Line(m.ID), orDash(Line(m.Requested)), orDash(Line(m.Served)), orDash(Line(m.Provider)))
+	}
+	if rep.Conformance != nil {
+		p("\n== Layer 0 · conformance ==\n")
+		ConformanceText(w, rep.Conformance, opts)
+	}
+	if rep.Behavior != nil {
+		p("\n== Layer 1 · behaviour ==\n")
+		behaviorText(w, rep)
+	}
+	if rep.Resilience != nil {
+		p("\n== Layer 2 · resilience and security ==\n")
+		for _, f := range rep.Resilience.Faults {
+			scoresText(w, "fault", f.Model, f.Fault, f.Scores)
+		}
+		for _, a := range rep.Resilience.Attacks {
+			scoresText(w, "attack", a.Model, a.Attack, a.Scores)
+		}
+	}
+	if t := rep.Telemetry; t != nil {
+		p("\n== Layer 3 · latency and cost ==\n")
+		for _, l := range t.Latency {
+			p("  %-24s %-24s p50 %6.0f ms  p95 %6.0f ms  max %6.0f ms  (%d samples)\n", Line(l.Model), Line(orAll(l.Tool)), l.P50Ms, l.P95Ms, l.MaxMs, l.Samples)
+		}
+		for _, u := range t.Usage {
+			p("  %-24s %d tokens in, %d out, $%.4f\n", Line(u.Model), u.InputTokens, u.OutputTokens, u.CostUSD)
+		}
+	}
+	if rep.Gate != nil {
+		p("\n")
+		GateText(w, rep.Gate)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
+
+func behaviorText(w io.Writer, rep *report.Report) {
+	b := rep.Behavior
+	models := resultModels(rep)
+	fmt.Fprintf(w, "%d cases × %d models, %d runs each", len(b.Cases), len(models), b.RunsPerCase)
+	if b.JudgeModel != "" {
+		fmt.Fprintf(w, " · judge %s, rubric %s", Line(b.JudgeModel), shortHash(b.RubricHash))
+	}
+	fmt.Fprintln(w)
+	items := map[[2]string]report.GateItem{}
+	if rep.Gate != nil {
+		for _, it := range rep.Gate.Items {
+			if it.Kind == report.KindCase {
+				items[[2]string{it.Subject, it.Model}] = it
+			}
+		}
+	}
+	for _, r := range b.Results {
+		mark, base := " ", ""
+		if it, ok := items[[2]string{r.Case, r.Model}]; ok {
+			mark = statusMark(it.Status)
+			if it.Baseline != nil {
+				base = fmt.Sprintf(" (baseline %d/%d)", it.Baseline.K, it.Baseline.N)
+			}
+		}
+		var scores []string
+		for _, s := range r.Scores {
+			scores = append(scores, fmt.Sprintf("%s %d/%d", Line(s.Name), s.K, s.N))
+		}
+		fmt.Fprintf(w, "  %s %-28s %-20s %d/%d%s  %s\n", mark, Line(r.Case), Line(r.Model), r.Passed.K, r.Passed.N, base, strings.Join(scores, ", "))
+	}
+	for _, it := range suiteItems(rep) {
+		line := fmt.Sprintf("  suite %-20s %-20s", Line(it.Model), Line(it.Score))
+		if it.Value != nil && it.Low != nil && it.High != nil {
+			line += fmt.Sprintf(" %s [%s, %s]", percent(*it.Value), percent(*it.Low), percent(*it.High))
+		}
+		if it.Drop != nil && it.Status != report.ItemNotComparable {
+			line += " drop " + points(*it.Drop)
+			if it.Bound != nil {
+				line += " (bound " + points(*it.Bound) + ")"
+			}
+		}
+		fmt.Fprintf(w, "%s  %s %s\n", line, statusMark(it.Status), it.Status)
+	}
+}
+
+func scoresText(w io.Writer, kind, model, subject string, scores []report.Score) {
+	for _, s := range scores {
+		fmt.Fprintf(w, "  %-6s %-24s %-24s %-14s %d/%d (%s, %s is better)\n", kind, Line(model), Line(subject), Line(s.Name), s.K, s.N, percent(s.Count().Rate()), s.Direction)
+	}
+}
+
+// GateText writes the gate's verdict like k6 thresholds: one line per item
+// that did not simply pass, mark + the rule as written + what was seen,
+// then the verdict.
+func GateText(w io.Writer, g *report.Gate) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("gate · %s\n", Line(g.Policy.Text))
+	if g.Baseline != nil {
+		p("baseline: %s (commit %s", Line(g.Baseline.Path), orDash(Line(shortSHA(g.Baseline.Commit))))
+		if g.Baseline.WorkflowRunID != 0 {
+			p(", run %d", g.Baseline.WorkflowRunID)
+		}
+		p(")\n")
+	} else {
+		p("%s\n", Line(g.BaselineNote))
+	}
+	if len(g.History) > 0 {
+		p("history: %d green reports\n", len(g.History))
+	}
+	for _, n := range g.Notes {
+		p("note: %s\n", Line(n))
+	}
+	shown := 0
+	for _, status := range []string{report.ItemFail, report.ItemInconclusive, report.ItemWarn, report.ItemKnown, report.ItemNotComparable} {
+		for _, it := range g.Items {
+			if it.Status != status {
+				continue
+			}
+			shown++
+			subject := Line(it.Subject)
+			if it.Model != "" {
+				subject += " · " + Line(it.Model)
+			}
+			p("  %s L%d %-6s %s: %s\n      %s\n", statusMark(it.Status), it.Layer, it.Kind, subject, Line(it.Rule), Line(it.Reason))
+		}
+	}
+	passed := 0
+	for _, it := range g.Items {
+		if it.Status == report.ItemPass {
+			passed++
+		}
+	}
+	if passed > 0 {
+		p("  ✓ %d more item(s) passed\n", passed)
+	}
+	if len(g.Unmatched) > 0 {
+		p("not compared (%d):\n", len(g.Unmatched))
+		for i, u := range g.Unmatched {
+			if i == 20 {
+				p("  … and %d more (see the report)\n", len(g.Unmatched)-20)
+				break
+			}
+			subject := Line(u.Subject)
+			if u.Model != "" {
+				subject += " · " + Line(u.Model)
+			}
+			p("  - L%d %s %s only in %s: %s\n", u.Layer, Line(u.Kind), subject, Line(u.Side), Line(u.Reason))
+		}
+	}
+	p("method: %s\n", Line(g.Method))
+	p("verdict: %s\n", strings.ToUpper(Line(g.Verdict)))
+}

@@ -1,0 +1,122 @@
+package report
+
+import "time"
+
+// Verdicts of the gate.
+const (
+	GatePass         = "pass"
+	GateFail         = "fail"
+	GateInconclusive = "inconclusive" // a drop inside the noise: exit 0 with a warning
+)
+
+// Statuses of one gate item. Only fail and inconclusive move the verdict.
+const (
+	ItemPass          = "pass"
+	ItemFail          = "fail"
+	ItemInconclusive  = "inconclusive"
+	ItemKnown         = "known"         // below its floor in the baseline already: tracked, not a new red
+	ItemWarn          = "warn"          // worth a look, never a failure (drift, slow slide, legacy)
+	ItemNotComparable = "notComparable" // judge, rubric or served model differ: no delta
+	ItemInfo          = "info"          // shown, not judged (no baseline to compare a suite score with)
+)
+
+// Gate is the verdict of `mcp-eval gate` on this report.
+type Gate struct {
+	Verdict string `json:"verdict"`
+	// Method names the statistics behind the verdict, so a reader can look
+	// them up (docs/gate.md).
+	Method      string     `json:"method"`
+	Policy      GatePolicy `json:"policy"`
+	EvaluatedAt time.Time  `json:"evaluatedAt"`
+	// Baseline is the report compared against; nil means floors only, and
+	// BaselineNote says why (none given, unreadable, …).
+	Baseline     *ReportRef `json:"baseline,omitempty"`
+	BaselineNote string     `json:"baselineNote"`
+	// History are the earlier green reports walked for drift and slow
+	// slides, newest first.
+	History   []ReportRef `json:"history"`
+	Items     []GateItem  `json:"items"`
+	Unmatched []Unmatched `json:"unmatched"`
+	Notes     []string    `json:"notes"`
+}
+
+// GatePolicy is the policy the gate ran with, as the user wrote it.
+type GatePolicy struct {
+	// Text is the policy in the user's words, e.g. "max-drop 0.02".
+	Text               string  `json:"text"`
+	MaxDrop            float64 `json:"maxDrop"`
+	Confidence         float64 `json:"confidence"`
+	FloorMust          float64 `json:"floorMust"`
+	FloorHard          float64 `json:"floorHard"`
+	FloorSoft          float64 `json:"floorSoft"`
+	HistoryDepth       int     `json:"historyDepth"`
+	FailOnInconclusive bool    `json:"failOnInconclusive"`
+}
+
+// ReportRef points at another report: where it was read from (relative to
+// the workspace) and what run made it.
+type ReportRef struct {
+	Path            string    `json:"path"`
+	Commit          string    `json:"commit"`
+	WorkflowRunID   int64     `json:"workflowRunId"`
+	FinishedAt      time.Time `json:"finishedAt"`
+	ToolSurfaceHash string    `json:"toolSurfaceHash"`
+}
+
+// Item kinds: what a gate item judges.
+const (
+	KindCheck  = "check"  // a Layer 0 check
+	KindServer = "server" // the server as a whole (era)
+	KindCase   = "case"   // a Layer 1 case × model
+	KindSuite  = "suite"  // a Layer 1 score × model over all paired cases
+	KindFault  = "fault"  // a Layer 2 fault type × model
+	KindAttack = "attack" // a Layer 2 attack type × model
+	KindDrift  = "drift"  // history: a steady case fell with the tools unchanged
+	KindSlide  = "slide"  // history: a slow slide below the best of the last K
+	KindModel  = "model"  // a model as a whole (served version changed, missing)
+)
+
+// GateItem is one judgement with its reason: the rule as written and the
+// value observed, like a k6 threshold line.
+type GateItem struct {
+	Layer   int    `json:"layer"`
+	Kind    string `json:"kind"`
+	Subject string `json:"subject"` // check id, case id, score name, fault or attack type
+	Model   string `json:"model"`   // "" for Layer 0
+	Score   string `json:"score"`   // the score judged, "" for a case's pass count
+	Status  string `json:"status"`
+	// Rule is what was required, Reason why the status follows.
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+	// New and Baseline are the k/N compared (Baseline nil when there is
+	// none or it is not comparable).
+	New       *Count    `json:"new,omitempty"`
+	Baseline  *Count    `json:"baseline,omitempty"`
+	Direction Direction `json:"direction,omitempty"`
+	// Suite scores: the mean over cases now and in the baseline, the
+	// interval of the new mean, the paired point drop in the good
+	// direction and its one-sided bound.
+	Value         *float64 `json:"value,omitempty"`
+	Low           *float64 `json:"low,omitempty"`
+	High          *float64 `json:"high,omitempty"`
+	BaselineValue *float64 `json:"baselineValue,omitempty"`
+	Drop          *float64 `json:"drop,omitempty"`
+	Bound         *float64 `json:"bound,omitempty"`
+	// PValue of the exact test, when one was run.
+	PValue *float64 `json:"pValue,omitempty"`
+	// Pairs is how many cases were paired for a suite score.
+	Pairs int `json:"pairs,omitempty"`
+}
+
+// Unmatched is something one side has and the other does not, so it was
+// not compared.
+type Unmatched struct {
+	Layer   int    `json:"layer"`
+	Kind    string `json:"kind"`
+	Subject string `json:"subject"`
+	Model   string `json:"model"`
+	// Side is "new" (only in this report: floors only) or "baseline"
+	// (missing from this report).
+	Side   string `json:"side"`
+	Reason string `json:"reason"`
+}
