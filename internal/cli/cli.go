@@ -23,8 +23,11 @@ const (
 type Command struct {
 	Stdout io.Writer
 	Stderr io.Writer
-	// Getenv reads the harness's environment (os.LookupEnv in main).
+	// LookupEnv reads the harness's environment (os.LookupEnv in main).
 	LookupEnv func(string) (string, bool)
+	// Environ lists it (os.Environ in main); the action uses it to reject
+	// unknown INPUT_* variables. Optional.
+	Environ func() []string
 }
 
 type subcommand struct {
@@ -37,8 +40,10 @@ type subcommand struct {
 // report and action here.
 func subcommands() []subcommand {
 	return []subcommand{
+		{"run", "the main job: run the selected layers from mcp-eval.yaml, gate against the baseline, write report.json", runRun},
 		{"probe", "connect to a server and show its era, identity, capabilities and tools", runProbe},
 		{"check", "Layer 0: check a server against every observable rule of MCP 2026-07-28 (no LLM, deterministic)", runCheck},
+		{"action", "the GitHub Action's entry point (reads INPUT_* and GITHUB_* variables; see docs/action.md)", runAction},
 		{"migrate", "find in a repository's code what MCP 2026-07-28 removes or renumbers, with the fix", runMigrate},
 		{"report", "render a report.json as text, Markdown (PR comment, job summary), JUnit XML or JSON", runReport},
 		{"gate", "judge a report against the last green run: pass, fail or inconclusive (docs/gate.md)", runGate},

@@ -36,8 +36,12 @@ type Config struct {
 // Server names the server under test: url for Streamable HTTP, command for
 // stdio.
 type Server struct {
-	URL     string            `yaml:"url"`
-	Command string            `yaml:"command"`
+	URL     string `yaml:"url"`
+	Command string `yaml:"command"`
+	// Build runs once, in Cwd, before the server is first started (e.g.
+	// "go build -o bin/server ./cmd/server"), so that the many fresh
+	// processes Layer 0 starts do not each compile the server.
+	Build   string            `yaml:"build"`
 	Cwd     string            `yaml:"cwd"`
 	Env     map[string]string `yaml:"env"`
 	PassEnv []string          `yaml:"pass-env"`

@@ -67,7 +67,13 @@ type Report struct {
 	Probe           []mcpclient.ProbeStep     `json:"probe"`
 	Notes           []string                  `json:"notes"`
 	DurationMs      float64                   `json:"durationMs"`
+
+	tools []mcpclient.Tool
 }
+
+// Tools are the tools the server listed during the run (not part of the
+// JSON): the whole-run report hashes them into its tool-surface hash.
+func (r *Report) Tools() []mcpclient.Tool { return r.tools }
 
 // open starts a transport for the target: a new process on stdio.
 func (t Target) open(ctx context.Context, fresh bool) (transport.Transport, error) {
@@ -178,6 +184,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		env.Stdio = t
 	}
 	env.Facts = check.GatherFacts(ctx, client)
+	rep.tools = env.Facts.Tools
 	rep.Deprecated = deprecatedUses(env.Facts)
 	rep.Checks = check.Execute(ctx, Registry(), env, opts.Options)
 	rep.Verdict = VerdictPass

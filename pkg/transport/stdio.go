@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -122,7 +124,15 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
 		cfg.TermGrace = 2 * time.Second
 	}
 	op := fmt.Sprintf("start %q", cfg.Argv[0])
-	path, err := exec.LookPath(cfg.Argv[0])
+	lookup := cfg.Argv[0]
+	if cfg.Dir != "" && strings.ContainsRune(lookup, '/') && !filepath.IsAbs(lookup) {
+		// A relative program path names a file under the working
+		// directory the server runs in, not the harness's.
+		if abs, err := filepath.Abs(filepath.Join(cfg.Dir, lookup)); err == nil {
+			lookup = abs
+		}
+	}
+	path, err := exec.LookPath(lookup)
 	if err != nil {
 		return nil, &Error{Kind: KindConnect, Op: op, Err: fmt.Errorf("command not found (is it installed and on PATH?): %w", err)}
 	}
