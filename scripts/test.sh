@@ -39,7 +39,7 @@ set -e
 # The full verbose log is long; show results and failure details, not RUN lines.
 grep -vE '^=== (RUN|PAUSE|CONT|NAME)' "$log"
 
-real='(TestRealServers|TestProbeRealServersJSON|TestTargets)/'
+real='(TestRealServers/|TestRealServerDeviations/|TestProbeRealServersJSON/|TestTargets/|TestLegacyServerGetsMigrationReport )'
 passed=$(grep -cE -- "--- PASS: $real" "$log" || true)
 skipped=$(grep -cE -- "--- SKIP: $real" "$log" || true)
 failed=$(grep -cE -- "--- FAIL: $real" "$log" || true)

@@ -67,6 +67,7 @@ func runChecks(t *testing.T, target Target, runs int, only ...string) (*Report, 
 	if err != nil {
 		t.Fatalf("conformance run against %s: %v", target.Describe(), err)
 	}
+	validateReport(t, rep)
 	byID := map[string]check.Result{}
 	for _, r := range rep.Checks {
 		byID[r.ID] = r

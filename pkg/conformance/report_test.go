@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,26 +19,13 @@ import (
 
 // validateReport checks a report's JSON against report.schema.json, the
 // documented shape of `mcp-eval check --json`.
-func validateReport(t *testing.T, rep *Report) {
+func validateReport(t testing.TB, rep *Report) {
 	t.Helper()
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("report.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("report.schema.json")
+	sch, err := reportSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +34,22 @@ func validateReport(t *testing.T, rep *Report) {
 		t.Fatal(err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		t.Fatalf("report does not match report.schema.json: %v", err)
+		t.Fatalf("report does not match report.schema.json: %#v", err)
 	}
 }
+
+// reportSchema compiles report.schema.json once per test binary.
+var reportSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(ReportSchema))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("report.schema.json", doc); err != nil {
+		return nil, err
+	}
+	return c.Compile("report.schema.json")
+})
 
 // The reference server passes every MUST check over both transports, and
 // the report matches its schema.

@@ -107,6 +107,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	}
 	client, err := mcpclient.Connect(ctx, tr, ccfg)
 	var fallbackNote string
+	var firstProbe []mcpclient.ProbeStep
 	if err != nil {
 		tr.Close()
 		// A server that answered the probe with a JSON-RPC error and then
@@ -116,6 +117,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		if !errors.Is(err, mcpclient.ErrInitializeRejected) {
 			return nil, err
 		}
+		firstProbe = client.Info().Probe
 		fallbackNote = "the server answered neither server/discover usefully nor initialize (" + err.Error() + "); checked as a modern server"
 		if tr, err = target.open(ctx, false); err != nil {
 			return nil, err
@@ -129,7 +131,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	rep := &Report{
 		Target: target.Describe(), Transport: target.Kind(), Era: info.Era, ProtocolVersion: info.ProtocolVersion,
 		ServerInfo: info.ServerInfo, Runs: opts.Runs, Checks: []check.Result{}, Unobservable: Unobservable(), Deprecated: []DeprecatedUse{},
-		Probe: info.Probe, Notes: append([]string{}, info.Notes...),
+		Probe: append(append([]mcpclient.ProbeStep{}, firstProbe...), info.Probe...), Notes: append([]string{}, info.Notes...),
 	}
 	if fallbackNote != "" {
 		rep.Notes = append(rep.Notes, fallbackNote)
