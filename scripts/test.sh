@@ -39,6 +39,16 @@ set -e
 # The full verbose log is long; show results and failure details, not RUN lines.
 grep -vE '^=== (RUN|PAUSE|CONT|NAME)' "$log"
 
+# The gate's A/A and power simulation skips under -race (pure arithmetic,
+# ten times slower); run it once without, so its error-rate bounds are
+# proven on every CI run.
+echo "== gate simulation"
+if ! go test -count=1 -run TestSimulation ./pkg/gate >>"$log" 2>&1; then
+  grep -E -- '--- FAIL|sim_test.go' "$log" | tail -20
+  status=1
+fi
+grep -E '^(ok|FAIL).*pkg/gate' "$log" | tail -1
+
 real='(TestRealServers/|TestRealServerDeviations/|TestProbeRealServersJSON/|TestTargets/|TestLegacyServerGetsMigrationReport )'
 passed=$(grep -cE -- "--- PASS: $real" "$log" || true)
 skipped=$(grep -cE -- "--- SKIP: $real" "$log" || true)
