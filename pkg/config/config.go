@@ -31,6 +31,40 @@ type Config struct {
 	Baseline    Baseline    `yaml:"baseline"`
 	Comment     *bool       `yaml:"comment"`
 	Output      Output      `yaml:"output"`
+	// Endpoints name model endpoints beyond the built-in openai:,
+	// anthropic: and openai-compatible:MODEL@URL forms (Layer 1).
+	Endpoints map[string]Endpoint `yaml:"endpoints"`
+	// Eval configures Layer 1.
+	Eval Eval `yaml:"eval"`
+}
+
+// Endpoint is a model endpoint: which wire dialect it speaks, where, and
+// how to authenticate. Keys come from environment variables only.
+type Endpoint struct {
+	Dialect    string            `yaml:"dialect"` // openai-responses | openai-chat | anthropic-messages
+	BaseURL    string            `yaml:"base-url"`
+	KeyEnv     string            `yaml:"key-env"`    // environment variable holding the key
+	KeyHeader  string            `yaml:"key-header"` // default Authorization: Bearer; e.g. api-key (Azure), x-api-key
+	APIVersion string            `yaml:"api-version"`
+	Headers    map[string]string `yaml:"headers"`
+}
+
+// Eval configures Layer 1: runs per case, the judge, stubs, the cache and
+// the budget.
+type Eval struct {
+	Runs        int               `yaml:"runs"`
+	Judge       string            `yaml:"judge"`
+	Concurrency int               `yaml:"concurrency"`
+	MaxSteps    int               `yaml:"max-steps"`
+	Stubs       map[string]string `yaml:"stubs"` // tool name → canned result text, for tools that must never run
+	CacheDir    string            `yaml:"cache-dir"`
+	Budget      Budget            `yaml:"budget"`
+}
+
+// Budget caps a run's spend; past it the remaining cases are inconclusive.
+type Budget struct {
+	MaxTokens int     `yaml:"max-tokens"`
+	MaxUSD    float64 `yaml:"max-usd"`
 }
 
 // Server names the server under test: url for Streamable HTTP, command for
