@@ -76,9 +76,22 @@ var TOOL2 = &check.Check{
 			p.Skipf(toolNotServed)
 			return nil
 		}
-		before, _, ok, err := toolListRaw(p)
+		before, lr1, ok, err := toolListRaw(p)
 		if !ok {
 			return err
+		}
+		// The set listed before any check ran is the reference: other
+		// checks' calls come between it and this run, so a side effect of
+		// theirs shows here even when this run's own call causes none.
+		var first []string
+		for _, t := range p.Env.Facts.Tools {
+			first = append(first, t.Name)
+		}
+		for _, d := range p.Env.Facts.Dropped {
+			first = append(first, d.Name)
+		}
+		if added, removed := schemaSetDiff(first, schemaEntryNames(before, "name")); p.Env.Facts.ToolsErr == nil && len(added)+len(removed) > 0 {
+			p.Failf(toolEvidence(lr1), "the tool set changed since the start of the run, after other requests on the same server: %s", schemaDiffText(added, removed))
 		}
 		// A tools/call between two lists on the same connection: the set
 		// must not move as a side effect.

@@ -99,6 +99,9 @@ var VER3 = &check.Check{
 	Spec: "basic/versioning.mdx §Overview; basic/index.mdx §Statelessness",
 	Doc:  "each request is accepted or rejected on its own: supported, unsupported, then supported again on one connection",
 	Fix:  "keep no version state between requests; judge each request's own protocolVersion",
+	// Alone: a server that keeps version state would otherwise be judged
+	// on what other checks' requests left behind, differently each run.
+	Exclusive: true,
 	Run: func(p *check.Pass) error {
 		// One connection: a new stdio process (its state is the server's
 		// own); on HTTP the shared keep-alive connection.
@@ -122,6 +125,10 @@ var VER3 = &check.Check{
 				ev := r.evidence()
 				switch {
 				case i == 0 && r.result() == nil:
+					if e, ok := r.rpcError(); ok && e.Code == jsonrpc.CodeUnsupportedProtocolVersion && p.Env.Facts.Discover != nil && slices.Contains(p.Env.Facts.Discover.SupportedVersions, version) {
+						p.Failf(ev, "%s with %s, a version server/discover lists, got -32022: the version was judged by an earlier request", method, version)
+						return nil
+					}
 					p.Skipf("%s with %s got %s, so there is no baseline", method, version, r.describe())
 					return nil
 				case i == 1 && r.result() != nil:
