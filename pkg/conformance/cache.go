@@ -101,21 +101,9 @@ var CACHE2 = &check.Check{
 	Doc:  "input_required results carry no caching hints (no ttlMs, no cacheScope)",
 	Fix:  "leave ttlMs and cacheScope out of InputRequiredResult",
 	Run: func(p *check.Pass) error {
-		target, tried, err := stateFindTarget(p)
-		if err != nil {
+		target, resp, ok, err := stateFirstAsk(p)
+		if !ok {
 			return err
-		}
-		if target == nil {
-			stateSkipNoTarget(p, tried)
-			return nil
-		}
-		resp, err := stateSend(p.Ctx, p.Env.Client, target, stateAllCaps)
-		if err != nil {
-			return err
-		}
-		if rt, _ := resp.ResultType(); rt != mcpclient.ResultInputRequired {
-			p.Skipf("%s asked for input before but now answered %s", target.Label, stateLabel(resp))
-			return nil
 		}
 		var m map[string]json.RawMessage
 		_ = json.Unmarshal(resp.Result, &m)

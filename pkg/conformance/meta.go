@@ -142,23 +142,11 @@ var META3 = &check.Check{
 	Doc:  "capabilities declared by an earlier request are not used for a later one that declares none",
 	Fix:  "read client capabilities only from the request being handled",
 	Run: func(p *check.Pass) error {
-		target, tried, err := stateFindTarget(p)
-		if err != nil {
-			return err
-		}
-		if target == nil {
-			stateSkipNoTarget(p, tried)
-			return nil
-		}
 		// One connection: the shared client (a keep-alive HTTP connection,
 		// the shared stdio process), A then B.
-		a, err := stateSend(p.Ctx, p.Env.Client, target, stateAllCaps)
-		if err != nil {
+		target, _, ok, err := stateFirstAsk(p)
+		if !ok {
 			return err
-		}
-		if rt, _ := a.ResultType(); rt != mcpclient.ResultInputRequired {
-			p.Skipf("%s asked for input before but now answered %s", target.Label, stateLabel(a))
-			return nil
 		}
 		b, err := stateSend(p.Ctx, p.Env.Client, target, stateNoCaps)
 		if err != nil {

@@ -73,21 +73,9 @@ var STATE2 = &check.Check{
 	Doc:  "an MRTR retry is accepted on a new connection (on stdio, in a new process: informational)",
 	Fix:  "keep what a retry needs in requestState (integrity-protected with a key every instance shares), not in the connection or process",
 	Run: func(p *check.Pass) error {
-		target, tried, err := stateFindTarget(p)
-		if err != nil {
+		target, first, ok, err := stateFirstAsk(p)
+		if !ok {
 			return err
-		}
-		if target == nil {
-			stateSkipNoTarget(p, tried)
-			return nil
-		}
-		first, err := stateSend(p.Ctx, p.Env.Client, target, stateAllCaps)
-		if err != nil {
-			return err
-		}
-		if rt, _ := first.ResultType(); rt != mcpclient.ResultInputRequired {
-			p.Skipf("%s asked for input before but now answered %s", target.Label, stateLabel(first))
-			return nil
 		}
 		answers, ok := stateAnswers(first.Result)
 		if !ok {

@@ -316,3 +316,25 @@ func stateLabel(resp *mcpclient.Response) string {
 	}
 	return fmt.Sprintf("a %q result", rt)
 }
+
+// stateFirstAsk finds a request that answers input_required and sends it
+// once with every capability declared. ok is false when the check has
+// been skipped (nothing asks for input, or it no longer does).
+func stateFirstAsk(p *check.Pass) (t *stateTarget, first *mcpclient.Response, ok bool, err error) {
+	t, tried, err := stateFindTarget(p)
+	if err != nil || t == nil {
+		if err == nil {
+			stateSkipNoTarget(p, tried)
+		}
+		return nil, nil, false, err
+	}
+	first, err = stateSend(p.Ctx, p.Env.Client, t, stateAllCaps)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if rt, _ := first.ResultType(); rt != mcpclient.ResultInputRequired {
+		p.Skipf("%s asked for input before but now answered %s", t.Label, stateLabel(first))
+		return nil, nil, false, nil
+	}
+	return t, first, true, nil
+}
