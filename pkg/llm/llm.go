@@ -5,6 +5,25 @@
 //
 // This file is the contract the rest of Layer 1 builds on; dialects,
 // retries, schema conversion and name mapping live beside it.
+//
+// Quick start:
+//
+//	p, err := llm.New("openai:gpt-5-mini", cfg.Endpoints, os.LookupEnv, llm.Options{})
+//	resp, err := p.Complete(ctx, &llm.Request{
+//		Messages: []llm.Message{{Role: llm.User, Text: "What's the weather in Seattle?"}},
+//		Tools:    tools, // MCP names and inputSchema as listed
+//		Sampling: llm.Sampling{Temperature: &zero, Seed: &seed},
+//	})
+//	// resp.Message.Calls carry MCP names; resp.Sent and resp.Dropped say
+//	// what of the sampling the model accepted; resp.ServedModel is the
+//	// model that answered.
+//
+// Specs: openai:MODEL (Responses API), anthropic:MODEL (Messages API,
+// anthropic-version pinned), openai-compatible:MODEL@BASE_URL (Chat
+// Completions; the URL starts at the first "@http"), or ENDPOINT:MODEL for
+// an endpoints: entry of mcp-eval.yaml (Azure's api-key and api-version,
+// custom headers, another dialect). Keys come from environment variables
+// only. Package llmfake is a scripted stand-in for all three APIs.
 package llm
 
 import (
@@ -42,7 +61,10 @@ type Request struct {
 	ToolChoice string
 	Sampling   Sampling
 	// Output asks for JSON matching this schema (the judge); nil for tool
-	// runs.
+	// runs. The reply's JSON is in Response.Output. When the model's
+	// answer is not valid JSON for the schema even after one repair turn,
+	// Complete returns the Response (for its usage) together with an error
+	// wrapping ErrInvalidOutput.
 	Output json.RawMessage
 }
 
@@ -105,6 +127,24 @@ type Response struct {
 	ServedModel string
 	Latency     time.Duration
 	Attempts    int
+
+	// Renamed maps MCP tool names to the names sent where the provider's
+	// name rules forced a change (dots, length); calls come back already
+	// mapped to MCP names. A renamed tool is a finding: it can change what
+	// the model picks.
+	Renamed map[string]string
+	// Output is the JSON object the model answered when Request.Output
+	// asked for one; OutputMode says how it was obtained: "json_schema"
+	// (the provider's structured output) or "text-json" (JSON asked for
+	// in the prompt, because the endpoint rejected structured output).
+	Output     json.RawMessage
+	OutputMode string
+	// APIVersion is the anthropic-version header, or the api-version query
+	// parameter of an Azure-style endpoint, that was sent ("" when none).
+	APIVersion string
+	// RequestID is the provider's request id (x-request-id, request-id)
+	// of the last attempt, for support tickets.
+	RequestID string
 }
 
 // Usage is normalised token accounting (providers count differently; each
