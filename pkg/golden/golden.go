@@ -2,6 +2,22 @@
 // models (a prompt, the tool or sequence expected, the arguments, how to
 // match them). This file is the contract; the loader, its JSON Schema and
 // the hygiene warnings live beside it.
+//
+// Quick start:
+//
+//	set, err := golden.Load("golden/tasks.yaml") // a file, or a directory of them
+//	if err != nil {
+//		return err // golden.Errors: every problem, as file:line:column: what (how to fix)
+//	}
+//	for _, w := range golden.Hygiene(set, serverToolNames) {
+//		fmt.Fprintln(stderr, w) // advice, never a failure
+//	}
+//	for _, c := range set.Cases {
+//		steps := c.Steps() // the expected calls in order; none for a negative case
+//	}
+//
+// The format is in docs/golden-format.md; golden.schema.json (Schema)
+// gives editors completion.
 package golden
 
 import "encoding/json"
@@ -36,6 +52,12 @@ type Case struct {
 	// Inputs answer MRTR input requests by key (inputResponses values).
 	Inputs map[string]json.RawMessage
 	Tags   []string
+	// Faults are the Layer 2 faults (pkg/resilience) to inject into the
+	// case's first expected tool, one run set per fault: http_500,
+	// timeout, malformed_json, expired_token, oversized (faults.go).
+	// Added for Layer 2: Layer 1 ignores it, so it is left out of the
+	// case's JSON (json:"-") and of the Layer 1 hash and cache keys.
+	Faults []string `json:"-"`
 	// Pos is where the case starts in the file.
 	Pos Position
 }
@@ -45,6 +67,9 @@ type Matcher struct {
 	Kind      string  // "exact", "semantic", "regex", "tolerance"
 	Pattern   string  // for regex
 	Tolerance float64 // for tolerance (absolute)
+	// Relative makes Tolerance a fraction of the expected value
+	// ("tolerance:2%" is Tolerance 0.02, Relative true).
+	Relative bool
 }
 
 // Position is file:line:column, 1-based.
