@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/action"
+	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
@@ -43,6 +44,7 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 	pl := &pipeline{policy: gate.DefaultPolicy(), check: check.Options{Runs: 5}, timeout: defaultActionTimeout,
 		reqTimeout: defaultRequestTimeout, probeTimeout: defaultProbeTimeout, runURL: plan.RunURL,
 		reportPath: filepath.Join(ws, "report.json"), junitPath: filepath.Join(ws, "mcp-eval-junit.xml")}
+	pl.behavior.cacheDir = filepath.Join(ws, DefaultCacheDir)
 	cfgPath := plan.Inputs.Config
 	if cfgPath == "" {
 		if _, err := os.Stat(filepath.Join(ws, config.DefaultFile)); err == nil {
@@ -85,6 +87,21 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 	}
 	if in.Runs > 0 {
 		pl.check.Runs = in.Runs
+		pl.behavior.runs = in.Runs
+	}
+	// Layer 1: the models input, else the config's list for this trigger;
+	// a schedule makes every model call anew (its point is to see the
+	// model change under you) but reuses judge verdicts.
+	if len(plan.Models) > 0 {
+		pl.behavior.models = append([]string(nil), plan.Models...)
+	} else {
+		pl.behavior.models = modelsFor(pl.behavior.modelSets, string(plan.Trigger), plan.Schedule)
+	}
+	if plan.Trigger == action.TriggerSchedule {
+		pl.behavior.reuse = behavior.ReuseVerdicts
+	}
+	if in.Golden != "" {
+		pl.behavior.golden = filepath.Join(ws, in.Golden)
 	}
 	if in.MaxDrop != nil {
 		pl.policy.MaxDrop = *in.MaxDrop
@@ -194,6 +211,13 @@ func scores(rep *report.Report) map[string]string {
 			}
 		}
 		out["conformance"] = fmt.Sprintf("%d/%d", pass, total)
+	}
+	if b := rep.Behavior; b != nil {
+		var k, n int
+		for _, r := range b.Results {
+			k, n = k+r.Passed.K, n+r.Passed.N
+		}
+		out["behavior"] = fmt.Sprintf("%d/%d", k, n)
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Exit codes. "Found problems" and "could not check" are different answers.
@@ -28,6 +30,15 @@ type Command struct {
 	// Environ lists it (os.Environ in main); the action uses it to reject
 	// unknown INPUT_* variables. Optional.
 	Environ func() []string
+	// ServerUser picks who a --cmd server runs as. Nil means
+	// transport.UnprivilegedIfRoot: uid 65534 when mcp-eval runs as root
+	// (the Docker action), the harness's own user otherwise. A test that
+	// must run a server as root returns nil from it.
+	ServerUser func() *transport.RunAs
+
+	// redact takes the run's secrets out of everything written; Main
+	// sets it up.
+	redact *redactor
 }
 
 type subcommand struct {
@@ -43,6 +54,7 @@ func subcommands() []subcommand {
 		{"run", "the main job: run the selected layers from mcp-eval.yaml, gate against the baseline, write report.json", runRun},
 		{"probe", "connect to a server and show its era, identity, capabilities and tools", runProbe},
 		{"check", "Layer 0: check a server against every observable rule of MCP 2026-07-28 (no LLM, deterministic)", runCheck},
+		{"eval", "Layer 1: run a golden set through models (or the no-LLM baseline) against the server; scores, matrix, cache, budget", runEval},
 		{"action", "the GitHub Action's entry point (reads INPUT_* and GITHUB_* variables; see docs/action.md)", runAction},
 		{"migrate", "find in a repository's code what MCP 2026-07-28 removes or renumbers, with the fix", runMigrate},
 		{"report", "render a report.json as text, Markdown (PR comment, job summary), JUnit XML or JSON", runReport},
@@ -63,8 +75,21 @@ Run "mcp-eval <command> --help" for a command's flags and examples.
 Docs: README.md in https://github.com/mcp-eval/mcp-eval-action
 `
 
-// Main runs the CLI and returns the exit code.
+// Main runs the CLI and returns the exit code. Everything it writes to
+// Stdout and Stderr passes through the run's redactor (see redact.go),
+// whatever the command.
 func (c *Command) Main(ctx context.Context, args []string) int {
+	run := *c
+	run.redact = c.newRedactor()
+	stdout := &lineWriter{w: c.Stdout, r: run.redact}
+	stderr := &lineWriter{w: c.Stderr, r: run.redact}
+	run.Stdout, run.Stderr = stdout, stderr
+	defer stdout.Flush()
+	defer stderr.Flush()
+	return run.main(ctx, args)
+}
+
+func (c *Command) main(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		c.usage(c.Stderr)
 		return ExitError
@@ -89,6 +114,14 @@ func (c *Command) Main(ctx context.Context, args []string) int {
 
 // Version is the harness version.
 const Version = "0.1.0"
+
+// serverUser is who stdio servers of this run are started as.
+func (c *Command) serverUser() *transport.RunAs {
+	if c.ServerUser != nil {
+		return c.ServerUser()
+	}
+	return transport.UnprivilegedIfRoot()
+}
 
 func (c *Command) usage(w io.Writer) {
 	fmt.Fprint(w, usageHead)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
@@ -53,6 +54,8 @@ type pipeline struct {
 	verbose      bool
 	// build runs once before the server starts (server.build).
 	build []string
+	// behavior is Layer 1's setup.
+	behavior behaviorSetup
 }
 
 // runPipeline runs the selected layers, gates the result against the
@@ -80,21 +83,47 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 		rep = report.New()
 		rep.Server = report.Server{Target: pl.targetDesc, Transport: pl.target.Kind()}
 	}
-	var missing []string
+	var missing, l1notes []string
+	baselineOnly := false
 	for _, l := range pl.layers {
-		if l != "conformance" {
+		switch l {
+		case "conformance":
+		case "behavior":
+			var err error
+			l1notes, baselineOnly, err = c.runBehavior(ctx, pl, rep)
+			if err != nil {
+				return nil, err
+			}
+		default:
 			missing = append(missing, l)
 		}
 	}
 	rep.Run = c.runInfo(started)
 	in := gate.Input{New: rep, Baseline: pl.baseline, BaselineRef: pl.baselineRef, BaselineNote: pl.baselineNote, Now: time.Now()}
+	if baselineOnly {
+		// The lexical baseline is a yardstick for the descriptions, not a
+		// model: its results are shown, never gated.
+		gated := *rep
+		gated.Behavior = nil
+		in.New = &gated
+	}
 	rep.Gate = gate.Evaluate(in, pl.policy)
+	if !baselineOnly {
+		settleLayer1(rep.Gate, rep.Behavior)
+	}
+	rep.Gate.Notes = append(rep.Gate.Notes, l1notes...)
 	for _, l := range missing {
 		// Said plainly rather than reported as a pass: these layers are
 		// not in this version of mcp-eval yet.
 		rep.Gate.Notes = append(rep.Gate.Notes, fmt.Sprintf("layer %q was selected but is not available in this version of mcp-eval; nothing was measured for it", l))
 	}
 	rep.Gate.Notes = append(rep.Gate.Notes, pl.notes...)
+	// Every output below (and the action's summary, comment and
+	// annotations, made from the returned report) is made from the
+	// redacted report: the server may have echoed a secret it was given.
+	if err := c.redact.JSON(rep); err != nil {
+		return rep, err
+	}
 	if pl.reportPath != "" {
 		if err := report.Save(pl.reportPath, rep); err != nil {
 			return rep, err
@@ -116,6 +145,7 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 		render.ConformanceText(c.Stdout, rep.Conformance, render.TextOptions{Verbose: pl.verbose})
 		fmt.Fprintln(c.Stdout)
 	}
+	matrixText(c.Stdout, rep)
 	for _, l := range missing {
 		fmt.Fprintf(c.Stdout, "layer %s: not available in this version; nothing measured\n", l)
 	}
@@ -214,6 +244,12 @@ func resolveLayers(vals []string) ([]string, error) {
 // fromConfig builds the pipeline's server and settings from mcp-eval.yaml;
 // paths in the file are relative to the file's directory.
 func (c *Command) fromConfig(cfg *config.Config, dir string, pl *pipeline) error {
+	// Model keys are named by key-env, whatever the variable is called.
+	for _, ep := range cfg.Endpoints {
+		if v, ok := c.LookupEnv(ep.KeyEnv); ok && ep.KeyEnv != "" {
+			c.redact.add(v)
+		}
+	}
 	s := cfg.Server
 	switch {
 	case s.URL != "":
@@ -236,8 +272,9 @@ func (c *Command) fromConfig(cfg *config.Config, dir string, pl *pipeline) error
 		if err != nil {
 			return err
 		}
+		c.redact.addServerEnv(env)
 		cwd := filepath.Join(dir, s.Cwd)
-		pl.target = conformance.Target{Argv: argv, Dir: cwd, Env: env}
+		pl.target = conformance.Target{Argv: argv, Dir: cwd, Env: env, RunAs: c.serverUser()}
 		pl.targetDesc = "stdio " + s.Command
 		if s.Build != "" {
 			if pl.build, err = SplitCommand(s.Build); err != nil {
@@ -257,6 +294,7 @@ func (c *Command) fromConfig(cfg *config.Config, dir string, pl *pipeline) error
 		pl.policy.HistoryDepth = cfg.Gate.History
 	}
 	pl.policy.FailOnInconclusive = pl.policy.FailOnInconclusive || cfg.Gate.FailOnInconclusive
+	behaviorFromConfig(cfg, dir, &pl.behavior)
 	if len(cfg.Layers) > 0 {
 		layers, err := resolveLayers(cfg.Layers)
 		if err != nil {
@@ -288,6 +326,7 @@ func (c *Command) configHeaders(h map[string]string) (map[string][]string, error
 		if err != nil {
 			return nil, fmt.Errorf("server.headers.%s: %w", k, err)
 		}
+		c.redact.add(v)
 		out[k] = []string{v}
 	}
 	return out, nil
@@ -311,9 +350,10 @@ func runRun(ctx context.Context, c *Command, args []string) int {
 	var sf serverFlags
 	var (
 		cfgPath, layers, baseline, out, junit, markdown, maxDrop string
+		goldenPath, models                                       string
 		runs                                                     int
 		callTools                                                multiFlag
-		failInc, verbose                                         bool
+		failInc, verbose, fresh                                  bool
 	)
 	fs := c.newFlagSet("run", "[--config mcp-eval.yaml] [flags]", runExamples)
 	sf.register(fs)
@@ -328,6 +368,9 @@ func runRun(ctx context.Context, c *Command, args []string) int {
 	fs.StringVar(&junit, "junit", "", "also write JUnit XML to `FILE`")
 	fs.StringVar(&markdown, "markdown", "", "also write the Markdown summary to `FILE`")
 	fs.BoolVar(&verbose, "v", false, "list passing checks too")
+	fs.StringVar(&goldenPath, "golden", "", "Layer 1 golden set, a file or directory (default: golden: in the config)")
+	fs.StringVar(&models, "models", "", "Layer 1 models, comma list (default: models.default in the config; none: the baseline, no LLM)")
+	fs.BoolVar(&fresh, "fresh", false, "Layer 1: make every model call anew instead of reusing stored results")
 	if code := c.parse(fs, args); code >= 0 {
 		return code
 	}
@@ -336,6 +379,7 @@ func runRun(ctx context.Context, c *Command, args []string) int {
 		return ExitError
 	}
 	pl := &pipeline{policy: gate.DefaultPolicy(), layers: []string{"conformance"}, check: check.Options{Runs: 5}, timeout: sf.timeout, verbose: verbose, reportPath: "report.json"}
+	pl.behavior.cacheDir = DefaultCacheDir
 	cfgDir := "."
 	if cfgPath == "" {
 		if _, err := os.Stat(config.DefaultFile); err == nil {
@@ -374,6 +418,9 @@ func runRun(ctx context.Context, c *Command, args []string) int {
 		}
 		pl.layers = ls
 	}
+	if contains(pl.layers, "behavior") && !flagSet(fs, "timeout") {
+		pl.timeout = defaultModelRunTimeout
+	}
 	if runs != 0 {
 		if runs < 1 || runs > 100 {
 			return fail(errors.New("--runs must be 1..100"))
@@ -408,6 +455,15 @@ func runRun(ctx context.Context, c *Command, args []string) int {
 	}
 	if err := knownIDs(pl.check.Only); err != nil {
 		return fail(err)
+	}
+	if goldenPath != "" {
+		pl.behavior.golden = goldenPath
+	}
+	if models != "" {
+		pl.behavior.models = splitList(models)
+	}
+	if fresh {
+		pl.behavior.reuse = behavior.ReuseNothing
 	}
 	rep, err := c.runPipeline(ctx, pl)
 	if err != nil {

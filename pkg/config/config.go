@@ -59,6 +59,17 @@ type Eval struct {
 	Stubs       map[string]string `yaml:"stubs"` // tool name → canned result text, for tools that must never run
 	CacheDir    string            `yaml:"cache-dir"`
 	Budget      Budget            `yaml:"budget"`
+	// RateLimits bound calls per provider (the part of a model name
+	// before the first colon: openai, anthropic, openai-compatible, or an
+	// endpoints: name), on top of Concurrency.
+	RateLimits map[string]RateLimit `yaml:"rate-limits"`
+}
+
+// RateLimit is one provider's limit: calls in flight and calls per minute
+// (0: no limit of that kind).
+type RateLimit struct {
+	Concurrency int `yaml:"concurrency"`
+	PerMinute   int `yaml:"per-minute"`
 }
 
 // Budget caps a run's spend; past it the remaining cases are inconclusive.

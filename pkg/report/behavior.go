@@ -1,5 +1,7 @@
 package report
 
+import "time"
+
 // Behavior is Layer 1: golden cases run against models, each case several
 // times, scored per run.
 type Behavior struct {
@@ -14,6 +16,73 @@ type Behavior struct {
 	GoldenSetHash string       `json:"goldenSetHash"`
 	Cases         []Case       `json:"cases"`
 	Results       []CaseResult `json:"results"`
+	// Spend is what the run used against its budget, with the preview made
+	// before it; absent in reports that predate it.
+	Spend *Spend `json:"spend,omitempty"`
+	// Inconclusive are case runs that no score counts, with the reason:
+	// the budget was reached before they ran, or the judge did not answer.
+	// A case × model with no decided run has no entry in Results.
+	Inconclusive []Inconclusive `json:"inconclusive,omitempty"`
+	// Confusion is, per model, expected tool × chosen tool over its runs
+	// ("(no tool)" is a class), with the most frequent confusions' two
+	// tool descriptions side by side: most selection failures are
+	// description failures.
+	Confusion []Confusion `json:"confusion,omitempty"`
+}
+
+// Confusion is one model's confusion matrix.
+type Confusion struct {
+	Model string          `json:"model"`
+	Cells []ConfusionCell `json:"cells"`
+	// Top are the most frequent off-diagonal cells, with the descriptions
+	// the model read (untrusted server text, clipped).
+	Top []ConfusionPair `json:"top"`
+}
+
+// ConfusionCell counts runs steps that expected one tool and chose another
+// (or the same: the diagonal).
+type ConfusionCell struct {
+	Expected string `json:"expected"`
+	Chosen   string `json:"chosen"`
+	Count    int    `json:"count"`
+}
+
+// ConfusionPair is a frequent confusion and both tools' descriptions.
+type ConfusionPair struct {
+	ConfusionCell
+	ExpectedDescription string `json:"expectedDescription"`
+	ChosenDescription   string `json:"chosenDescription"`
+}
+
+// Spend is a Layer 1 run's spend: the preview before it, what it used,
+// and the cap. USD is absent when a price was unknown (never 0 for
+// unknown); USDUnknown then names the models without a price.
+type Spend struct {
+	Preview    SpendFigures `json:"preview"`
+	Used       SpendFigures `json:"used"`
+	MaxTokens  int          `json:"maxTokens"` // 0: no cap
+	MaxUSD     float64      `json:"maxUSD"`    // 0: no cap
+	Reached    bool         `json:"reached"`
+	Reason     string       `json:"reason,omitempty"`
+	Prices     string       `json:"prices"` // the price table's version
+	ReusedRuns int          `json:"reusedRuns"`
+	FreshRuns  int          `json:"freshRuns"`
+}
+
+// SpendFigures are provider calls, tokens (input + output) and money.
+type SpendFigures struct {
+	Calls      int      `json:"calls"`
+	Tokens     int      `json:"tokens"`
+	USD        *float64 `json:"usd,omitempty"`
+	USDUnknown string   `json:"usdUnknown,omitempty"`
+}
+
+// Inconclusive is runs of one case × model that were not decided.
+type Inconclusive struct {
+	Case   string `json:"case"`
+	Model  string `json:"model"`
+	Runs   int    `json:"runs"`
+	Reason string `json:"reason"`
 }
 
 // CaseKind is how strict a case's floor is.
@@ -76,4 +145,39 @@ type CaseResult struct {
 	Errors int `json:"errors"`
 	// Notes are short explanations of failed runs (model text: untrusted).
 	Notes []string `json:"notes"`
+	// Inconclusive counts runs left out of N (budget reached, judge did
+	// not answer). Uncertain counts runs with an argument neither the
+	// matcher nor a judge could decide: not passed. Reused counts runs
+	// taken from the cache.
+	Inconclusive int `json:"inconclusive,omitempty"`
+	Uncertain    int `json:"uncertain,omitempty"`
+	Reused       int `json:"reused,omitempty"`
+	// Runs are the individual runs, each with its trajectory (bounded).
+	Runs []CaseRun `json:"runs,omitempty"`
+}
+
+// Run outcomes of a CaseRun.
+const (
+	RunPass         = "pass"
+	RunFail         = "fail"
+	RunUncertain    = "uncertain"    // an argument no one could decide: in N, not in K
+	RunError        = "error"        // the harness or provider could not complete it
+	RunInconclusive = "inconclusive" // not decided: left out of N
+)
+
+// CaseRun is one run of a case against a model.
+type CaseRun struct {
+	Run     int      `json:"run"` // 1-based
+	Outcome string   `json:"outcome"`
+	Reasons []string `json:"reasons,omitempty"` // why it did not pass (model text: untrusted)
+	// CachedAt is when a reused result was first made (absent: made by
+	// this run); AgeSeconds is its age when reused.
+	CachedAt   *time.Time `json:"cachedAt,omitempty"`
+	AgeSeconds int64      `json:"ageSeconds,omitempty"`
+	// Judge is the task-completion verdict: pass, fail or inconclusive
+	// ("" when not judged).
+	Judge      string      `json:"judge,omitempty"`
+	Tokens     int         `json:"tokens"`
+	CostUSD    *float64    `json:"costUSD,omitempty"` // absent: price unknown
+	Trajectory *Trajectory `json:"trajectory,omitempty"`
 }

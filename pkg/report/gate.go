@@ -51,6 +51,11 @@ type GatePolicy struct {
 	FloorSoft          float64 `json:"floorSoft"`
 	HistoryDepth       int     `json:"historyDepth"`
 	FailOnInconclusive bool    `json:"failOnInconclusive"`
+	// The Layer 3 cost gates, absent when not set: the largest increase
+	// of a model's cost per case over the baseline (a fraction), and the
+	// most a whole run may cost in USD.
+	MaxCostIncrease  *float64 `json:"maxCostIncrease,omitempty"`
+	MaxCostPerRunUSD *float64 `json:"maxCostPerRunUSD,omitempty"`
 }
 
 // ReportRef points at another report: where it was read from (relative to
@@ -74,6 +79,9 @@ const (
 	KindDrift  = "drift"  // history: a steady case fell with the tools unchanged
 	KindSlide  = "slide"  // history: a slow slide below the best of the last K
 	KindModel  = "model"  // a model as a whole (served version changed, missing)
+
+	KindCost    = "cost"    // Layer 3: a model's cost per case against the baseline
+	KindRunCost = "runCost" // Layer 3: the whole run's cost against its cap
 )
 
 // GateItem is one judgement with its reason: the rule as written and the

@@ -27,9 +27,12 @@ func full() *report.Report {
 		Faults:  []report.FaultResult{{Model: "m1", Fault: "timeout", Scores: []report.Score{reporttest.Score(report.FaultHandled, 9, 10)}}},
 		Attacks: []report.AttackResult{{Model: "m1", Attack: "description-injection", Scores: []report.Score{reporttest.Score(report.AttackSuccess, 1, 10), reporttest.Score(report.Refusal, 8, 10)}}},
 	}
+	p50, p95, cost, to := 120.0, 340.0, 0.0421, 200.0
 	r.Telemetry = &report.Telemetry{
-		Latency: []report.Latency{{Model: "m1", Tool: "get_weather", Samples: 50, P50Ms: 120, P95Ms: 340, MaxMs: 900, Direction: report.Lower}},
-		Usage:   []report.Usage{{Model: "m1", InputTokens: 12000, OutputTokens: 3400, CostUSD: 0.0421, Direction: report.Lower}},
+		Prices: "2026-11-29",
+		Latency: []report.Latency{{Kind: report.LatencyTool, Subject: "get_weather", Model: "m1", Samples: 50, P50Ms: &p50, P95Ms: &p95, MaxMs: 900,
+			Histogram: []report.Bin{{FromMs: 100, ToMs: &to, Count: 48}, {FromMs: 500, Count: 2}}, Direction: report.Lower}},
+		Usage: []report.Usage{{Model: "m1", Role: report.RoleEval, Calls: 12, CaseRuns: 10, InputTokens: 12000, OutputTokens: 3400, CostUSD: &cost, Direction: report.Lower}},
 	}
 	reporttest.Green(r)
 	return r

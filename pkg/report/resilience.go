@@ -11,6 +11,35 @@ const (
 type Resilience struct {
 	Faults  []FaultResult  `json:"faults"`
 	Attacks []AttackResult `json:"attacks"`
+	// Runs are the individual runs, each with its classification and the
+	// evidence for it; the trajectory is kept for runs that went wrong,
+	// bounded by the producer. Notes say what was left out of N and how
+	// the runs were set up. Both added with pkg/resilience: absent in
+	// older reports.
+	Runs  []ResilienceRun `json:"runs,omitempty"`
+	Notes []string        `json:"notes,omitempty"`
+}
+
+// ResilienceRun is one Layer 2 run: one case with one fault injected, or
+// one catalogue payload planted in a tool result, against one model.
+type ResilienceRun struct {
+	Kind    string `json:"kind"`              // KindFault or KindAttack
+	Subject string `json:"subject"`           // the fault type or attack category
+	Payload string `json:"payload,omitempty"` // the catalogue payload id (attacks)
+	Case    string `json:"case"`
+	Model   string `json:"model"`
+	Run     int    `json:"run"` // 1-based
+	// Outcome is the classification (pkg/resilience: retried, fallback,
+	// reported, fabricated, looped, silent; followed, refused, ignored; or
+	// why the run is not counted). Counted says whether it is in N.
+	Outcome string `json:"outcome"`
+	Counted bool   `json:"counted"`
+	// Reason is the evidence for the outcome (model text: untrusted).
+	Reason string `json:"reason"`
+	// Judge is the judge's verdict when one was asked: pass, fail or
+	// inconclusive.
+	Judge      string      `json:"judge,omitempty"`
+	Trajectory *Trajectory `json:"trajectory,omitempty"`
 }
 
 // FaultResult is how one model handled one fault type (timeout, error

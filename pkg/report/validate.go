@@ -65,6 +65,9 @@ func (r *Report) Validate() error {
 			scoresOK(loc+"/scores", a.Scores, bad)
 		}
 	}
+	if t := r.Telemetry; t != nil {
+		telemetryOK(t, bad)
+	}
 	if c := r.Conformance; c != nil {
 		for i, res := range c.Checks {
 			if res.Passes() > res.Runs {

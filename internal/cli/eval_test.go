@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/config"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// evalEnv is a reference server over HTTP, a fake OpenAI + Anthropic that
+// behaves like a sensible model, and a workspace with a golden set and a
+// config pointing at both.
+type evalEnv struct {
+	t      *testing.T
+	dir    string
+	url    string
+	models *llmfake.Server
+}
+
+const evalTasks = `version: 1
+cases:
+  - id: weather
+    prompt: What's the weather in Seattle, WA?
+    expect_tool: get_weather
+    expect_args: {location: "Seattle, WA"}
+    arg_match: {location: semantic}
+    rubric: The answer gives the weather in Seattle.
+  - id: invoices
+    prompt: List the open invoices of customer C1234.
+    expect_tool: search_invoices
+    expect_args: {customer_id: C1234, status: open}
+  - id: hello
+    prompt: Just say hello.
+    expect_tool: null
+`
+
+// sensible answers like a model that gets the example right: the judge
+// passes everything.
+func sensible(r *llmfake.Request) llmfake.Reply {
+	switch {
+	case r.Output != nil:
+		return llmfake.Verdict(`{"verdict":"pass","reason":"the weather was given"}`)
+	case len(r.Results()) > 0:
+		return llmfake.Text("Here is what the tool said.")
+	case strings.Contains(r.LastUserText(), "weather"):
+		return llmfake.Tool("get_weather", `{"location":"Seattle, WA"}`)
+	case strings.Contains(r.LastUserText(), "invoices"):
+		return llmfake.Tool("search_invoices", `{"customer_id":"C1234","status":"open"}`)
+	}
+	return llmfake.Text("Hello!")
+}
+
+func newEvalEnv(t *testing.T, extraConfig string) *evalEnv {
+	t.Helper()
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, llmfake.Options{Default: sensible})}
+	cfg := `golden: tasks.yaml
+models:
+  default: [openai:gpt-5-mini, anthropic:claude-sonnet-4-5]
+endpoints:
+  openai: {base-url: "` + e.models.URL + `/v1"}
+  anthropic: {base-url: "` + e.models.URL + `"}
+eval:
+  judge: anthropic:claude-haiku-4-5
+  runs: 2
+  cache-dir: cache
+` + extraConfig
+	for name, body := range map[string]string{"tasks.yaml": evalTasks, "mcp-eval.yaml": cfg} {
+		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func (e *evalEnv) run(args ...string) (int, string, string) {
+	e.t.Helper()
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: e.models.LookupEnv}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code := c.Main(ctx, args)
+	return code, out.String(), errb.String()
+}
+
+func (e *evalEnv) path(name string) string { return filepath.Join(e.dir, name) }
+
+func TestEvalRunsEveryModelThroughTheWireFormatsAndReusesResults(t *testing.T) {
+	e := newEvalEnv(t, "")
+	// One run at a time, so that which verdicts come from the cache is
+	// deterministic.
+	code, out, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", e.path("report.json"), "--markdown", e.path("summary.md"), "--concurrency", "1")
+	if code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	for _, w := range []string{"spend preview: 12 runs (0 from the cache)", "openai:gpt-5-mini", "anthropic:claude-sonnet-4-5", "verdict: PASS"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("stdout lacks %q:\n%s", w, out)
+		}
+	}
+	rep, err := report.Load(e.path("report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := rep.Behavior
+	if len(rep.Models) != 2 || len(b.Results) != 6 || b.JudgeModel != "anthropic:claude-haiku-4-5" || b.RubricHash == "" || b.RunsPerCase != 2 {
+		t.Fatalf("models %+v, %d results, judge %q rubric %q", rep.Models, len(b.Results), b.JudgeModel, b.RubricHash)
+	}
+	for _, r := range b.Results {
+		if r.Passed.K != 2 || r.Passed.N != 2 {
+			t.Errorf("%s × %s passed %d/%d, want 2/2 (notes %q)", r.Case, r.Model, r.Passed.K, r.Passed.N, r.Notes)
+		}
+	}
+	if rep.Models[0].Served != llmfake.ServedModel("gpt-5-mini") || rep.Models[1].Provider != "anthropic" {
+		t.Errorf("models %+v: want the served ids the provider answered with", rep.Models)
+	}
+	md, _ := os.ReadFile(e.path("summary.md"))
+	for _, col := range []string{"`openai:gpt-5-mini`", "`anthropic:claude-sonnet-4-5`", "judge `anthropic:claude-haiku-4-5`"} {
+		if !bytes.Contains(md, []byte(col)) {
+			t.Errorf("the Markdown matrix lacks %s:\n%s", col, md)
+		}
+	}
+	made := len(e.models.Requests())
+	// 2 models × (weather 2 calls + invoices 2 + hello 1) × 2 runs = 20
+	// model calls, and one judge call: the four weather trajectories are
+	// the same calls, results and answers, so the verdict is reused.
+	if made != 21 {
+		t.Errorf("%d provider requests, want 21", made)
+	}
+
+	// The same suite again: nothing is sent.
+	code, out, _ = e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", e.path("report2.json"))
+	if code != ExitOK || len(e.models.Requests()) != made {
+		t.Fatalf("re-run: exit %d, %d new provider requests; want 0\n%s", code, len(e.models.Requests())-made, out)
+	}
+	if !strings.Contains(out, "12 runs (12 from the cache) → ≈ 0 provider calls") || !strings.Contains(out, "12 of 12 runs reused from the cache") {
+		t.Errorf("the re-run does not say it reused everything:\n%s", out)
+	}
+	rep2, _ := report.Load(e.path("report2.json"))
+	if rep2.Behavior.Results[0].Reused != 2 || rep2.Behavior.Results[0].Runs[0].CachedAt == nil {
+		t.Errorf("reused runs are not marked: %+v", rep2.Behavior.Results[0])
+	}
+
+	// mcp-eval report renders the stored matrix.
+	code, out, _ = e.run("report", "--in", e.path("report2.json"), "--format", "markdown")
+	if code != ExitOK || !strings.Contains(out, "| `weather` |") || !strings.Contains(out, "`anthropic:claude-sonnet-4-5`") {
+		t.Errorf("report --format markdown: exit %d\n%s", code, out)
+	}
+
+	// --fresh calls again, and judges every run anew: 20 + 4.
+	e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", e.path("report3.json"), "--fresh")
+	if n := len(e.models.Requests()) - made; n != 24 {
+		t.Errorf("--fresh made %d requests, want 24", n)
+	}
+}
+
+func TestEvalPreviewCallsNoModel(t *testing.T) {
+	e := newEvalEnv(t, "")
+	code, out, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--preview", "--out", e.path("r.json"))
+	if code != ExitOK || len(e.models.Requests()) != 0 || !strings.Contains(out, "spend preview: 12 runs") {
+		t.Fatalf("exit %d, %d requests\n%s%s", code, len(e.models.Requests()), out, stderr)
+	}
+	if _, err := os.Stat(e.path("r.json")); err == nil {
+		t.Errorf("--preview wrote a report")
+	}
+	// gpt-5-mini and claude-sonnet-4-5 are priced, claude-haiku-4-5 too.
+	if !strings.Contains(out, "≈ $") {
+		t.Errorf("the preview has no cost: %s", out)
+	}
+}
+
+func TestEvalBudgetLeavesTheRestInconclusive(t *testing.T) {
+	e := newEvalEnv(t, "")
+	args := []string{"eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", e.path("r.json"), "--max-tokens", "150", "--concurrency", "1"}
+	code, out, _ := e.run(args...)
+	if code != ExitOK || !strings.Contains(out, "budget reached") || !strings.Contains(out, "verdict: INCONCLUSIVE") {
+		t.Fatalf("exit %d; want 0 with the budget reached and the verdict inconclusive:\n%s", code, out)
+	}
+	rep, _ := report.Load(e.path("r.json"))
+	if rep.Behavior.Spend == nil || !rep.Behavior.Spend.Reached || len(rep.Behavior.Inconclusive) == 0 {
+		t.Fatalf("spend %+v, inconclusive %+v", rep.Behavior.Spend, rep.Behavior.Inconclusive)
+	}
+	if code, _, _ := e.run(append(args, "--fail-on-inconclusive", "--fresh")...); code != ExitFindings {
+		t.Errorf("--fail-on-inconclusive: exit %d, want 1", code)
+	}
+}
+
+func TestEvalUsageErrors(t *testing.T) {
+	e := newEvalEnv(t, "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--url", "http://127.0.0.1:1/mcp"}, "no golden set"},
+		{[]string{"eval", "--golden", e.path("tasks.yaml")}, "no server to test"},
+		{[]string{"eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--models", "frob:x"}, `unknown endpoint "frob"`},
+		{[]string{"eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--models", "openai-compatible:m@http://127.0.0.1:1/v1", "--max-usd", "1"}, "no price is known for openai-compatible:m@http://127.0.0.1:1/v1"},
+		{[]string{"eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--runs", "-1"}, "--runs must not be negative"},
+		{[]string{"eval", "--golden", e.path("nope.yaml"), "--url", e.url}, "golden set"},
+	} {
+		code, _, stderr := e.run(tc.args...)
+		if code != ExitError || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 mentioning %q", tc.args[1:], code, stderr, tc.want)
+		}
+	}
+	if len(e.models.Requests()) != 0 {
+		t.Errorf("a usage error called a model")
+	}
+}
+
+func TestEvalMissingKeyIsNamedNeverShown(t *testing.T) {
+	e := newEvalEnv(t, "")
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: func(string) (string, bool) { return "", false }}
+	code := c.Main(context.Background(), []string{"eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url})
+	if code != ExitError || !strings.Contains(errb.String(), "OPENAI_API_KEY") {
+		t.Fatalf("exit %d, stderr %q; want the missing variable named", code, errb.String())
+	}
+	if strings.Contains(out.String()+errb.String(), llmfake.DefaultKey) {
+		t.Fatalf("a key was printed")
+	}
+}
+
+func TestEvalWithoutModelsRunsTheBaselineUngated(t *testing.T) {
+	e := newEvalEnv(t, "")
+	code, out, stderr := e.run("eval", "--golden", e.path("tasks.yaml"), "--url", e.url, "--out", e.path("r.json"), "--cache-dir", e.path("c"), "--runs", "1")
+	if code != ExitOK || !strings.Contains(out, "baseline:lexical (baseline, no LLM)") || !strings.Contains(out, "shown, not gated") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	rep, _ := report.Load(e.path("r.json"))
+	if len(rep.Models) != 1 || rep.Models[0].Provider != "baseline, no LLM" || len(e.models.Requests()) != 0 {
+		t.Errorf("models %+v, %d provider requests; want the labelled baseline and none", rep.Models, len(e.models.Requests()))
+	}
+	for _, it := range rep.Gate.Items {
+		if it.Layer == 1 {
+			t.Errorf("the baseline was gated: %+v", it)
+		}
+	}
+}
+
+func TestModelsForTrigger(t *testing.T) {
+	m := config.Models{Default: []string{"d"}, Nightly: []string{"n"}, Weekly: []string{"w1", "w2"}}
+	for _, tc := range []struct {
+		trigger, cron, want string
+	}{
+		{"push", "", "d"}, {"pull_request_labeled", "", "d"}, {"schedule", "0 3 * * *", "n"}, {"schedule", "0 3 * * 1", "w1,w2"},
+		{"workflow_dispatch", "", "d"}, // no dispatch list: default
+	} {
+		if got := strings.Join(modelsFor(m, tc.trigger, tc.cron), ","); got != tc.want {
+			t.Errorf("%s %q: %s, want %s", tc.trigger, tc.cron, got, tc.want)
+		}
+	}
+}

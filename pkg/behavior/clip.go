@@ -1,0 +1,20 @@
+package behavior
+
+import "unicode/utf8"
+
+// clip bounds untrusted text (model output, server output) to n bytes on
+// a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "…[clipped]"
+	cut := n - len(mark)
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}

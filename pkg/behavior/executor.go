@@ -1,0 +1,169 @@
+package behavior
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
+
+// Executor runs the model's tool calls. Implementations must be safe for
+// concurrent use: the runner executes many runs at once.
+type Executor interface {
+	// Call runs one tool call with the model's arguments (a JSON object);
+	// inputs answer MRTR input requests by key. What the server answered —
+	// a result, a tool error, a JSON-RPC error — is a CallResult the model
+	// sees, never an error. The error is for what ends the run: the server
+	// asked for input the case does not have (*MissingInputError), or the
+	// harness lost the server.
+	Call(ctx context.Context, name string, args json.RawMessage, inputs map[string]json.RawMessage) (CallResult, error)
+}
+
+// CallResult is what a tool call gave the model.
+type CallResult struct {
+	Content string
+	IsError bool
+	// Stubbed is true when a configured stub answered instead of the server.
+	Stubbed bool
+	// InputRounds counts MRTR retries answered from the case's inputs.
+	InputRounds int
+	Duration    time.Duration
+}
+
+// MissingInputError is an MRTR input request the case's inputs do not
+// answer: the run fails with this reason rather than inventing an answer.
+type MissingInputError struct {
+	Tool string
+	// Keys are the inputRequests keys without an answer; Asks describes
+	// each ("elicitation/create: Send an email to …?").
+	Keys []string
+	Asks []string
+}
+
+func (e *MissingInputError) Error() string {
+	var quoted []string
+	for _, k := range e.Keys {
+		quoted = append(quoted, fmt.Sprintf("%q", k))
+	}
+	msg := fmt.Sprintf("tool %s asked for input %s (%s) and the case has no answer for it: add it under the case's inputs (inputs: {%s: …})",
+		e.Tool, strings.Join(quoted, ", "), strings.Join(e.Asks, "; "), e.Keys[0])
+	return msg
+}
+
+// MCPExecutor executes calls on an MCP server through the client. A tool
+// named in Stubs never reaches the server: its canned text is the result.
+type MCPExecutor struct {
+	Client *mcpclient.Client
+	// Stubs are eval.stubs: tool name → canned result text.
+	Stubs map[string]string
+	// MaxResultBytes bounds the text the model sees of one result
+	// (default DefaultMaxResultBytes).
+	MaxResultBytes int
+}
+
+// DefaultMaxResultBytes is how much of one tool result a model sees: more
+// than any sensible answer, less than a runaway server can send.
+const DefaultMaxResultBytes = 16 << 10
+
+// Call implements Executor.
+func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessage, inputs map[string]json.RawMessage) (CallResult, error) {
+	start := time.Now()
+	limit := x.MaxResultBytes
+	if limit <= 0 {
+		limit = DefaultMaxResultBytes
+	}
+	if text, ok := x.Stubs[name]; ok {
+		return CallResult{Content: clip(text, limit), Stubbed: true, Duration: time.Since(start)}, nil
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	res, err := x.Client.CallTool(ctx, name, args)
+	if err == nil && res.InputRequired != nil {
+		var missing *MissingInputError
+		res, err = x.Client.Resolve(ctx, res, answerFrom(name, inputs, &missing))
+		if missing != nil {
+			return CallResult{Duration: time.Since(start)}, missing
+		}
+	}
+	out := CallResult{Duration: time.Since(start)}
+	if res != nil && res.Rounds > 1 {
+		out.InputRounds = res.Rounds - 1
+	}
+	var rpc *mcpclient.RPCError
+	switch {
+	case errors.As(err, &rpc):
+		// A JSON-RPC error is an answer: the model sent arguments the
+		// server rejects, or a tool it does not know. A real client shows
+		// the model the error, so the model may correct itself.
+		out.Content = clip(fmt.Sprintf("error %d: %s", rpc.Err.Code, rpc.Err.Message), limit)
+		out.IsError = true
+		return out, nil
+	case err != nil:
+		return out, fmt.Errorf("calling tool %s: %w", name, err)
+	}
+	tr, err := res.Tool()
+	if err != nil {
+		out.Content, out.IsError = clip("the server's result could not be read: "+err.Error(), limit), true
+		return out, nil
+	}
+	text := tr.TextContent()
+	if text == "" && len(tr.StructuredContent) > 0 {
+		text = string(tr.StructuredContent)
+	}
+	if text == "" && len(tr.Content) > 0 {
+		b, _ := json.Marshal(tr.Content)
+		text = string(b)
+	}
+	out.Content, out.IsError = clip(text, limit), tr.IsError
+	return out, nil
+}
+
+// answerFrom answers input requests from a case's inputs; a key it lacks
+// stops the loop and is reported through missing.
+func answerFrom(tool string, inputs map[string]json.RawMessage, missing **MissingInputError) mcpclient.InputHandler {
+	return func(_ context.Context, reqs map[string]mcpclient.InputRequest) (map[string]json.RawMessage, error) {
+		keys := make([]string, 0, len(reqs))
+		for k := range reqs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := map[string]json.RawMessage{}
+		var m *MissingInputError
+		for _, k := range keys {
+			if v, ok := inputs[k]; ok {
+				out[k] = v
+				continue
+			}
+			if m == nil {
+				m = &MissingInputError{Tool: tool}
+			}
+			m.Keys = append(m.Keys, k)
+			m.Asks = append(m.Asks, describeAsk(reqs[k]))
+		}
+		if m != nil {
+			*missing = m
+			return nil, m
+		}
+		return out, nil
+	}
+}
+
+// describeAsk is "elicitation/create: <message>", clipped: enough for a
+// reader to know what to put in inputs.
+func describeAsk(r mcpclient.InputRequest) string {
+	var p struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(r.Params, &p)
+	s := r.Method
+	if p.Message != "" {
+		s += ": " + p.Message
+	}
+	return clip(s, 200)
+}

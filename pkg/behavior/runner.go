@@ -1,0 +1,322 @@
+package behavior
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/behavior/score"
+	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// Defaults of Config.
+const (
+	DefaultRuns        = 5
+	DefaultConcurrency = 4
+	defaultSeed        = 42
+)
+
+// BaselinePrefix starts the id of the built-in selector that runs when no
+// model is configured; BaselineLabel is shown wherever it appears.
+const (
+	BaselinePrefix = "baseline:"
+	BaselineLabel  = "baseline, no LLM"
+)
+
+// Config is one Layer 1 run: a golden set against every model, each case
+// Runs times. The zero value of each optional field is its default.
+type Config struct {
+	Set *golden.Set
+	// Source is the golden file as reports name it (relative to the
+	// workspace).
+	Source string
+	// Models run the cases, one matrix column each; Judge grades rubrics
+	// and uncertain arguments (nil: no judge).
+	Models []llm.Provider
+	Judge  llm.Provider
+	// Client is the server under test; its tools are offered to every
+	// model and its calls executed, except tools named in Stubs, which
+	// answer with their canned text and never reach the server.
+	Client *mcpclient.Client
+	Stubs  map[string]string
+	// Executor and Tools replace Client (tests, benchmarks).
+	Executor Executor
+	Tools    []mcpclient.Tool
+
+	Runs        int // per case and model (default 5)
+	MaxSteps    int // model turns per run (default 8)
+	Concurrency int // runs in flight over all models (default 4)
+	RateLimits  map[string]RateLimit
+	// Sampling is what every model is asked for (default temperature 0,
+	// seed 42); the provider layer drops what a model rejects.
+	Sampling *llm.Sampling
+
+	// Cache stores results and verdicts (nil: none); Reuse says what may
+	// be read back.
+	Cache *Cache
+	Reuse Reuse
+	// Budget caps the spend; Prices prices it (default DefaultPrices).
+	Budget Budget
+	Prices *Prices
+	// Now is the clock for cache ages (default time.Now).
+	Now func() time.Time
+}
+
+// Result is a finished Layer 1 run.
+type Result struct {
+	Behavior *report.Behavior
+	// Models are the models as the report lists them (the judge is
+	// Behavior.JudgeModel).
+	Models  []report.Model
+	Preview Preview
+	// Notes are sentences for the gate section: reuse, budget, judge.
+	Notes []string
+}
+
+// job is one run of one case against one model.
+type job struct {
+	ci, run, mi int
+	key         string
+	reused      *cachedRun
+	storedAt    time.Time
+}
+
+// cachedRun is a stored run result.
+type cachedRun struct {
+	Model      string            `json:"model"`
+	Trajectory report.Trajectory `json:"trajectory"`
+	Usage      llm.Usage         `json:"usage"`
+}
+
+// done is a job's outcome.
+type done struct {
+	job
+	tr    *report.Trajectory
+	usage llm.Usage
+	s     *scored
+}
+
+// Plan is a prepared run: cases hashed, tools listed, cache consulted,
+// spend previewed; nothing has called a model yet.
+type Plan struct {
+	cfg       Config
+	tools     []llm.Tool
+	surface   string
+	caseHash  []string
+	modelIDs  []string
+	jobs      []job
+	preview   Preview
+	toolChars int
+}
+
+// Prepare checks cfg, lists the server's tools and looks every run up in
+// the cache. Its errors are configuration errors: nothing was run.
+func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
+	if cfg.Set == nil || len(cfg.Set.Cases) == 0 {
+		return nil, errors.New("behavior: the golden set has no cases")
+	}
+	if len(cfg.Models) == 0 {
+		return nil, errors.New("behavior: no model to run (configure models:, pass --models, or run the baseline)")
+	}
+	if cfg.Runs <= 0 {
+		cfg.Runs = DefaultRuns
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Prices == nil {
+		cfg.Prices = DefaultPrices()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sampling == nil {
+		t, s := 0.0, int64(defaultSeed)
+		cfg.Sampling = &llm.Sampling{Temperature: &t, Seed: &s}
+	}
+	if cfg.Executor == nil {
+		if cfg.Client == nil {
+			return nil, errors.New("behavior: no server (Config.Client) to run the tools on")
+		}
+		cfg.Executor = &MCPExecutor{Client: cfg.Client, Stubs: cfg.Stubs}
+	}
+	if cfg.Tools == nil {
+		if cfg.Client == nil {
+			return nil, errors.New("behavior: no tools (Config.Tools) and no server to list them")
+		}
+		lt, err := cfg.Client.ListTools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing the server's tools: %w", err)
+		}
+		cfg.Tools = lt.Tools
+	}
+	seen := map[string]bool{}
+	p := &Plan{cfg: cfg, surface: report.ToolSurfaceHash(cfg.Tools)}
+	for _, m := range cfg.Models {
+		id := m.ID()
+		if seen[id] {
+			return nil, fmt.Errorf("behavior: model %s is listed twice", id)
+		}
+		seen[id] = true
+		p.modelIDs = append(p.modelIDs, id)
+	}
+	for _, t := range cfg.Tools {
+		p.tools = append(p.tools, llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		p.toolChars += len(t.Name) + len(t.Description) + len(t.InputSchema)
+	}
+	params, err := report.Hash(map[string]any{"loop": LoopVersion, "system": SystemPrompt, "maxSteps": cfg.MaxSteps, "sampling": cfg.Sampling, "stubs": cfg.Stubs})
+	if err != nil {
+		return nil, fmt.Errorf("behavior: hashing the parameters: %w", err)
+	}
+	for _, c := range cfg.Set.Cases {
+		h, err := report.Hash(c.Definition())
+		if err != nil {
+			return nil, fmt.Errorf("%s: case %s cannot be hashed: %w", c.Pos, c.ID, err)
+		}
+		p.caseHash = append(p.caseHash, h)
+	}
+	p.preview = Preview{USDKnown: true, PricesVer: cfg.Prices.Version}
+	judge := ""
+	if cfg.Judge != nil {
+		judge = cfg.Judge.ID()
+	}
+	// Case-major order: when the budget runs out, whole cases are left
+	// for every model, rather than whole models for every case.
+	for ci, c := range cfg.Set.Cases {
+		for run := 1; run <= cfg.Runs; run++ {
+			for mi, id := range p.modelIDs {
+				j := job{ci: ci, run: run, mi: mi, key: cacheKey("result", LoopVersion, p.caseHash[ci], p.surface, id, params, fmt.Sprint(run))}
+				if cfg.Cache != nil && cfg.Reuse == ReuseAll {
+					var cr cachedRun
+					if at, ok := cfg.Cache.get(kindResult, j.key, &cr); ok && cr.Model == id {
+						j.reused, j.storedAt = &cr, at
+					}
+				}
+				p.preview.Runs++
+				if j.reused != nil {
+					p.preview.Reused++
+				} else {
+					rj := ""
+					if c.Rubric != "" {
+						rj = judge
+					}
+					p.preview.estimate(id, rj, cfg.Prices, p.toolChars, len(c.Prompt), len(c.Steps()))
+				}
+				p.jobs = append(p.jobs, j)
+			}
+		}
+	}
+	if cfg.Budget.MaxUSD > 0 && !p.preview.USDKnown {
+		return nil, fmt.Errorf("eval.budget.max-usd is set but no price is known for %s, so the cap cannot be enforced: cap tokens instead (eval.budget.max-tokens), or use a model in the price table",
+			strings.Join(p.preview.NoPrice, ", "))
+	}
+	return p, nil
+}
+
+// Preview is the spend estimate of the runs the cache cannot answer.
+func (p *Plan) Preview() Preview { return p.preview }
+
+// Run runs the plan: every case × run × model, Concurrency at a time,
+// under per-provider rate limits and the budget.
+func (p *Plan) Run(ctx context.Context) (*Result, error) {
+	cfg := p.cfg
+	m := newMeter(cfg.Budget, cfg.Prices)
+	lims := &limiters{conf: cfg.RateLimits}
+	models := make([]llm.Provider, len(cfg.Models))
+	for i, mp := range cfg.Models {
+		models[i] = lims.wrap(mp)
+	}
+	sc := &scorer{}
+	if cfg.Judge != nil {
+		jp := lims.wrap(cfg.Judge)
+		sc.judge = &Judge{Provider: jp, Cache: cfg.Cache, Reuse: cfg.Reuse != ReuseNothing, Before: m.gate,
+			After: func(u llm.Usage) { m.add(cfg.Judge.ID(), u) }}
+	}
+	results := make([]done, len(p.jobs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < cfg.Concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				results[i] = p.do(ctx, p.jobs[i], models[p.jobs[i].mi], m, sc)
+			}
+		}()
+	}
+feed:
+	for i := range p.jobs {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			// Jobs never handed out end as errors below.
+			for k := i; k < len(p.jobs); k++ {
+				tr := &report.Trajectory{Turns: []report.Turn{}, End: EndError, Reason: "the run's deadline passed before this run started: " + ctx.Err().Error()}
+				c := p.cfg.Set.Cases[p.jobs[k].ci]
+				results[k] = done{job: p.jobs[k], tr: tr, s: &scored{run: score.Evaluate(score.RunOutcome{Case: &c, Err: tr.Reason})}}
+			}
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	return p.assemble(results, m), nil
+}
+
+// do runs or replays one job and scores it.
+func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *meter, sc *scorer) done {
+	c := p.cfg.Set.Cases[j.ci]
+	d := done{job: j}
+	if j.reused != nil {
+		d.tr, d.usage = &j.reused.Trajectory, j.reused.Usage
+	} else {
+		id := p.modelIDs[j.mi]
+		var mu sync.Mutex
+		a := &Agent{Provider: model, Executor: p.cfg.Executor, Tools: p.tools, MaxSteps: p.cfg.MaxSteps, Sampling: *p.cfg.Sampling,
+			Before: m.gate, After: func(u llm.Usage) {
+				m.add(id, u)
+				mu.Lock()
+				d.usage = addUsage(d.usage, u)
+				mu.Unlock()
+			}}
+		d.tr = a.Run(ctx, c)
+		if p.cfg.Cache != nil && storable(d.tr) {
+			// A failed write only costs a re-run next time.
+			_ = p.cfg.Cache.put(kindResult, j.key, cachedRun{Model: id, Trajectory: *d.tr, Usage: d.usage})
+		}
+	}
+	d.s = sc.score(ctx, c, d.tr)
+	return d
+}
+
+// storable: errors and budget stops are not results, and must be retried.
+func storable(tr *report.Trajectory) bool {
+	return tr.End == EndAnswered || tr.End == EndStepLimit || tr.End == EndInputMissing
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	a.InputTokens += b.InputTokens
+	a.CachedInputTokens += b.CachedInputTokens
+	a.CacheWriteTokens += b.CacheWriteTokens
+	a.OutputTokens += b.OutputTokens
+	a.ReasoningTokens += b.ReasoningTokens
+	return a
+}
+
+// ReportModelID is how the report names a model: its id, with the
+// baseline's label added so that it is never taken for an LLM.
+func ReportModelID(id string) string {
+	if strings.HasPrefix(id, BaselinePrefix) && !strings.Contains(id, BaselineLabel) {
+		return id + " (" + BaselineLabel + ")"
+	}
+	return id
+}
