@@ -15,11 +15,12 @@ const reportExamples = `  mcp-eval report --in report.json
   mcp-eval report --in report.json --format markdown --marker "<!-- mcp-eval:ci -->" --run-url https://github.com/o/r/actions/runs/1
   mcp-eval report --in report.json --format junit --out mcp-eval.xml
   mcp-eval report --in report.json --format json   # validated, normalised copy
+  mcp-eval report --in report.json --format html --out report.html   # one self-contained page, readable offline
 `
 
 // reportFormats are the formats of `mcp-eval report`, in the order help
 // lists them.
-func reportFormats() []string { return []string{"text", "markdown", "junit", "json"} }
+func reportFormats() []string { return []string{"text", "markdown", "junit", "json", "html"} }
 
 func runReport(_ context.Context, c *Command, args []string) int {
 	var (
@@ -59,6 +60,11 @@ func runReport(_ context.Context, c *Command, args []string) int {
 	if err != nil {
 		return fail("%s", sanitizeText(err.Error()))
 	}
+	// A report from elsewhere may hold a secret this run knows (an older
+	// harness, a hand-made file): it is rendered redacted too.
+	if err := c.redact.JSON(rep); err != nil {
+		return fail("%v", err)
+	}
 	if runURL == "" {
 		runURL = c.defaultRunURL(rep)
 	}
@@ -70,6 +76,8 @@ func runReport(_ context.Context, c *Command, args []string) int {
 			return render.ReportJUnit(w, rep)
 		case "json":
 			return render.ReportJSON(w, rep)
+		case "html":
+			return render.HTML(w, rep, render.HTMLOptions{})
 		}
 		render.ReportText(w, rep, render.TextOptions{Verbose: verbose})
 		return nil

@@ -18,6 +18,7 @@ func TestReportFormats(t *testing.T) {
 		"markdown": "<!-- m -->\n### ✅ mcp-eval: PASS",
 		"junit":    "<testsuites",
 		"json":     `"schemaVersion": 1`,
+		"html":     `<meta http-equiv="Content-Security-Policy" content="default-src 'none';`,
 	} {
 		code, out, stderr := run(t, "report", "--in", in, "--format", format, "--marker", "<!-- m -->")
 		if code != ExitOK || !strings.Contains(out, want) {
@@ -63,7 +64,7 @@ func TestReportBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"report"}, "--in is required"},
-		{[]string{"report", "--in", in, "--format", "html"}, `--format "html" is not supported: use one of text, markdown, junit, json`},
+		{[]string{"report", "--in", in, "--format", "pdf"}, `--format "pdf" is not supported: use one of text, markdown, junit, json, html`},
 		{[]string{"report", "--in", in, "--max-bytes", "10"}, "too small"},
 		{[]string{"report", "--in", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"report", "--in", schemaBad}, "/run: missing properties"},

@@ -23,6 +23,9 @@ type Target struct {
 	Env    []string
 	// MaxMessageBytes bounds one response (default 4 MiB).
 	MaxMessageBytes int64
+	// RunAs runs a stdio server, and every fresh process of it, under an
+	// unprivileged uid (see transport.RunAs); nil runs it as the harness.
+	RunAs *transport.RunAs
 }
 
 // Kind is "http" or "stdio".
@@ -42,6 +45,11 @@ type Options struct {
 	// RequestTimeout and ProbeTimeout are passed to the client.
 	RequestTimeout time.Duration
 	ProbeTimeout   time.Duration
+	// Observer, when set, is passed to every client the run connects
+	// (mcpclient.Config.Observer), so Layer 3 records the latency of each
+	// request by method (telemetry.Recorder.ObserveMCP). It only watches:
+	// no check reads it.
+	Observer func(mcpclient.Call)
 }
 
 // Verdicts of a whole run.
@@ -80,7 +88,7 @@ func (t Target) open(ctx context.Context, fresh bool) (transport.Transport, erro
 	if t.URL != "" {
 		return transport.NewHTTP(transport.HTTPConfig{URL: t.URL, Header: t.Header, MaxMessageBytes: t.MaxMessageBytes, DisableKeepAlives: fresh})
 	}
-	return transport.StartStdio(ctx, transport.StdioConfig{Argv: t.Argv, Dir: t.Dir, Env: t.Env, MaxMessageBytes: int(t.MaxMessageBytes)})
+	return transport.StartStdio(ctx, transport.StdioConfig{Argv: t.Argv, Dir: t.Dir, Env: t.Env, MaxMessageBytes: int(t.MaxMessageBytes), RunAs: t.RunAs})
 }
 
 // Describe names the target for reports, without secrets.
@@ -100,7 +108,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	if opts.Runs <= 0 {
 		opts.Runs = 5
 	}
-	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace()}
+	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
 	tr, err := target.open(ctx, false)
 	if err != nil {
 		return nil, err

@@ -55,6 +55,7 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	e.layer0()
 	e.behavior()
 	e.resilience()
+	e.cost()
 	e.decideExact()
 	e.history(greenHistory(in.History, p.HistoryDepth, g))
 	sortUnmatched(g.Unmatched)

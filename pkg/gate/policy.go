@@ -33,6 +33,12 @@ type Policy struct {
 	HistoryDepth int
 	// FailOnInconclusive turns an inconclusive verdict into exit 1.
 	FailOnInconclusive bool
+	// MaxCostIncrease is the largest rise of a model's cost per case over
+	// the baseline, as a fraction (0.1 = +10%); nil: not gated. The cost
+	// gates are in cost.go.
+	MaxCostIncrease *float64
+	// MaxCostPerRun caps the whole run's model cost in USD; nil: no cap.
+	MaxCostPerRun *float64
 }
 
 // DefaultPolicy is the policy of issue 4: max-drop 0.02, 95%, floors 1.0 /
@@ -62,6 +68,12 @@ func (p Policy) Validate() error {
 	frac("floor for soft cases", p.FloorSoft, 0, false, 1, true)
 	if p.HistoryDepth < 0 || p.HistoryDepth > 100 {
 		errs = append(errs, fmt.Sprintf("history depth %d is out of range: want 0..100", p.HistoryDepth))
+	}
+	if v := p.MaxCostIncrease; v != nil && (math.IsNaN(*v) || *v < 0 || *v > maxCostIncrease) {
+		errs = append(errs, fmt.Sprintf("max-cost-increase %v is out of range: want a fraction in [0, %v] (0.1 = +10%%)", *v, maxCostIncrease))
+	}
+	if v := p.MaxCostPerRun; v != nil && (math.IsNaN(*v) || *v <= 0 || *v > maxCostPerRun) {
+		errs = append(errs, fmt.Sprintf("max-cost-per-run %v is out of range: want USD in (0, %v]", *v, maxCostPerRun))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -94,13 +106,20 @@ func (p Policy) Text() string {
 	if p.FailOnInconclusive {
 		s += ", fail on inconclusive"
 	}
+	if p.MaxCostIncrease != nil {
+		s += ", max-cost-increase " + num(*p.MaxCostIncrease)
+	}
+	if p.MaxCostPerRun != nil {
+		s += ", max-cost-per-run $" + num(*p.MaxCostPerRun)
+	}
 	return s
 }
 
 // Record is the policy as report data.
 func (p Policy) Record() report.GatePolicy {
 	return report.GatePolicy{Text: p.Text(), MaxDrop: p.MaxDrop, Confidence: p.Confidence, FloorMust: p.FloorMust,
-		FloorHard: p.FloorHard, FloorSoft: p.FloorSoft, HistoryDepth: p.HistoryDepth, FailOnInconclusive: p.FailOnInconclusive}
+		FloorHard: p.FloorHard, FloorSoft: p.FloorSoft, HistoryDepth: p.HistoryDepth, FailOnInconclusive: p.FailOnInconclusive,
+		MaxCostIncrease: clone(p.MaxCostIncrease), MaxCostPerRunUSD: clone(p.MaxCostPerRun)}
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

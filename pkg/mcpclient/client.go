@@ -49,6 +49,13 @@ type Config struct {
 	Trace *TraceContext
 	// ForceEra skips the probe ("modern" or "legacy"); empty probes.
 	ForceEra Era
+	// Observer, when set, is told about every request the client sends
+	// (the era probe and re-issued requests included), after its answer
+	// or failure: the harness measures latency per method with it
+	// (package telemetry). It is called from the goroutine that sent the
+	// request, so it must be safe for concurrent use and quick. Nil costs
+	// nothing.
+	Observer func(Call)
 }
 
 // Version of the harness, sent in clientInfo.
@@ -259,6 +266,13 @@ func toParamMap(params any) (map[string]json.RawMessage, error) {
 
 // outgoing renders req under id for the current era.
 func (c *Client) outgoing(req *Request, id json.RawMessage) (*transport.Outgoing, error) {
+	out, _, err := c.outgoingTraced(req, id)
+	return out, err
+}
+
+// outgoingTraced is outgoing that also returns the traceparent put in
+// _meta ("" when none), for the observer.
+func (c *Client) outgoingTraced(req *Request, id json.RawMessage) (*transport.Outgoing, string, error) {
 	info := c.Info()
 	params := make(map[string]json.RawMessage, len(req.Params)+1)
 	for k, v := range req.Params {
@@ -285,9 +299,13 @@ func (c *Client) outgoing(req *Request, id json.RawMessage) (*transport.Outgoing
 	if req.opts.trace != nil {
 		tc = req.opts.trace
 	}
+	var traceparent string
 	if tc != nil {
 		for k, v := range tc.meta() {
 			meta[k], _ = json.Marshal(v)
+			if k == "traceparent" {
+				traceparent = v
+			}
 		}
 	}
 	for k, v := range req.opts.meta {
@@ -302,17 +320,17 @@ func (c *Client) outgoing(req *Request, id json.RawMessage) (*transport.Outgoing
 	}
 	msg, err := jsonrpc.NewRequest(id, req.Method, paramsAny)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	body, err := msg.Encode()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	h, err := c.headers(req, info)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return &transport.Outgoing{Body: body, ID: id, Method: req.Method, Header: h}, nil
+	return &transport.Outgoing{Body: body, ID: id, Method: req.Method, Header: h}, traceparent, nil
 }
 
 // headers derives the Streamable HTTP request headers from the body
@@ -393,13 +411,17 @@ func (c *Client) send(ctx context.Context, req *Request) (*Response, error) {
 
 func (c *Client) sendOnce(ctx context.Context, req *Request) (*Response, error) {
 	id := c.NewID()
-	out, err := c.outgoing(req, id)
+	out, traceparent, err := c.outgoingTraced(req, id)
 	if err != nil {
 		return nil, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
+	start := time.Now()
 	ex, err := c.t.RoundTrip(rctx, out)
+	if c.cfg.Observer != nil {
+		c.cfg.Observer(observed(req, start, traceparent, ex, err))
+	}
 	resp := &Response{ID: id, Sent: out.Body, SentHeader: out.Header, Exchange: ex, Request: req}
 	if err != nil {
 		return resp, err

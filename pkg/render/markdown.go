@@ -222,6 +222,8 @@ func attentionBlock(d *mdDoc, g *report.Gate) {
 // baseline, or a suite score's drop and bound.
 func observed(it report.GateItem) string {
 	switch {
+	case it.Kind == report.KindCost || it.Kind == report.KindRunCost:
+		return costObserved(it)
 	case it.New != nil && it.Baseline != nil:
 		return fmt.Sprintf("%d/%d (was %d/%d)", it.New.K, it.New.N, it.Baseline.K, it.Baseline.N)
 	case it.New != nil:

@@ -1,9 +1,12 @@
 package render_test
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
 // The stored inputs of the golden tests, testdata/report/*.json, are
@@ -35,6 +39,10 @@ func TestWriteFixtures(t *testing.T) {
 }
 
 func gated(now, base *report.Report, hist ...*report.Report) *report.Report {
+	return gatedWith(now, gate.DefaultPolicy(), base, hist...)
+}
+
+func gatedWith(now *report.Report, p gate.Policy, base *report.Report, hist ...*report.Report) *report.Report {
 	in := gate.Input{New: now, Baseline: base, Now: reporttest.Start().Add(2 * time.Hour)}
 	if base != nil {
 		in.BaselineRef = report.ReportRef{Path: ".mcp-eval/baseline/report.json", Commit: base.Run.Commit, WorkflowRunID: base.Run.WorkflowRunID, FinishedAt: base.Run.FinishedAt, ToolSurfaceHash: base.ToolSurfaceHash}
@@ -44,7 +52,7 @@ func gated(now, base *report.Report, hist ...*report.Report) *report.Report {
 	for i, h := range hist {
 		in.History = append(in.History, gate.Historic{Ref: report.ReportRef{Path: fmt.Sprintf(".mcp-eval/history/%d.json", i), Commit: h.Run.Commit, WorkflowRunID: h.Run.WorkflowRunID, FinishedAt: h.Run.FinishedAt, ToolSurfaceHash: h.ToolSurfaceHash}, Report: h})
 	}
-	now.Gate = gate.Evaluate(in, gate.DefaultPolicy())
+	now.Gate = gate.Evaluate(in, p)
 	return now
 }
 
@@ -94,26 +102,65 @@ func behaviour(r *report.Report, scale func(i int, model string) int) *report.Re
 	return r
 }
 
-func layers23(r *report.Report, success int) *report.Report {
+func layers23(r *report.Report, success int, costScale float64) *report.Report {
 	r.Resilience = &report.Resilience{
 		Faults: []report.FaultResult{{Model: "m1", Fault: "timeout", Scores: []report.Score{reporttest.Score(report.FaultHandled, 9, 10)}}},
 		Attacks: []report.AttackResult{{Model: "m1", Attack: "description-injection", Scores: []report.Score{
 			reporttest.Score(report.AttackSuccess, success, 40), reporttest.Score(report.Refusal, 30, 40)}}},
 	}
-	r.Telemetry = &report.Telemetry{
-		Latency: []report.Latency{{Model: "m1", Tool: "get_weather", Samples: 80, P50Ms: 118, P95Ms: 342, MaxMs: 910, Direction: report.Lower}},
-		Usage: []report.Usage{
-			{Model: "m1", InputTokens: 48210, OutputTokens: 9120, CostUSD: 0.1843, Direction: report.Lower},
-			{Model: "m2", InputTokens: 47000, OutputTokens: 8800, CostUSD: 0.0412, Direction: report.Lower},
-		},
-	}
+	r.Telemetry = telemetryFixture(costScale)
 	return r
+}
+
+// telemetryFixture is Layer 3 of a run whose latencies, tokens and costs
+// are known: the distributions come from fixed sample sets (scale
+// stretches them and the cost), so p50/p95 are nearest-rank figures of
+// known samples; m2's price is unknown.
+func telemetryFixture(scale float64) *report.Telemetry {
+	samples := func(n int, from, step float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = (from + step*float64(i*7%n)) * scale
+		}
+		return out
+	}
+	row := func(kind, subject, model string, errs int, s []float64) report.Latency {
+		p50, p95, mx, hist := telemetry.Distribution(s)
+		return report.Latency{Kind: kind, Subject: subject, Model: model, Samples: len(s), Errors: errs, P50Ms: p50, P95Ms: p95, MaxMs: mx, Histogram: hist, Direction: report.Lower}
+	}
+	usd := func(v float64) *float64 { v = math.Round(v*scale*1e9) / 1e9; return &v }
+	return &report.Telemetry{
+		Prices: "2026-11-29",
+		Latency: []report.Latency{
+			row(report.LatencyMethod, "tools/call", "", 1, samples(90, 3, 1.5)),
+			row(report.LatencyMethod, "tools/list", "", 0, samples(6, 1, 0.5)),
+			row(report.LatencyTool, "get_weather", "m1", 1, samples(45, 3, 3)),
+			row(report.LatencyTool, "get_weather", "m2", 0, samples(45, 4, 3)),
+			row(report.LatencyModel, "", "m1", 0, samples(90, 400, 25)),
+			row(report.LatencyModel, "", "m2", 2, samples(85, 900, 60)),
+			row(report.LatencyModel, "judge", "judge-1", 0, samples(12, 700, 40)),
+			row(report.LatencyCase, "", "m1", 0, samples(45, 1500, 90)),
+			row(report.LatencyCase, "", "m2", 0, samples(40, 3000, 150)),
+		},
+		Usage: []report.Usage{
+			{Model: "judge-1", Role: report.RoleJudge, Calls: 12, InputTokens: 24000, OutputTokens: 1200, CostUSD: usd(0.0096), CostPerCallUSD: usd(0.0008), Direction: report.Lower},
+			{Model: "m1", Role: report.RoleEval, Calls: 90, CaseRuns: 45, ToolCalls: 45, InputTokens: 48210, CachedInputTokens: 30000, CacheWriteTokens: 4000, OutputTokens: 9120, ReasoningTokens: 2000,
+				CostUSD: usd(0.1843), CostPerCallUSD: usd(0.1843 / 90), CostPerCaseUSD: usd(0.1843 / 45), CostPerToolCallUSD: usd(0.1843 / 45), CostPer1kToolCallsUSD: usd(0.1843 / 45 * 1000), Direction: report.Lower},
+			{Model: "m2", Role: report.RoleEval, Calls: 85, CaseRuns: 40, ToolCalls: 45, InputTokens: 47000, OutputTokens: 8800, UnpricedCalls: 85, Direction: report.Lower},
+		},
+		Cases: []report.CaseUsage{
+			{Case: "weather-0", Model: "m1", Runs: 5, ModelCalls: 10, ToolCalls: 5, Tokens: 10150, CostUSD: usd(0.0205), CostPerRunUSD: usd(0.0041)},
+			{Case: "weather-0", Model: "m2", Runs: 5, ModelCalls: 10, ToolCalls: 5, Tokens: 6000},
+		},
+		Models:   []report.ModelColumns{},
+		Warnings: []string{"no price for m2 in price table 2026-11-29: add it to a price override file; its cost is unknown"},
+	}
 }
 
 func fullFixture() *report.Report {
 	steady := func(i int, m string) int { return 5 }
 	day := func(d int) *report.Report {
-		r := layers23(behaviour(reporttest.Layer0(reporttest.New(), layer0Checks(5, 5)...), steady), 0)
+		r := layers23(behaviour(reporttest.Layer0(reporttest.New(), layer0Checks(5, 5)...), steady), 0, 1.1-0.05*float64(d)) // cost creeps up day by day
 		reporttest.At(r, reporttest.Start().Add(-time.Duration(d)*24*time.Hour))
 		return baselineOf(r)
 	}
@@ -129,9 +176,21 @@ func fullFixture() *report.Report {
 		return 5
 	})
 	reporttest.Case(now, "added-case", report.Soft, "m1", 4, 5)
-	layers23(now, 9)
+	withRuns(now, "weather-0", "m1", "Oslo", "Which city? I can look that up once you tell me.", "the model asked back instead of calling get_weather")
+	layers23(now, 9, 1.45)
 	now.Models[1].Served = "m2-2026-08-01" // m2 not comparable
-	return gated(now, day(1), day(1), day(2), day(3))
+	hist := []*report.Report{day(1), day(2), day(3)}
+	now = gatedWith(now, costPolicy(), hist[0], hist...)
+	telemetry.Compare(now, hist[0], hist)
+	return now
+}
+
+// costPolicy turns the cost gates on: +10% per case, $5 a run.
+func costPolicy() gate.Policy {
+	p := gate.DefaultPolicy()
+	inc, run := 0.10, 5.0
+	p.MaxCostIncrease, p.MaxCostPerRun = &inc, &run
+	return p
 }
 
 func ungatedFixture() *report.Report {
@@ -140,6 +199,33 @@ func ungatedFixture() *report.Report {
 
 func legacyFixture() *report.Report {
 	return gated(reporttest.Legacy(reporttest.New()), nil)
+}
+
+// withRuns gives a case × model result its runs: the first passes, the
+// others fail with a trajectory of one tool call and a final answer.
+func withRuns(r *report.Report, kase, model, city, final, reason string) {
+	for i := range r.Behavior.Results {
+		res := &r.Behavior.Results[i]
+		if res.Case != kase || res.Model != model {
+			continue
+		}
+		args, _ := json.Marshal(map[string]string{"city": city})
+		for run := 1; run <= res.Passed.N; run++ {
+			cr := report.CaseRun{Run: run, Outcome: report.RunPass, Tokens: 900}
+			if run > res.Passed.K {
+				cr.Outcome, cr.Reasons = report.RunFail, []string{reason}
+				cr.Trajectory = &report.Trajectory{
+					Turns: []report.Turn{
+						{StopReason: "tool_use", LatencyMs: 812, InputTokens: 410, OutputTokens: 38,
+							Calls: []report.ToolCall{{Name: "get_weather", Arguments: args, Result: `{"temp": 4, "unit": "C"}`, DurationMs: 41}}},
+						{Text: final, StopReason: "end_turn", LatencyMs: 655, InputTokens: 470, OutputTokens: 22},
+					},
+					Final: final, End: "answered", ModelCalls: 2, InputTokens: 880, OutputTokens: 60, DurationMs: 1530,
+				}
+			}
+			res.Runs = append(res.Runs, cr)
+		}
+	}
 }
 
 // hostile is text a server or model could send to break a PR comment.
@@ -190,9 +276,15 @@ func hostileFixture() *report.Report {
 			reporttest.Case(r, s, report.Soft, h[1], k(i), 5)
 		}
 		r.Behavior.Results[0].Notes = h
+		withRuns(r, h[0], h[1], h[4], h[6], h[2])
+		if tr := r.Behavior.Results[0].Runs[1].Trajectory; tr != nil {
+			tr.Turns[0].Calls[0].Name, tr.Turns[0].Calls[0].Result = h[12], strings.Join(h, "\n")
+		}
 		r.Behavior.JudgeModel = h[4]
 		r.Resilience = &report.Resilience{Faults: []report.FaultResult{{Model: h[1], Fault: h[10], Scores: []report.Score{reporttest.Score(h[11], 1, 2)}}}, Attacks: []report.AttackResult{}}
-		r.Telemetry = &report.Telemetry{Latency: []report.Latency{{Model: h[1], Tool: h[12], Samples: 1, P50Ms: 1, P95Ms: 2, MaxMs: 3, Direction: report.Lower}}, Usage: []report.Usage{{Model: h[13], Direction: report.Lower}}}
+		r.Telemetry = &report.Telemetry{Prices: h[7], Latency: []report.Latency{{Kind: report.LatencyTool, Subject: h[12], Model: h[1], Samples: 1, MaxMs: 3, Histogram: []report.Bin{{FromMs: 2, Count: 1}}, Direction: report.Lower}},
+			Usage: []report.Usage{{Model: h[13], Role: report.RoleEval, Calls: 1, CaseRuns: 1, UnpricedCalls: 1, Direction: report.Lower}, {Model: h[1], Role: report.RoleEval, Calls: 2, CaseRuns: 1, Direction: report.Lower}},
+			Cases: []report.CaseUsage{{Case: h[0], Model: h[1], Runs: 1}}, Models: []report.ModelColumns{}, Warnings: h}
 		return r
 	}
 	base := baselineOf(mk(func(int) int { return 5 }))

@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/report")
 
 // Renderers are tested from stored reports, one golden per format:
-// testdata/report/NAME.json → NAME.golden.{md,txt,xml,json}.
+// testdata/report/NAME.json → NAME.golden.{md,txt,xml,json,html}.
 func TestGolden(t *testing.T) {
 	inputs, _ := filepath.Glob(filepath.Join("testdata", "report", "*.json"))
 	var names []string
@@ -42,6 +42,7 @@ func TestGolden(t *testing.T) {
 			{"txt", func(b *bytes.Buffer) error { render.ReportText(b, rep, render.TextOptions{}); return nil }},
 			{"xml", func(b *bytes.Buffer) error { return render.ReportJUnit(b, rep) }},
 			{"json", func(b *bytes.Buffer) error { return render.ReportJSON(b, rep) }},
+			{"html", func(b *bytes.Buffer) error { return render.HTML(b, rep, render.HTMLOptions{}) }},
 		} {
 			t.Run(name+"."+f.ext, func(t *testing.T) {
 				var buf bytes.Buffer
@@ -194,7 +195,7 @@ func checkMarkdown(t *testing.T, name, md string) {
 			where("unclosed code span")
 		}
 		allowed := strings.NewReplacer("<details>", "", "</details>", "", "<summary>", "", "</summary>", "", "<sub>", "", "</sub>", "",
-			"[Workflow run](<https://github.com/acme/weather-mcp/actions/runs/4242>)", "", "> [!NOTE]", "").Replace(outside)
+			"[Workflow run](<https://github.com/acme/weather-mcp/actions/runs/4242>)", "", "> [!NOTE]", "", "> [!WARNING]", "").Replace(outside)
 		for _, re := range []struct {
 			re   *regexp.Regexp
 			what string

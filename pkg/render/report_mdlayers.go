@@ -271,39 +271,7 @@ func layer2Blocks(d *mdDoc, rep *report.Report) {
 		"| Model | Injected | Score | Better | Now | Baseline | Δ | Status |", "|---|---|---|---|---|---|---|---|"}, rows: rows, what: "rates"})
 }
 
-// layer3Blocks: p95 latency and cost.
-func layer3Blocks(d *mdDoc, rep *report.Report) {
-	t := rep.Telemetry
-	if len(t.Latency) > 0 {
-		var rows []string
-		for _, l := range t.Latency {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %d |", mdCode(l.Model), mdCode(orAll(l.Tool)), ms(l.P50Ms), ms(l.P95Ms), ms(l.MaxMs), l.Samples))
-		}
-		d.add(mdBlock{head: []string{"#### Layer 3 · latency and cost", "", "| Model | Tool | p50 | p95 | max | Samples |", "|---|---|---|---|---|---|"}, rows: rows, what: "rows"})
-	}
-	if len(t.Usage) > 0 {
-		var rows []string
-		total := 0.0
-		for _, u := range t.Usage {
-			total += u.CostUSD
-			rows = append(rows, fmt.Sprintf("| %s | %d | %d | $%.4f |", mdCode(u.Model), u.InputTokens, u.OutputTokens, u.CostUSD))
-		}
-		head := []string{fmt.Sprintf("Estimated cost: **$%.4f**", total), "", "| Model | Tokens in | Tokens out | Cost |", "|---|---|---|---|"}
-		if len(t.Latency) == 0 {
-			head = append([]string{"#### Layer 3 · latency and cost", ""}, head...)
-		}
-		d.add(mdBlock{head: head, rows: rows, what: "rows"})
-	}
-}
-
-func orAll(tool string) string {
-	if tool == "" {
-		return "(all tools)"
-	}
-	return tool
-}
-
-func ms(v float64) string { return fmt.Sprintf("%.0f ms", v) }
+// layer3Blocks are in report_mdtelemetry.go.
 
 // gateDetails folds the method, the policy, the notes, every item that did
 // not simply pass, and what could not be matched.

@@ -46,13 +46,8 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 		}
 	}
 	if t := rep.Telemetry; t != nil {
-		p("\n== Layer 3 · latency and cost ==\n")
-		for _, l := range t.Latency {
-			p("  %-24s %-24s p50 %6.0f ms  p95 %6.0f ms  max %6.0f ms  (%d samples)\n", Line(l.Model), Line(orAll(l.Tool)), l.P50Ms, l.P95Ms, l.MaxMs, l.Samples)
-		}
-		for _, u := range t.Usage {
-			p("  %-24s %d tokens in, %d out, $%.4f\n", Line(u.Model), u.InputTokens, u.OutputTokens, u.CostUSD)
-		}
+		p("\n== Layer 3 · latency, tokens and cost ==\n")
+		telemetryText(w, rep)
 	}
 	if rep.Gate != nil {
 		p("\n")

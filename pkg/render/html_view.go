@@ -1,0 +1,498 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
+)
+
+// The HTML page is rendered from this view: every value already cleaned
+// and formatted, so the template only places strings (which html/template
+// escapes) and numbers. Class names and sizes come from this file, never
+// from the report.
+
+type htmlView struct {
+	Title        string
+	Verdict      string
+	VerdictClass string // pass | fail | inconclusive | none
+	Context      []htmlKV
+	Attention    []htmlItem
+	Layer0       *htmlLayer0
+	Matrix       *htmlMatrix
+	Layer2       []htmlRate
+	Layer3       *htmlLayer3
+	Failing      []htmlFailing
+	FailingMore  int
+	Gate         *htmlGate
+	Footer       string
+}
+
+type htmlKV struct{ Key, Value string }
+
+type htmlItem struct {
+	Mark, Class, Layer, Kind, Subject, Model, Observed, Reason string
+}
+
+type htmlLayer0 struct {
+	Summary string
+	Checks  []htmlCheck // the ones that need attention
+}
+
+type htmlCheck struct {
+	ID, Level, Verdict, Class, KOfN, Finding string
+}
+
+type htmlMatrix struct {
+	Summary string
+	Models  []string
+	Rows    []htmlMatrixRow
+	Columns []htmlColumns
+}
+
+type htmlMatrixRow struct {
+	Case, Kind string
+	Cells      []htmlCell
+}
+
+type htmlCell struct {
+	Text, Title string
+	Heat        string // h0 … h10 by pass rate, "none" for no result
+}
+
+type htmlColumns struct {
+	Model, Accuracy, P95, Tokens, Cost string
+	Trend                              *htmlSpark
+}
+
+// htmlSpark is a cost trend as an SVG polyline.
+type htmlSpark struct {
+	Points, First, Last string
+	N                   int
+}
+
+type htmlRate struct {
+	Model, Injected, Score, Better, Now, Baseline, Status string
+}
+
+type htmlLayer3 struct {
+	RunCost, Prices string
+	Warnings        []string
+	Usage           []htmlUsage
+	Latency         []htmlLatency
+	Ticks           []htmlTick // the histograms' shared axis
+}
+
+// htmlTick labels an edge of the histogram scale.
+type htmlTick struct {
+	X     float64
+	Label string
+}
+
+type htmlUsage struct {
+	Model, Role, Calls, Input, CacheRead, CacheWrite, Output, Reasoning, Cost, PerCall, PerCase, Per1k string
+}
+
+type htmlLatency struct {
+	Kind, Of, Model, N, P50, P95, Max, Errors string
+	Bars                                      []htmlBar
+}
+
+// htmlBar is one histogram bin as a bar of an SVG chart 340 × 60.
+type htmlBar struct {
+	X, Y, W, H float64
+	Label      string
+}
+
+type htmlFailing struct {
+	Open                bool // the worst pair is shown unfolded
+	Case, Model, Passed string
+	Notes               []string
+	Runs                []htmlRun
+	MoreRuns            int
+}
+
+type htmlRun struct {
+	Run, Outcome, Class string
+	Reasons             []string
+	End, Final          string
+	Turns               []htmlTurn
+	Truncated           bool
+	Stats               string
+}
+
+type htmlTurn struct {
+	N          int // 1-based
+	Text, Meta string
+	Calls      []htmlCall
+}
+
+type htmlCall struct {
+	Name, Arguments, Result, Meta string
+	IsError                       bool
+}
+
+type htmlGate struct {
+	Method, Policy string
+	Items          []htmlItem
+}
+
+func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
+	v := htmlView{Title: "mcp-eval report", Verdict: "not gated", VerdictClass: "none"}
+	name := strings.TrimSpace(rep.Server.Name + " " + rep.Server.Version)
+	if name == "" {
+		name = rep.Server.Target
+	}
+	if name != "" {
+		v.Title = "mcp-eval · " + line(name)
+	}
+	if g := rep.Gate; g != nil {
+		v.Verdict, v.VerdictClass = line(g.Verdict), statusClass(g.Verdict)
+	} else if c := rep.Conformance; c != nil {
+		v.Verdict, v.VerdictClass = "conformance "+line(c.Verdict)+" (not gated)", statusClass(c.Verdict)
+	}
+	for _, kv := range []htmlKV{
+		{"Server", name}, {"Era", strings.TrimSpace(rep.Server.Era + " " + rep.Server.ProtocolVersion)}, {"Transport", rep.Server.Transport},
+		{"Commit", rep.Run.Commit}, {"Ref", rep.Run.Ref}, {"Event", rep.Run.Event}, {"Tool surface", rep.ToolSurfaceHash},
+	} {
+		if kv.Value != "" {
+			v.Context = append(v.Context, htmlKV{kv.Key, line(kv.Value)})
+		}
+	}
+	if !rep.Run.FinishedAt.IsZero() {
+		v.Context = append(v.Context, htmlKV{"Finished", rep.Run.FinishedAt.UTC().Format("2006-01-02 15:04 UTC")})
+	}
+	for _, m := range rep.Models {
+		v.Context = append(v.Context, htmlKV{"Model " + line(m.ID), fmt.Sprintf("requested %s, served %s", orDash(line(m.Requested)), orDash(line(m.Served)))})
+	}
+	if g := rep.Gate; g != nil {
+		for _, st := range []string{report.ItemFail, report.ItemInconclusive} {
+			for _, it := range g.Items {
+				if it.Status == st {
+					v.Attention = append(v.Attention, htmlGateItem(it))
+				}
+			}
+		}
+		gv := &htmlGate{Method: line(g.Method), Policy: line(g.Policy.Text)}
+		for _, it := range g.Items {
+			if it.Status != report.ItemPass && it.Status != report.ItemInfo {
+				gv.Items = append(gv.Items, htmlGateItem(it))
+			}
+		}
+		v.Gate = gv
+	}
+	if rep.Conformance != nil {
+		v.Layer0 = htmlConformance(rep)
+	}
+	if rep.Behavior != nil {
+		v.Matrix = htmlHeatMap(rep)
+		v.Failing, v.FailingMore = htmlFailures(rep, opts)
+	}
+	if rep.Resilience != nil {
+		v.Layer2 = htmlResilience(rep)
+	}
+	if rep.Telemetry != nil {
+		v.Layer3 = htmlTelemetry(rep.Telemetry)
+	}
+	v.Footer = "mcp-eval"
+	if hv := rep.Run.HarnessVersion; hv != "" {
+		v.Footer += " " + line(hv)
+	}
+	v.Footer += fmt.Sprintf(" · report schema %d", rep.SchemaVersion)
+	return v
+}
+
+func statusClass(s string) string {
+	switch s {
+	case report.GatePass: // also the item status and the Layer 0 verdict "pass"
+		return "pass"
+	case report.GateFail:
+		return "fail"
+	case report.GateInconclusive, "legacy", report.ItemKnown, report.ItemWarn:
+		return "inconclusive"
+	}
+	return "none"
+}
+
+func htmlGateItem(it report.GateItem) htmlItem {
+	return htmlItem{Mark: statusMark(it.Status), Class: statusClass(it.Status), Layer: fmt.Sprint(it.Layer), Kind: line(it.Kind),
+		Subject: line(it.Subject), Model: line(it.Model), Observed: line(observed(it)), Reason: line(it.Reason)}
+}
+
+func htmlConformance(rep *report.Report) *htmlLayer0 {
+	c := rep.Conformance
+	s := Summarize(c)
+	l := &htmlLayer0{Summary: fmt.Sprintf("%d checks: %d passed, %d failed, %d warnings, %d skipped, %d errors · MUST checks ran %d times",
+		len(c.Checks), s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored, c.Runs)}
+	sorted := append([]check.Result(nil), c.Checks...)
+	sort.SliceStable(sorted, func(i, j int) bool { return checkRank(sorted[i]) < checkRank(sorted[j]) })
+	for _, r := range sorted {
+		if checkRank(r) >= 4 {
+			continue
+		}
+		l.Checks = append(l.Checks, htmlCheck{ID: line(r.ID), Level: line(string(r.Level)), Verdict: line(string(r.Verdict)),
+			Class: statusClass(map[check.Verdict]string{check.Failed: "fail", check.Errored: "fail", check.Warned: "inconclusive"}[r.Verdict]),
+			KOfN:  kOfN(r), Finding: line(headline(r))})
+	}
+	return l
+}
+
+// htmlHeatMap is the case × model matrix, each cell coloured by its pass
+// rate in eleven steps, with the per-model columns beneath.
+func htmlHeatMap(rep *report.Report) *htmlMatrix {
+	b := rep.Behavior
+	models := resultModels(rep)
+	m := &htmlMatrix{Summary: fmt.Sprintf("%d cases × %d models, %d runs each", len(b.Cases), len(models), b.RunsPerCase)}
+	for _, id := range models {
+		m.Models = append(m.Models, line(id))
+	}
+	results := map[[2]string]report.CaseResult{}
+	for _, r := range b.Results {
+		results[[2]string{r.Case, r.Model}] = r
+	}
+	for _, c := range b.Cases {
+		row := htmlMatrixRow{Case: line(c.ID), Kind: line(string(c.Kind))}
+		if c.Negative {
+			row.Kind += ", negative"
+		}
+		for _, id := range models {
+			r, ok := results[[2]string{c.ID, id}]
+			if !ok || r.Passed.N == 0 {
+				row.Cells = append(row.Cells, htmlCell{Text: "–", Title: "no decided run", Heat: "none"})
+				continue
+			}
+			heat := int(math.Floor(r.Passed.Rate()*10 + 1e-9))
+			title := fmt.Sprintf("%s × %s: %d of %d runs passed", line(c.ID), line(id), r.Passed.K, r.Passed.N)
+			if r.Errors > 0 {
+				title += fmt.Sprintf(", %d errored", r.Errors)
+			}
+			row.Cells = append(row.Cells, htmlCell{Text: fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N), Title: title, Heat: fmt.Sprintf("h%d", heat)})
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	for _, c := range modelColumns(rep) {
+		b := c.Baseline
+		if b == nil {
+			b = &report.ModelFigures{}
+		}
+		m.Columns = append(m.Columns, htmlColumns{Model: line(c.Model),
+			Accuracy: withDelta(rate(c.Now.Accuracy), pointChange(c.Now.Accuracy, b.Accuracy)),
+			P95:      withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms)),
+			Tokens:   withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
+			Cost:     withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)),
+			Trend:    htmlTrend(c)})
+	}
+	return m
+}
+
+// htmlTrend draws the cost-per-case trend in a 120 × 24 box.
+func htmlTrend(c report.ModelColumns) *htmlSpark {
+	var xs, ys []float64
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, p := range c.Trend {
+		if p.CostPerCaseUSD == nil {
+			continue
+		}
+		xs, ys = append(xs, float64(i)), append(ys, *p.CostPerCaseUSD)
+		lo, hi = math.Min(lo, *p.CostPerCaseUSD), math.Max(hi, *p.CostPerCaseUSD)
+	}
+	if len(ys) < 2 {
+		return nil
+	}
+	span := float64(len(c.Trend) - 1)
+	var pts []string
+	for i := range ys {
+		y := 12.0
+		if hi > lo {
+			y = 22 - 20*(ys[i]-lo)/(hi-lo)
+		}
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", 2+116*xs[i]/span, y))
+	}
+	return &htmlSpark{Points: strings.Join(pts, " "), First: usdText(ys[0]), Last: usdText(ys[len(ys)-1]), N: len(c.Trend)}
+}
+
+func htmlResilience(rep *report.Report) []htmlRate {
+	type key struct{ kind, model, subject, score string }
+	items := map[key]report.GateItem{}
+	if rep.Gate != nil {
+		for _, it := range rep.Gate.Items {
+			if it.Layer == 2 {
+				items[key{it.Kind, it.Model, it.Subject, it.Score}] = it
+			}
+		}
+	}
+	var out []htmlRate
+	add := func(kind, model, subject string, scores []report.Score) {
+		for _, s := range scores {
+			r := htmlRate{Model: line(model), Injected: kind + " " + line(subject), Score: line(s.Name), Better: line(string(s.Direction)),
+				Now: fmt.Sprintf("%d/%d (%s)", s.K, s.N, percent(s.Count().Rate())), Baseline: "–", Status: "–"}
+			if it, ok := items[key{kind, model, subject, s.Name}]; ok {
+				if it.Baseline != nil {
+					r.Baseline = fmt.Sprintf("%d/%d", it.Baseline.K, it.Baseline.N)
+				}
+				r.Status = statusMark(it.Status) + " " + line(it.Status)
+			}
+			out = append(out, r)
+		}
+	}
+	for _, f := range rep.Resilience.Faults {
+		add(report.KindFault, f.Model, f.Fault, f.Scores)
+	}
+	for _, a := range rep.Resilience.Attacks {
+		add(report.KindAttack, a.Model, a.Attack, a.Scores)
+	}
+	return out
+}
+
+func htmlTelemetry(t *report.Telemetry) *htmlLayer3 {
+	l := &htmlLayer3{RunCost: runCost(t), Prices: orDash(line(t.Prices))}
+	for i, w := range t.Warnings {
+		if i == 50 {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("… %d more in report.json", len(t.Warnings)-50))
+			break
+		}
+		l.Warnings = append(l.Warnings, line(w))
+	}
+	for _, u := range t.Usage {
+		l.Usage = append(l.Usage, htmlUsage{Model: line(u.Model), Role: line(u.Role), Calls: fmt.Sprint(u.Calls),
+			Input: grouped(u.InputTokens), CacheRead: grouped(u.CachedInputTokens), CacheWrite: grouped(u.CacheWriteTokens),
+			Output: grouped(u.OutputTokens), Reasoning: grouped(u.ReasoningTokens), Cost: usdOrUnknown(u.CostUSD),
+			PerCall: dashIfNil(u.CostPerCallUSD), PerCase: dashIfNil(u.CostPerCaseUSD), Per1k: dashIfNil(u.CostPer1kToolCallsUSD)})
+	}
+	edges := telemetry.BinEdges()
+	ticks := map[float64]string{1: "1 ms", 10: "10 ms", 100: "100 ms", 1000: "1 s", 10000: "10 s", 100000: "100 s"}
+	for i, e := range edges {
+		if label, ok := ticks[e]; ok {
+			l.Ticks = append(l.Ticks, htmlTick{X: float64(i) * 340 / float64(len(edges)), Label: label})
+		}
+	}
+	for _, r := range t.Latency {
+		l.Latency = append(l.Latency, htmlLatency{Kind: line(r.Kind), Of: line(latencyOf(r)), Model: orDash(line(r.Model)), N: fmt.Sprint(r.Samples),
+			P50: dur(r.P50Ms), P95: dur(r.P95Ms), Max: durMs(r.MaxMs), Errors: fmt.Sprint(r.Errors), Bars: htmlBars(r.Histogram)})
+	}
+	return l
+}
+
+// htmlBars lays a histogram out on the fixed 1-2-5 bins, so two charts
+// line up: one slot per bin, bar height relative to the fullest bin.
+func htmlBars(hist []report.Bin) []htmlBar {
+	edges := telemetry.BinEdges()
+	slots := len(edges)
+	most := 0
+	for _, b := range hist {
+		most = max(most, b.Count)
+	}
+	if most == 0 {
+		return nil
+	}
+	var bars []htmlBar
+	w := 340.0 / float64(slots)
+	for _, b := range hist {
+		slot := 0
+		for i, e := range edges {
+			if b.FromMs >= e {
+				slot = i
+			}
+		}
+		h := 56 * float64(b.Count) / float64(most)
+		to := "∞"
+		if b.ToMs != nil {
+			to = durMs(*b.ToMs)
+		}
+		bars = append(bars, htmlBar{X: float64(slot)*w + 1, Y: 58 - h, W: w - 2, H: h, Label: fmt.Sprintf("%s – %s: %d", durMs(b.FromMs), to, b.Count)})
+	}
+	return bars
+}
+
+// htmlFailures are the case × model pairs with a run that did not pass,
+// worst first, each with its failed runs and their trajectories.
+func htmlFailures(rep *report.Report, opts HTMLOptions) ([]htmlFailing, int) {
+	var failing []report.CaseResult
+	for _, r := range rep.Behavior.Results {
+		if r.Passed.K < r.Passed.N || r.Errors > 0 {
+			failing = append(failing, r)
+		}
+	}
+	sort.SliceStable(failing, func(i, j int) bool { return failing[i].Passed.Rate() < failing[j].Passed.Rate() })
+	more := 0
+	if len(failing) > opts.MaxFailing {
+		more = len(failing) - opts.MaxFailing
+		failing = failing[:opts.MaxFailing]
+	}
+	var out []htmlFailing
+	for _, r := range failing {
+		f := htmlFailing{Open: len(out) == 0, Case: line(r.Case), Model: line(r.Model), Passed: fmt.Sprintf("%d/%d passed", r.Passed.K, r.Passed.N)}
+		for i, n := range r.Notes {
+			if i == 10 {
+				break
+			}
+			f.Notes = append(f.Notes, line(n))
+		}
+		for _, run := range r.Runs {
+			if run.Outcome == report.RunPass {
+				continue
+			}
+			if len(f.Runs) == opts.MaxRunsPerCase {
+				f.MoreRuns++
+				continue
+			}
+			f.Runs = append(f.Runs, htmlCaseRun(run))
+		}
+		out = append(out, f)
+	}
+	return out, more
+}
+
+func htmlCaseRun(run report.CaseRun) htmlRun {
+	h := htmlRun{Run: fmt.Sprint(run.Run), Outcome: line(run.Outcome), Class: statusClass(map[string]string{report.RunFail: "fail", report.RunError: "fail"}[run.Outcome])}
+	for _, r := range run.Reasons {
+		h.Reasons = append(h.Reasons, line(r))
+	}
+	t := run.Trajectory
+	if t == nil {
+		return h
+	}
+	h.End = line(t.End)
+	if t.Reason != "" {
+		h.End += ": " + line(t.Reason)
+	}
+	h.Final, h.Truncated = block(t.Final), t.Truncated
+	h.Stats = fmt.Sprintf("%d model calls · %s in, %s out · %s", t.ModelCalls, grouped(int64(t.InputTokens)), grouped(int64(t.OutputTokens)), durMs(float64(t.DurationMs)))
+	for _, turn := range t.Turns {
+		ht := htmlTurn{N: len(h.Turns) + 1, Text: block(turn.Text), Meta: fmt.Sprintf("%s · %s · %s in, %s out", line(turn.StopReason), durMs(float64(turn.LatencyMs)),
+			grouped(int64(turn.InputTokens)), grouped(int64(turn.OutputTokens)))}
+		for _, c := range turn.Calls {
+			args := c.ArgumentsRaw
+			if len(c.Arguments) > 0 {
+				args = indentJSON(c.Arguments)
+			}
+			meta := durMs(float64(c.DurationMs))
+			if c.Stubbed {
+				meta += " · stubbed"
+			}
+			if c.ParseError != "" {
+				meta += " · arguments did not parse: " + c.ParseError
+			}
+			ht.Calls = append(ht.Calls, htmlCall{Name: line(c.Name), Arguments: block(args), Result: block(c.Result), Meta: line(meta), IsError: c.IsError})
+		}
+		h.Turns = append(h.Turns, ht)
+	}
+	return h
+}
+
+func indentJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}

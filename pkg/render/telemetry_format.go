@@ -1,0 +1,184 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
+)
+
+// Layer 3 figures as every renderer shows them. An absent figure is a
+// dash, and an absent cost says "unknown": a missing price is never shown
+// as $0.
+
+// dur is a latency in ms or s; "–" when absent.
+func dur(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return durMs(*v)
+}
+
+func durMs(v float64) string {
+	switch {
+	case v >= 10000:
+		return fmt.Sprintf("%.1f s", v/1000)
+	case v >= 1000:
+		return fmt.Sprintf("%.2f s", v/1000)
+	case v >= 10:
+		return fmt.Sprintf("%.0f ms", v)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// usdOrUnknown is a cost with enough digits for a fraction of a cent.
+func usdOrUnknown(v *float64) string {
+	if v == nil {
+		return "unknown"
+	}
+	return usdText(*v)
+}
+
+func usdText(v float64) string {
+	if v != 0 && math.Abs(v) < 0.01 {
+		return fmt.Sprintf("$%.5f", v)
+	}
+	return fmt.Sprintf("$%.4f", v)
+}
+
+// grouped groups thousands: 48,210.
+func grouped(v int64) string {
+	s := fmt.Sprintf("%d", v)
+	if v < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// relChange is the change of now against base in percent, "" when either
+// is absent or base is 0.
+func relChange(now, base *float64) string {
+	if now == nil || base == nil || *base == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%+.0f%%", 100*(*now / *base - 1))
+}
+
+// pointChange is the change of a rate in points.
+func pointChange(now, base *float64) string {
+	if now == nil || base == nil {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f pts", 100*(*now-*base))
+}
+
+// withDelta appends a non-empty change in parentheses.
+func withDelta(v, delta string) string {
+	if delta == "" {
+		return v
+	}
+	return v + " (" + delta + ")"
+}
+
+func rate(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return percent(*v)
+}
+
+func tokensPer(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return grouped(int64(math.Round(*v)))
+}
+
+// sparkline draws values as block characters, lowest to highest; an
+// absent value is a space. It needs two values that differ to say
+// anything, else it is "".
+func sparkline(values []*float64) string {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, v := range values {
+		if v != nil {
+			lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
+		}
+	}
+	if n < 2 {
+		return ""
+	}
+	bars := []rune("▁▂▃▄▅▆▇█")
+	var b strings.Builder
+	for _, v := range values {
+		switch {
+		case v == nil:
+			b.WriteRune(' ')
+		case hi == lo:
+			b.WriteRune(bars[len(bars)/2])
+		default:
+			b.WriteRune(bars[int(math.Round((*v-lo)/(hi-lo)*float64(len(bars)-1)))])
+		}
+	}
+	return b.String()
+}
+
+// modelColumns are the report's stored per-model columns, or for a report
+// never compared, the same computed from the report alone.
+func modelColumns(rep *report.Report) []report.ModelColumns {
+	if t := rep.Telemetry; t != nil && len(t.Models) > 0 {
+		return t.Models
+	}
+	return telemetry.Columns(rep, nil, nil)
+}
+
+// trendCost is a model's cost-per-case trend as a sparkline with its ends.
+func trendCost(c report.ModelColumns) string {
+	if len(c.Trend) < 2 {
+		return "–"
+	}
+	vals := make([]*float64, len(c.Trend))
+	for i, p := range c.Trend {
+		vals[i] = p.CostPerCaseUSD
+	}
+	s := sparkline(vals)
+	if s == "" {
+		return "–"
+	}
+	first, last := c.Trend[0].CostPerCaseUSD, c.Trend[len(c.Trend)-1].CostPerCaseUSD
+	return fmt.Sprintf("%s %s → %s (%d runs)", s, usdOrUnknown(first), usdOrUnknown(last), len(c.Trend))
+}
+
+// latencyOf names what a latency row measures.
+func latencyOf(l report.Latency) string {
+	switch l.Kind {
+	case report.LatencyModel:
+		if l.Subject == report.RoleJudge {
+			return "judge calls"
+		}
+		return "model calls"
+	case report.LatencyCase:
+		return "case runs"
+	}
+	return l.Subject
+}
+
+// runCost is the run's total, "unknown" when a price was missing.
+func runCost(t *report.Telemetry) string {
+	if len(t.Usage) == 0 {
+		return "–"
+	}
+	v, known := t.TotalCostUSD()
+	if !known {
+		return "unknown"
+	}
+	return usdText(v)
+}

@@ -1,0 +1,208 @@
+// Package telemetry is Layer 3: it records what a run's requests, model
+// calls and tool calls took in time, tokens and money, and summarises that
+// into the report's telemetry section. Everything is measured in the
+// harness; nothing is taken from the server's or the provider's word but
+// the providers' token counts.
+//
+// One Recorder per run, shared by every goroutine of it:
+//
+//	rec := telemetry.NewRecorder(telemetry.Options{Prices: table})
+//	cfg := mcpclient.Config{Observer: rec.ObserveMCP} // every MCP request, any layer
+//	rec.ModelCall(telemetry.ModelCall{Model: "openai:gpt-5-mini", Case: "weather", Run: 1, Usage: resp.Usage, Latency: resp.Latency})
+//	rec.ToolCall(telemetry.ToolCall{Model: "openai:gpt-5-mini", Case: "weather", Run: 1, Tool: "get_weather", Latency: d})
+//	rec.CaseRun(telemetry.CaseRun{Model: "openai:gpt-5-mini", Case: "weather", Run: 1, Duration: d, Outcome: report.RunPass})
+//	t := rec.Summarize()
+//	rep.Telemetry = &t
+//	telemetry.Compare(rep, baseline, greenHistory) // the per-model columns, Δ and trend
+//
+// docs/telemetry.md says how the Layer 1 runner feeds it and why each
+// figure is computed as it is.
+package telemetry
+
+import (
+	"sync"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
+)
+
+// Options configure a Recorder. The zero value is the default.
+type Options struct {
+	// Prices cost the model calls (default pricing.Default(); pass
+	// Default().With(override) for a user's price file).
+	Prices *pricing.Table
+	// MaxEvents bounds how many events of each kind are kept (default
+	// DefaultMaxEvents); past it events are counted and a warning says
+	// the figures cover the first ones only.
+	MaxEvents int
+	// Now stamps events recorded without a start time (default time.Now).
+	Now func() time.Time
+}
+
+// DefaultMaxEvents is far above a real run (Layer 0 sends a few thousand
+// requests; Layer 1 tens of thousands of calls at most) and small enough
+// (tens of MB) that a runaway loop cannot exhaust memory.
+const DefaultMaxEvents = 200_000
+
+// ModelCall is one provider call.
+type ModelCall struct {
+	// Model is the model spec as configured and as the report's Model.ID
+	// names it, e.g. "openai:gpt-5-mini"; it is what the price table is
+	// looked up with.
+	Model string
+	// Judge is true for the judge's calls: they count toward the run's
+	// cost, not toward the model under test.
+	Judge bool
+	// Case and Run place the call (Case "" outside a case); TraceID is the
+	// case's trace (mcpclient.TraceContext.TraceID), for span export.
+	Case    string
+	Run     int
+	TraceID string
+	// Start is when the call began (zero: Latency before it was
+	// recorded); Latency is its wall time, retries included
+	// (llm.Response.Latency).
+	Start   time.Time
+	Latency time.Duration
+	Usage   llm.Usage
+	Served  string // llm.Response.ServedModel
+	// Failed is true when the call returned an error: its latency counts
+	// (and its usage, when the provider reported any).
+	Failed bool
+}
+
+// ToolCall is one tool call a model made in a case run.
+type ToolCall struct {
+	Model   string
+	Case    string
+	Run     int
+	TraceID string
+	Tool    string
+	Start   time.Time
+	Latency time.Duration
+	// IsError is true when the call ended in an error result or failed.
+	IsError bool
+	// Stubbed calls were answered by eval.stubs, not the server: they
+	// count as tool calls of the model, not in tool latency.
+	Stubbed bool
+}
+
+// CaseRun is one run of a case against a model, end to end.
+type CaseRun struct {
+	Case     string
+	Model    string
+	Run      int
+	TraceID  string
+	Start    time.Time
+	Duration time.Duration
+	Outcome  string // report.RunPass, RunFail, RunError, RunInconclusive
+}
+
+// Recorder collects a run's events. Its methods are safe for concurrent
+// use; recording is an append under a mutex, so it costs the measured
+// calls nothing they would notice.
+type Recorder struct {
+	prices *pricing.Table
+	limit  int
+	now    func() time.Time
+
+	mu      sync.Mutex
+	mcp     []mcpclient.Call
+	models  []ModelCall
+	tools   []ToolCall
+	cases   []CaseRun
+	dropped int
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder(opts Options) *Recorder {
+	r := &Recorder{prices: opts.Prices, limit: opts.MaxEvents, now: opts.Now}
+	if r.prices == nil {
+		r.prices = pricing.Default()
+	}
+	if r.limit <= 0 {
+		r.limit = DefaultMaxEvents
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	return r
+}
+
+// ObserveMCP records one MCP request; it is an mcpclient.Config.Observer.
+func (r *Recorder) ObserveMCP(c mcpclient.Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.mcp) >= r.limit {
+		r.dropped++
+		return
+	}
+	r.mcp = append(r.mcp, c)
+}
+
+// ModelCall records one provider call.
+func (r *Recorder) ModelCall(c ModelCall) {
+	if c.Start.IsZero() {
+		c.Start = r.now().Add(-c.Latency)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.models) >= r.limit {
+		r.dropped++
+		return
+	}
+	r.models = append(r.models, c)
+}
+
+// ToolCall records one tool call.
+func (r *Recorder) ToolCall(c ToolCall) {
+	if c.Start.IsZero() {
+		c.Start = r.now().Add(-c.Latency)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.tools) >= r.limit {
+		r.dropped++
+		return
+	}
+	r.tools = append(r.tools, c)
+}
+
+// CaseRun records one finished case run.
+func (r *Recorder) CaseRun(c CaseRun) {
+	if c.Start.IsZero() {
+		c.Start = r.now().Add(-c.Duration)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.cases) >= r.limit {
+		r.dropped++
+		return
+	}
+	r.cases = append(r.cases, c)
+}
+
+// Events is a copy of everything recorded, for exporters (package
+// otelexport turns it into spans).
+type Events struct {
+	MCP    []mcpclient.Call
+	Models []ModelCall
+	Tools  []ToolCall
+	Cases  []CaseRun
+	// Dropped counts events past Options.MaxEvents.
+	Dropped int
+}
+
+// Events returns a copy of the events recorded so far.
+func (r *Recorder) Events() Events {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Events{
+		MCP: append([]mcpclient.Call(nil), r.mcp...), Models: append([]ModelCall(nil), r.models...),
+		Tools: append([]ToolCall(nil), r.tools...), Cases: append([]CaseRun(nil), r.cases...), Dropped: r.dropped,
+	}
+}
+
+// Prices is the table the recorder costs calls with.
+func (r *Recorder) Prices() *pricing.Table { return r.prices }

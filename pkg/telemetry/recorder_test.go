@@ -1,0 +1,234 @@
+package telemetry
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// prices for the fixture run, per million tokens: round numbers so every
+// expected figure below can be worked out by hand.
+const fixturePrices = `version: fixture-1
+models:
+  - provider: t
+    id: cheap
+    prices:
+      - {input: 1, cache-read: 0.5, cache-write: 1.25, output: 2}
+  - provider: t
+    id: dated
+    prices:
+      - {input: 10, output: 10}
+      - {from: 2026-09-01, input: 20, output: 20}
+`
+
+func fixtureTable(t *testing.T) *pricing.Table {
+	t.Helper()
+	tb, err := pricing.Parse([]byte(fixturePrices), "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+var t0 = time.Date(2026, 8, 31, 12, 0, 0, 0, time.UTC)
+
+// fixtureRun records a small Layer 1 run whose latencies, tokens and
+// prices are known in advance:
+//
+//	t:cheap  2 cases × 1 run, 2 calls a run (100 ms, 300 ms), each
+//	         1000 input + 500 cached + 200 output (50 reasoning) tokens,
+//	         one get_weather call a run (40 ms) and one stubbed call
+//	x:nope   1 run of case a, 1 call of 10 input tokens: no price
+//	t:cheap  as judge: 1 call of 2000 input + 100 output tokens
+func fixtureRun(t *testing.T) *Recorder {
+	rec := NewRecorder(Options{Prices: fixtureTable(t), Now: func() time.Time { return t0 }})
+	u := llm.Usage{InputTokens: 1000, CachedInputTokens: 500, OutputTokens: 200, ReasoningTokens: 50}
+	for _, kase := range []string{"a", "b"} {
+		start := t0
+		for _, lat := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
+			rec.ModelCall(ModelCall{Model: "t:cheap", Case: kase, Run: 1, Start: start, Latency: lat, Usage: u})
+			start = start.Add(lat)
+		}
+		rec.ToolCall(ToolCall{Model: "t:cheap", Case: kase, Run: 1, Tool: "get_weather", Start: t0.Add(100 * time.Millisecond), Latency: 40 * time.Millisecond})
+		rec.ToolCall(ToolCall{Model: "t:cheap", Case: kase, Run: 1, Tool: "send_email", Stubbed: true})
+		rec.CaseRun(CaseRun{Model: "t:cheap", Case: kase, Run: 1, Start: t0, Duration: 500 * time.Millisecond, Outcome: report.RunPass})
+	}
+	rec.ModelCall(ModelCall{Model: "x:nope", Case: "a", Run: 1, Start: t0, Latency: time.Second, Usage: llm.Usage{InputTokens: 10}})
+	rec.CaseRun(CaseRun{Model: "x:nope", Case: "a", Run: 1, Start: t0, Duration: 2 * time.Second, Outcome: report.RunFail})
+	rec.ModelCall(ModelCall{Model: "t:cheap", Judge: true, Case: "a", Run: 1, Start: t0, Latency: 50 * time.Millisecond, Usage: llm.Usage{InputTokens: 2000, OutputTokens: 100}})
+	for i := range 25 {
+		kind := ""
+		if i == 0 {
+			kind = mcpclient.CallRPCError
+		}
+		rec.ObserveMCP(mcpclient.Call{Method: "tools/call", Name: "get_weather", Start: t0, Elapsed: time.Duration(i+1) * time.Millisecond, ErrKind: kind})
+	}
+	return rec
+}
+
+func eq(t *testing.T, what string, got *float64, want float64) {
+	t.Helper()
+	if got == nil || math.Abs(*got-want) > 1e-9 {
+		t.Errorf("%s: %v, want %v", what, deref(got), want)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return "absent"
+	}
+	return *p
+}
+
+func TestSummarizeFixtureRun(t *testing.T) {
+	tel := fixtureRun(t).Summarize()
+	if tel.Prices != "fixture-1" {
+		t.Errorf("prices %q", tel.Prices)
+	}
+	if len(tel.Usage) != 3 {
+		t.Fatalf("usage rows %+v", tel.Usage)
+	}
+	cheap, judge, nope := tel.Usage[0], tel.Usage[1], tel.Usage[2]
+	// One call: (1000·1 + 500·0.5 + 200·2) / 1e6 = 0.00165 USD.
+	if cheap.Model != "t:cheap" || cheap.Role != report.RoleEval || cheap.Calls != 4 || cheap.CaseRuns != 2 || cheap.ToolCalls != 4 {
+		t.Errorf("t:cheap counts: %+v", cheap)
+	}
+	if cheap.InputTokens != 4000 || cheap.CachedInputTokens != 2000 || cheap.OutputTokens != 800 || cheap.ReasoningTokens != 200 || cheap.Tokens() != 6800 {
+		t.Errorf("t:cheap tokens: %+v", cheap)
+	}
+	eq(t, "cost", cheap.CostUSD, 0.0066)
+	eq(t, "per call", cheap.CostPerCallUSD, 0.00165)
+	eq(t, "per case", cheap.CostPerCaseUSD, 0.0033)
+	eq(t, "per tool call", cheap.CostPerToolCallUSD, 0.00165)
+	eq(t, "per 1k tool calls", cheap.CostPer1kToolCallsUSD, 1.65)
+	// The judge: (2000·1 + 100·2) / 1e6, not per case.
+	if judge.Role != report.RoleJudge || judge.CaseRuns != 0 || judge.CostPerCaseUSD != nil {
+		t.Errorf("judge: %+v", judge)
+	}
+	eq(t, "judge cost", judge.CostUSD, 0.0022)
+	// No price: unknown, never 0, and a warning.
+	if nope.CostUSD != nil || nope.UnpricedCalls != 1 || nope.CostPerCaseUSD != nil {
+		t.Errorf("x:nope: %+v", nope)
+	}
+	if len(tel.Warnings) != 1 || !strings.Contains(tel.Warnings[0], "x:nope") || !strings.Contains(tel.Warnings[0], "unknown") {
+		t.Errorf("warnings %q", tel.Warnings)
+	}
+	if _, known := tel.TotalCostUSD(); known {
+		t.Error("the run's total cost is known although one model has no price")
+	}
+
+	// Per case × model: case a of t:cheap is 2 calls, 1 tool call + 1 stub.
+	if len(tel.Cases) != 3 {
+		t.Fatalf("case rows %+v", tel.Cases)
+	}
+	a := tel.Cases[0]
+	if a.Case != "a" || a.Model != "t:cheap" || a.Runs != 1 || a.ModelCalls != 2 || a.ToolCalls != 2 || a.Tokens != 3400 {
+		t.Errorf("case a: %+v", a)
+	}
+	eq(t, "case a cost per run", a.CostPerRunUSD, 0.0033)
+	if n := tel.Cases[1]; n.Model != "x:nope" || n.CostUSD != nil {
+		t.Errorf("case a of x:nope: %+v", n)
+	}
+
+	rows := map[string]report.Latency{}
+	for _, l := range tel.Latency {
+		rows[l.Kind+"|"+l.Subject+"|"+l.Model] = l
+	}
+	m := rows["method|tools/call|"]
+	if m.Samples != 25 || m.Errors != 1 || m.MaxMs != 25 {
+		t.Errorf("method row %+v", m)
+	}
+	eq(t, "tools/call p50", m.P50Ms, 13) // ⌈12.5⌉ = 13th of 1..25 ms
+	eq(t, "tools/call p95", m.P95Ms, 24) // ⌈23.75⌉ = 24th
+	tool := rows["tool|get_weather|t:cheap"]
+	if tool.Samples != 2 || tool.P95Ms != nil || tool.MaxMs != 40 {
+		t.Errorf("tool row (stubs excluded, n and max only): %+v", tool)
+	}
+	if _, ok := rows["tool|send_email|t:cheap"]; ok {
+		t.Error("a stubbed tool has a latency row")
+	}
+	if mr := rows["model||t:cheap"]; mr.Samples != 4 || mr.MaxMs != 300 {
+		t.Errorf("model row %+v", mr)
+	}
+	if jr := rows["model|judge|t:cheap"]; jr.Samples != 1 || jr.MaxMs != 50 {
+		t.Errorf("judge row %+v", jr)
+	}
+	if cr := rows["case||x:nope"]; cr.Samples != 1 || cr.MaxMs != 2000 {
+		t.Errorf("case row %+v", cr)
+	}
+	if tel.Latency[0].Kind != report.LatencyMethod || tel.Latency[len(tel.Latency)-1].Kind != report.LatencyCase {
+		t.Errorf("rows not ordered method … case: %+v", tel.Latency)
+	}
+}
+
+// A price change recorded in the table changes the cost of calls made
+// after it, not before: the same usage on two days.
+func TestSummarizeCostsByCallDate(t *testing.T) {
+	rec := NewRecorder(Options{Prices: fixtureTable(t)})
+	u := llm.Usage{InputTokens: 100_000}
+	rec.ModelCall(ModelCall{Model: "t:dated", Case: "a", Run: 1, Start: time.Date(2026, 8, 31, 23, 0, 0, 0, time.UTC), Usage: u})
+	rec.ModelCall(ModelCall{Model: "t:dated", Case: "a", Run: 2, Start: time.Date(2026, 9, 1, 1, 0, 0, 0, time.UTC), Usage: u})
+	tel := rec.Summarize()
+	eq(t, "cost", tel.Usage[0].CostUSD, 1+2) // 0.1M × $10 + 0.1M × $20
+	eq(t, "per case", tel.Usage[0].CostPerCaseUSD, 1.5)
+}
+
+// Failed calls without usage cost nothing, even for an unknown model; a
+// model with no case runs reported falls back to the runs its calls name.
+func TestSummarizeEdges(t *testing.T) {
+	rec := NewRecorder(Options{Prices: fixtureTable(t)})
+	rec.ModelCall(ModelCall{Model: "x:nope", Case: "a", Run: 1, Failed: true, Latency: time.Second})
+	rec.ModelCall(ModelCall{Model: "t:cheap", Case: "a", Run: 1, Usage: llm.Usage{InputTokens: 1_000_000}})
+	rec.ModelCall(ModelCall{Model: "t:cheap", Case: "a", Run: 2, Usage: llm.Usage{InputTokens: 1_000_000}})
+	tel := rec.Summarize()
+	nope := tel.Usage[1]
+	eq(t, "failed call", nope.CostUSD, 0)
+	if len(tel.Warnings) != 0 {
+		t.Errorf("warnings %q", tel.Warnings)
+	}
+	if tel.Usage[0].CaseRuns != 2 {
+		t.Errorf("case runs from the calls: %d, want 2", tel.Usage[0].CaseRuns)
+	}
+	eq(t, "per case", tel.Usage[0].CostPerCaseUSD, 1)
+	if got := tel.Latency[1]; got.Errors != 1 {
+		t.Errorf("failed call not counted as an error: %+v", got)
+	}
+	empty := NewRecorder(Options{}).Summarize()
+	if empty.Prices != "" || empty.Latency == nil || empty.Usage == nil || empty.Cases == nil || empty.Models == nil || empty.Warnings == nil {
+		t.Errorf("an empty run: %+v", empty)
+	}
+}
+
+func TestRecorderIsSafeForConcurrentUse(t *testing.T) {
+	rec := NewRecorder(Options{MaxEvents: 4000})
+	var wg sync.WaitGroup
+	for g := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				rec.ObserveMCP(mcpclient.Call{Method: fmt.Sprintf("m%d", g%3), Elapsed: time.Duration(i) * time.Millisecond})
+				rec.ToolCall(ToolCall{Model: "t:cheap", Tool: "x", Latency: time.Millisecond})
+				if i == 50 {
+					_ = rec.Summarize()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ev := rec.Events()
+	if len(ev.MCP) != 4000 || len(ev.Tools) != 4000 || ev.Dropped != 2000 {
+		t.Fatalf("kept %d + %d, dropped %d; want 4000 + 4000 kept and 2000 dropped", len(ev.MCP), len(ev.Tools), ev.Dropped)
+	}
+	if w := rec.Summarize().Warnings; len(w) != 1 || !strings.Contains(w[0], "2000 events") {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -1,0 +1,304 @@
+package telemetry
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// Summarize turns what was recorded into the report's telemetry section.
+// The per-model columns (Models) need the Layer 1 results and the
+// baseline: Compare fills them once the report has both.
+func (r *Recorder) Summarize() report.Telemetry { return Summarize(r.Events(), r.prices) }
+
+// Summarize is Recorder.Summarize over a copy of the events: a pure
+// function, so a stored run can be re-costed with another table.
+func Summarize(ev Events, prices *pricing.Table) report.Telemetry {
+	t := report.Telemetry{Latency: []report.Latency{}, Usage: []report.Usage{}, Cases: []report.CaseUsage{}, Models: []report.ModelColumns{}, Warnings: []string{}}
+	if len(ev.Models) > 0 {
+		t.Prices = prices.Version()
+	}
+	costs := priceCalls(ev.Models, prices, &t)
+	t.Latency = latencyRows(ev)
+	t.Usage = usageRows(ev, costs)
+	t.Cases = caseRows(ev, costs)
+	if ev.Dropped > 0 {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("%d events past the recorder's limit were not kept: the figures cover the first ones only", ev.Dropped))
+	}
+	return t
+}
+
+// cost is one model call's price: known, or not.
+type cost struct {
+	usd   float64
+	known bool
+}
+
+// priceCalls prices every model call and warns once per model without a
+// price. A call that reported no tokens costs nothing whatever the table
+// says: there is nothing to price.
+func priceCalls(calls []ModelCall, prices *pricing.Table, t *report.Telemetry) []cost {
+	out := make([]cost, len(calls))
+	warned := map[string]bool{}
+	for i, c := range calls {
+		if c.Usage == (llm.Usage{}) {
+			out[i] = cost{known: true}
+			continue
+		}
+		q := prices.Quote(c.Model, c.Start, c.Usage)
+		out[i] = cost{usd: q.USD, known: q.Known}
+		if !q.Known && !warned[c.Model] {
+			warned[c.Model] = true
+			t.Warnings = append(t.Warnings, q.Unknown+"; its cost is unknown")
+		}
+	}
+	return out
+}
+
+// latencyRows are one row per method, per tool (and model), per model
+// and role, and per model for whole case runs, in that order.
+func latencyRows(ev Events) []report.Latency {
+	type key struct{ kind, subject, model string }
+	samples := map[key][]float64{}
+	errs := map[key]int{}
+	add := func(k key, v float64, failed bool) {
+		samples[k] = append(samples[k], v)
+		if failed {
+			errs[k]++
+		}
+	}
+	for _, c := range ev.MCP {
+		add(key{report.LatencyMethod, c.Method, ""}, ms(c.Elapsed), c.ErrKind != "")
+	}
+	toolModels := map[string]map[string]bool{}
+	for _, c := range ev.Tools {
+		if c.Stubbed {
+			continue // answered by the harness: no server round trip to time
+		}
+		add(key{report.LatencyTool, c.Tool, c.Model}, ms(c.Latency), c.IsError)
+		if toolModels[c.Tool] == nil {
+			toolModels[c.Tool] = map[string]bool{}
+		}
+		toolModels[c.Tool][c.Model] = true
+	}
+	// A tool used by several models also gets a row over all of them: the
+	// server's latency does not depend on who asked.
+	for _, c := range ev.Tools {
+		if !c.Stubbed && len(toolModels[c.Tool]) > 1 {
+			add(key{report.LatencyTool, c.Tool, ""}, ms(c.Latency), c.IsError)
+		}
+	}
+	for _, c := range ev.Models {
+		add(key{report.LatencyModel, role(c.Judge, true), c.Model}, ms(c.Latency), c.Failed)
+	}
+	for _, c := range ev.Cases {
+		add(key{report.LatencyCase, "", c.Model}, ms(c.Duration), c.Outcome == report.RunError)
+	}
+	keys := make([]key, 0, len(samples))
+	for k := range samples {
+		keys = append(keys, k)
+	}
+	order := map[string]int{report.LatencyMethod: 0, report.LatencyTool: 1, report.LatencyModel: 2, report.LatencyCase: 3}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.kind != b.kind {
+			return order[a.kind] < order[b.kind]
+		}
+		if a.subject != b.subject {
+			return a.subject < b.subject
+		}
+		return a.model < b.model
+	})
+	rows := make([]report.Latency, 0, len(keys))
+	for _, k := range keys {
+		p50, p95, mx, hist := Distribution(samples[k])
+		rows = append(rows, report.Latency{Kind: k.kind, Subject: k.subject, Model: k.model, Samples: len(samples[k]), Errors: errs[k],
+			P50Ms: p50, P95Ms: p95, MaxMs: mx, Histogram: hist, Direction: report.Lower})
+	}
+	return rows
+}
+
+// role names a model call's role: for the usage rows "eval" or "judge";
+// as a latency row's subject "" or "judge".
+func role(judge, subject bool) string {
+	switch {
+	case judge:
+		return report.RoleJudge
+	case subject:
+		return ""
+	}
+	return report.RoleEval
+}
+
+// money sums costs; unknown once any part is.
+type money struct {
+	usd      float64
+	unpriced int
+}
+
+func (m *money) add(c cost) {
+	if c.known {
+		m.usd += c.usd
+	} else {
+		m.unpriced++
+	}
+}
+
+// total is the sum, or nil when a part was unknown: a partial sum shown as
+// a total would under-report.
+func (m money) total() *float64 {
+	if m.unpriced > 0 {
+		return nil
+	}
+	return usd(m.usd)
+}
+
+// per divides a known total by n, nil for an unknown total or n = 0.
+func per(total *float64, n int, scale float64) *float64 {
+	if total == nil || n == 0 {
+		return nil
+	}
+	return usd(*total / float64(n) * scale)
+}
+
+// usd rounds to a billionth of a dollar: far below any price, and it keeps
+// float noise (0.30000000000000004) out of reports and goldens.
+func usd(v float64) *float64 {
+	r := math.Round(v*1e9) / 1e9
+	return &r
+}
+
+type runKey struct {
+	kase, model string
+	run         int
+}
+
+// caseRunsOf counts case runs per model and per case × model: the runs
+// the runner reported, or where it reported none for a model, the
+// distinct runs its model calls name.
+func caseRunsOf(ev Events) (perModel map[string]int, perCase map[[2]string]int) {
+	reported := map[runKey]bool{}
+	for _, c := range ev.Cases {
+		reported[runKey{c.Case, c.Model, c.Run}] = true
+	}
+	reportedModel := map[string]bool{}
+	for k := range reported {
+		reportedModel[k.model] = true
+	}
+	for _, c := range ev.Models {
+		if !c.Judge && c.Case != "" && !reportedModel[c.Model] {
+			reported[runKey{c.Case, c.Model, c.Run}] = true
+		}
+	}
+	perModel, perCase = map[string]int{}, map[[2]string]int{}
+	for k := range reported {
+		perModel[k.model]++
+		perCase[[2]string{k.kase, k.model}]++
+	}
+	return perModel, perCase
+}
+
+// usageRows are tokens and cost per model and role, models in name order,
+// eval before judge.
+func usageRows(ev Events, costs []cost) []report.Usage {
+	type key struct{ model, role string }
+	rows := map[key]*report.Usage{}
+	spent := map[key]*money{}
+	runs, _ := caseRunsOf(ev)
+	tools := map[string]int{}
+	for _, c := range ev.Tools {
+		tools[c.Model]++
+	}
+	for i, c := range ev.Models {
+		k := key{c.Model, role(c.Judge, false)}
+		u := rows[k]
+		if u == nil {
+			u = &report.Usage{Model: c.Model, Role: k.role, Direction: report.Lower}
+			if !c.Judge {
+				u.CaseRuns, u.ToolCalls = runs[c.Model], tools[c.Model]
+			}
+			rows[k], spent[k] = u, &money{}
+		}
+		u.Calls++
+		u.InputTokens += int64(c.Usage.InputTokens)
+		u.CachedInputTokens += int64(c.Usage.CachedInputTokens)
+		u.CacheWriteTokens += int64(c.Usage.CacheWriteTokens)
+		u.OutputTokens += int64(c.Usage.OutputTokens)
+		u.ReasoningTokens += int64(c.Usage.ReasoningTokens)
+		spent[k].add(costs[i])
+	}
+	keys := make([]key, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].model != keys[j].model {
+			return keys[i].model < keys[j].model
+		}
+		return keys[i].role < keys[j].role // eval < judge
+	})
+	out := make([]report.Usage, 0, len(keys))
+	for _, k := range keys {
+		u := rows[k]
+		u.UnpricedCalls = spent[k].unpriced
+		u.CostUSD = spent[k].total()
+		u.CostPerCallUSD = per(u.CostUSD, u.Calls, 1)
+		u.CostPerCaseUSD = per(u.CostUSD, u.CaseRuns, 1)
+		u.CostPerToolCallUSD = per(u.CostUSD, u.ToolCalls, 1)
+		u.CostPer1kToolCallsUSD = per(u.CostUSD, u.ToolCalls, 1000)
+		out = append(out, *u)
+	}
+	return out
+}
+
+// caseRows are tokens and cost per case × model (the judge's calls
+// excluded), by case then model.
+func caseRows(ev Events, costs []cost) []report.CaseUsage {
+	type key = [2]string
+	rows := map[key]*report.CaseUsage{}
+	spent := map[key]*money{}
+	_, runs := caseRunsOf(ev)
+	get := func(k key) *report.CaseUsage {
+		if rows[k] == nil {
+			rows[k], spent[k] = &report.CaseUsage{Case: k[0], Model: k[1], Runs: runs[k]}, &money{}
+		}
+		return rows[k]
+	}
+	for i, c := range ev.Models {
+		if c.Judge || c.Case == "" {
+			continue
+		}
+		k := key{c.Case, c.Model}
+		r := get(k)
+		r.ModelCalls++
+		r.Tokens += int64(c.Usage.InputTokens + c.Usage.CachedInputTokens + c.Usage.CacheWriteTokens + c.Usage.OutputTokens)
+		spent[k].add(costs[i])
+	}
+	for _, c := range ev.Tools {
+		if c.Case != "" {
+			get(key{c.Case, c.Model}).ToolCalls++
+		}
+	}
+	keys := make([]key, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	out := make([]report.CaseUsage, 0, len(keys))
+	for _, k := range keys {
+		r := rows[k]
+		r.CostUSD = spent[k].total()
+		r.CostPerRunUSD = per(r.CostUSD, r.Runs, 1)
+		out = append(out, *r)
+	}
+	return out
+}
