@@ -148,7 +148,19 @@ func (c *Command) runBehavior(ctx context.Context, pl *pipeline, rep *report.Rep
 			return nil, false, fmt.Errorf("judge: %w", err)
 		}
 	}
-	client, closeClient, err := openClient(ctx, pl.target, pl.reqTimeout, pl.probeTimeout)
+	var observer func(mcpclient.Call)
+	if pl.rec != nil {
+		// Layer 3 measures what Layer 1 does: every model call and every
+		// MCP request it causes.
+		observer = pl.rec.ObserveMCP
+		for i := range models {
+			models[i] = pl.rec.Provider(models[i], false)
+		}
+		if judge != nil {
+			judge = pl.rec.Provider(judge, true)
+		}
+	}
+	client, closeClient, err := openClient(ctx, pl.target, pl.reqTimeout, pl.probeTimeout, observer)
 	if err != nil {
 		return nil, false, fmt.Errorf("Layer 1 could not reach %s: %w", pl.targetDesc, err)
 	}
@@ -227,7 +239,7 @@ func orNone(s string) string {
 
 // openClient connects one client to the server for Layer 1: one stdio
 // process or one HTTP connection pool, shared by every run.
-func openClient(ctx context.Context, t conformance.Target, reqTimeout, probeTimeout time.Duration) (*mcpclient.Client, func(), error) {
+func openClient(ctx context.Context, t conformance.Target, reqTimeout, probeTimeout time.Duration, observer func(mcpclient.Call)) (*mcpclient.Client, func(), error) {
 	var tr transport.Transport
 	var err error
 	if t.URL != "" {
@@ -238,7 +250,7 @@ func openClient(ctx context.Context, t conformance.Target, reqTimeout, probeTime
 	if err != nil {
 		return nil, nil, err
 	}
-	cl, err := mcpclient.Connect(ctx, tr, mcpclient.Config{RequestTimeout: reqTimeout, ProbeTimeout: probeTimeout})
+	cl, err := mcpclient.Connect(ctx, tr, mcpclient.Config{RequestTimeout: reqTimeout, ProbeTimeout: probeTimeout, Observer: observer})
 	if err != nil {
 		tr.Close()
 		return nil, nil, err

@@ -17,8 +17,11 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/otelexport"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -54,6 +57,9 @@ type pipeline struct {
 	verbose      bool
 	// build runs once before the server starts (server.build).
 	build []string
+	// rec measures every layer for Layer 3 (set by runPipeline).
+	rec      *telemetry.Recorder
+	htmlPath string
 	// behavior is Layer 1's setup.
 	behavior behaviorSetup
 }
@@ -71,9 +77,10 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 	}
 	ctx, cancel := context.WithTimeout(ctx, pl.timeout)
 	defer cancel()
+	pl.rec = telemetry.NewRecorder(telemetry.Options{Prices: pricing.Default()})
 	var rep *report.Report
 	if contains(pl.layers, "conformance") {
-		l0, err := conformance.Run(ctx, pl.target, conformance.Options{Options: pl.check, CallTools: pl.callTools, RequestTimeout: pl.reqTimeout, ProbeTimeout: pl.probeTimeout})
+		l0, err := conformance.Run(ctx, pl.target, conformance.Options{Options: pl.check, CallTools: pl.callTools, RequestTimeout: pl.reqTimeout, ProbeTimeout: pl.probeTimeout, Observer: pl.rec.ObserveMCP})
 		if err != nil {
 			return nil, fmt.Errorf("could not test %s: %w", pl.targetDesc, err)
 		}
@@ -87,7 +94,8 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 	baselineOnly := false
 	for _, l := range pl.layers {
 		switch l {
-		case "conformance":
+		case "conformance", "telemetry":
+			// Layer 3 runs nothing of its own: it measures the others.
 		case "behavior":
 			var err error
 			l1notes, baselineOnly, err = c.runBehavior(ctx, pl, rep)
@@ -99,6 +107,10 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 		}
 	}
 	rep.Run = c.runInfo(started)
+	if contains(pl.layers, "telemetry") {
+		t := pl.rec.Summarize()
+		rep.Telemetry = &t
+	}
 	in := gate.Input{New: rep, Baseline: pl.baseline, BaselineRef: pl.baselineRef, BaselineNote: pl.baselineNote, Now: time.Now()}
 	if baselineOnly {
 		// The lexical baseline is a yardstick for the descriptions, not a
@@ -118,6 +130,10 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 		rep.Gate.Notes = append(rep.Gate.Notes, fmt.Sprintf("layer %q was selected but is not available in this version of mcp-eval; nothing was measured for it", l))
 	}
 	rep.Gate.Notes = append(rep.Gate.Notes, pl.notes...)
+	if rep.Telemetry != nil {
+		telemetry.Compare(rep, pl.baseline, nil)
+	}
+	c.exportTraces(ctx, rep, pl.rec)
 	// Every output below (and the action's summary, comment and
 	// annotations, made from the returned report) is made from the
 	// redacted report: the server may have echoed a secret it was given.
@@ -138,6 +154,11 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 		if err := writeFile(pl.markdownPath, func(f *os.File) error {
 			return render.Markdown(f, rep, render.MarkdownOptions{RunURL: pl.runURL})
 		}); err != nil {
+			return rep, err
+		}
+	}
+	if pl.htmlPath != "" {
+		if err := writeFile(pl.htmlPath, func(f *os.File) error { return render.HTML(f, rep, render.HTMLOptions{}) }); err != nil {
 			return rep, err
 		}
 	}
@@ -290,6 +311,8 @@ func (c *Command) fromConfig(cfg *config.Config, dir string, pl *pipeline) error
 	if cfg.Gate.MaxDrop != nil {
 		pl.policy.MaxDrop = *cfg.Gate.MaxDrop
 	}
+	pl.policy.MaxCostIncrease = cfg.Gate.MaxCostIncrease
+	pl.policy.MaxCostPerRun = cfg.Gate.MaxCostPerRun
 	if cfg.Gate.History > 0 {
 		pl.policy.HistoryDepth = cfg.Gate.History
 	}
@@ -311,6 +334,9 @@ func (c *Command) fromConfig(cfg *config.Config, dir string, pl *pipeline) error
 	}
 	if out.Markdown != "" {
 		pl.markdownPath = filepath.Join(dir, out.Markdown)
+	}
+	if out.HTML != "" {
+		pl.htmlPath = filepath.Join(dir, out.HTML)
 	}
 	if cfg.Baseline.File != "" {
 		pl.baselineNote = ""
@@ -349,11 +375,11 @@ func (c *Command) loadBaseline(path string, pl *pipeline) error {
 func runRun(ctx context.Context, c *Command, args []string) int {
 	var sf serverFlags
 	var (
-		cfgPath, layers, baseline, out, junit, markdown, maxDrop string
-		goldenPath, models                                       string
-		runs                                                     int
-		callTools                                                multiFlag
-		failInc, verbose, fresh                                  bool
+		cfgPath, layers, baseline, out, junit, markdown, htmlOut, maxDrop string
+		goldenPath, models                                                string
+		runs                                                              int
+		callTools                                                         multiFlag
+		failInc, verbose, fresh                                           bool
 	)
 	fs := c.newFlagSet("run", "[--config mcp-eval.yaml] [flags]", runExamples)
 	sf.register(fs)
@@ -367,6 +393,7 @@ func runRun(ctx context.Context, c *Command, args []string) int {
 	fs.StringVar(&out, "out", "", "write the report to `FILE` (default: from the config, else report.json)")
 	fs.StringVar(&junit, "junit", "", "also write JUnit XML to `FILE`")
 	fs.StringVar(&markdown, "markdown", "", "also write the Markdown summary to `FILE`")
+	fs.StringVar(&htmlOut, "html", "", "also write the self-contained HTML report to `FILE`")
 	fs.BoolVar(&verbose, "v", false, "list passing checks too")
 	fs.StringVar(&goldenPath, "golden", "", "Layer 1 golden set, a file or directory (default: golden: in the config)")
 	fs.StringVar(&models, "models", "", "Layer 1 models, comma list (default: models.default in the config; none: the baseline, no LLM)")
@@ -448,6 +475,9 @@ func runRun(ctx context.Context, c *Command, args []string) int {
 	if markdown != "" {
 		pl.markdownPath = markdown
 	}
+	if htmlOut != "" {
+		pl.htmlPath = htmlOut
+	}
 	if baseline != "" {
 		if err := c.loadBaseline(baseline, pl); err != nil {
 			return fail(err)
@@ -503,3 +533,27 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 }
 
 func (t *tailWriter) String() string { return string(t.b) }
+
+// exportTraces sends the run's spans over OTLP/HTTP when the standard
+// OTEL_EXPORTER_OTLP_* variables name an endpoint. Export is best effort:
+// a collector that is down is a warning, never a failed run.
+func (c *Command) exportTraces(ctx context.Context, rep *report.Report, rec *telemetry.Recorder) {
+	cfg, ok, err := otelexport.FromEnv(c.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "mcp-eval: warning: OTLP export: %s\n", sanitize(err.Error()))
+		return
+	}
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	exp, err := otelexport.New(ctx, cfg)
+	if err == nil {
+		err = otelexport.Export(ctx, exp, rep, rec.Events())
+		_ = exp.Shutdown(ctx)
+	}
+	if err != nil {
+		fmt.Fprintf(c.Stderr, "mcp-eval: warning: OTLP export: %s\n", sanitize(err.Error()))
+	}
+}

@@ -115,6 +115,11 @@ type Gate struct {
 	MaxDrop            *float64 `yaml:"max-drop"`
 	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`
 	History            int      `yaml:"history"`
+	// MaxCostIncrease caps the rise of a model's cost per case over the
+	// baseline (a fraction); MaxCostPerRun caps a run's model cost in USD.
+	// Unset: no cost gate. An unknown cost makes them inconclusive.
+	MaxCostIncrease *float64 `yaml:"max-cost-increase"`
+	MaxCostPerRun   *float64 `yaml:"max-cost-per-run"`
 }
 
 // Baseline configures where the last green report comes from.
@@ -129,6 +134,7 @@ type Output struct {
 	Report   string `yaml:"report"`
 	JUnit    string `yaml:"junit"`
 	Markdown string `yaml:"markdown"`
+	HTML     string `yaml:"html"` // the self-contained HTML report
 }
 
 // MaxBytes bounds the file: a configuration is small.

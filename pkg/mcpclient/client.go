@@ -162,7 +162,11 @@ type callOptions struct {
 	header       http.Header
 	noMeta       bool
 	trace        *TraceContext
+	timeout      time.Duration // overrides Config.RequestTimeout when > 0
 }
+
+// withTimeout bounds this request instead of Config.RequestTimeout.
+func withTimeout(d time.Duration) CallOption { return func(o *callOptions) { o.timeout = d } }
 
 // WithMeta adds a key to the request's _meta.
 func WithMeta(key string, value any) CallOption {
@@ -415,7 +419,11 @@ func (c *Client) sendOnce(ctx context.Context, req *Request) (*Response, error) 
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	timeout := c.cfg.RequestTimeout
+	if req.opts.timeout > 0 {
+		timeout = req.opts.timeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	ex, err := c.t.RoundTrip(rctx, out)

@@ -141,7 +141,10 @@ func (c *Client) probeStdio(ctx context.Context) (Era, string, error) {
 	start := time.Now()
 	discovered := make(chan answer, 1)
 	go func() {
-		resp, err := c.Do(ctx, "server/discover", nil)
+		// The probe may outlive a short request timeout: after
+		// ProbeTimeout initialize is tried, and a late answer here still
+		// counts, so it waits at least one more ProbeTimeout beyond.
+		resp, err := c.Do(ctx, "server/discover", nil, withTimeout(max(c.cfg.RequestTimeout, 2*c.cfg.ProbeTimeout)))
 		discovered <- answer{resp, err}
 	}()
 	select {
