@@ -43,7 +43,7 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 	}
 	pl := &pipeline{policy: gate.DefaultPolicy(), check: check.Options{Runs: 5}, timeout: defaultActionTimeout,
 		reqTimeout: defaultRequestTimeout, probeTimeout: defaultProbeTimeout, runURL: plan.RunURL,
-		reportPath: filepath.Join(ws, "report.json"), junitPath: filepath.Join(ws, "mcp-eval-junit.xml")}
+		reportPath: filepath.Join(ws, "report.json"), junitPath: filepath.Join(ws, "mcp-eval-junit.xml"), htmlPath: filepath.Join(ws, "report.html")}
 	pl.behavior.cacheDir = filepath.Join(ws, DefaultCacheDir)
 	cfgPath := plan.Inputs.Config
 	if cfgPath == "" {
