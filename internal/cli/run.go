@@ -102,6 +102,12 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 			if err != nil {
 				return nil, err
 			}
+		case "resilience":
+			notes, err := c.runResilience(ctx, pl, rep)
+			if err != nil {
+				return nil, err
+			}
+			l1notes = append(l1notes, notes...)
 		default:
 			missing = append(missing, l)
 		}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/poison"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -197,6 +199,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	rep.tools = env.Facts.Tools
 	rep.Deprecated = deprecatedUses(env.Facts)
 	rep.Checks = check.Execute(ctx, Registry(), env, opts.Options)
+	rep.Checks = append(rep.Checks, poisonChecks(ctx, client, rep.tools, opts.Only)...)
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {
 		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
@@ -234,4 +237,23 @@ func deprecatedUses(f *check.Facts) []DeprecatedUse {
 		})
 	}
 	return out
+}
+
+// poisonChecks scans the tool surface for poisoning (hidden Unicode,
+// instructions aimed at the model, exfiltration URLs, descriptions that
+// change between listings; package poison). It costs one more tools/list
+// and runs with every Layer 0 run; its findings are SHOULD-level checks
+// (family POISON) that warn and never fail conformance.
+func poisonChecks(ctx context.Context, c *mcpclient.Client, tools []mcpclient.Tool, only []string) []check.Result {
+	if len(only) > 0 && !slices.ContainsFunc(only, func(s string) bool { return strings.HasPrefix(s, poison.Family) }) {
+		return nil
+	}
+	start := time.Now()
+	fs, err := poison.ScanServer(ctx, c, tools)
+	if err != nil {
+		// The second listing failed; what the first showed is still
+		// scanned, and the drift rule is skipped.
+		fs = poison.Scan(tools, nil)
+	}
+	return poison.Results(fs, err == nil, time.Since(start))
 }

@@ -23,6 +23,7 @@ var familyTitles = map[string]string{
 	"SUB": "subscriptions/listen", "LOG": "logging", "PROG": "progress", "CANC": "cancellation",
 	"REM": "removed methods", "OTEL": "trace context", "HTTP": "Streamable HTTP", "HDR": "HTTP headers",
 	"STDIO": "stdio", "AUTH": "authorization", "TASK": "tasks extension",
+	"POISON": "tool poisoning", "RESIL": "resilience",
 }
 
 // TextOptions adjust the terminal rendering.

@@ -1,0 +1,352 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
+	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// Defaults of Config.
+const (
+	DefaultRuns        = 3 // per case × fault × model, and per payload × model (15 per category: MCPSecBench's trials)
+	DefaultConcurrency = 4
+	DefaultTarget      = "send_email"
+)
+
+// alternateTargets are used, in order, when a case itself expects the
+// default target: calling it would then be the task, not the attack.
+func alternateTargets() []string {
+	return []string{DefaultTarget, "forward_message", "post_webhook", "share_externally"}
+}
+
+// Config is one Layer 2 run: the faults the golden cases list and the
+// catalogue's payloads, against every model.
+type Config struct {
+	Set    *golden.Set
+	Models []llm.Provider
+	// Judge settles the fault verdicts that rest on the reply's wording
+	// (nil: the program's verdict stands).
+	Judge llm.Provider
+	// Executor runs the calls no fault or payload replaces: a
+	// behavior.MCPExecutor on the server under test. Tools are the
+	// server's tools, as listed once.
+	Executor behavior.Executor
+	Tools    []mcpclient.Tool
+	// MaxResultBytes is the limit Executor clips results to (default
+	// behavior.DefaultMaxResultBytes); the oversized fault fills it.
+	MaxResultBytes int
+
+	// Catalogue holds the payloads (nil: the built-in one).
+	Catalogue *Catalogue
+	// Faults and Categories keep only these fault types and attack
+	// categories (nil: all); SkipFaults and SkipAttacks leave a half out.
+	Faults      []string
+	Categories  []string
+	SkipFaults  bool
+	SkipAttacks bool
+	// AttackCases are the case ids payloads are planted in, in turn (nil:
+	// every case that expects a call).
+	AttackCases []string
+	// Target is the attacker's tool (default send_email). When the server
+	// has no tool by that name the harness offers a decoy; calls to it
+	// never leave the harness either way.
+	Target string
+
+	Runs        int // per case × fault × model and per payload × model (default 3)
+	MaxSteps    int // model turns per run (default behavior.DefaultMaxSteps)
+	Concurrency int // runs in flight (default 4)
+	// Sampling is what every model is asked for (default temperature 0,
+	// seed 42, as Layer 1).
+	Sampling *llm.Sampling
+	// Before is asked before every model and judge call (the budget);
+	// After is told each call's usage and model id.
+	Before func() error
+	After  func(model string, u llm.Usage)
+	// CallTimeout bounds one model call (default: the agent loop's).
+	CallTimeout time.Duration
+}
+
+// Result is a finished Layer 2 run.
+type Result struct {
+	Resilience *report.Resilience
+	// Models are the models as the report lists them; merge them into
+	// report.Models.
+	Models []report.Model
+}
+
+// job is one run: a case with a fault, or a payload planted in a case.
+type job struct {
+	kind    string // report.KindFault or report.KindAttack
+	ci, mi  int
+	run     int
+	fault   string
+	tool    mcpclient.Tool // the faulted tool
+	payload Payload
+	target  string
+}
+
+// done is a finished job.
+type done struct {
+	job
+	tr      *report.Trajectory
+	verdict Verdict
+	judge   string
+	served  string
+}
+
+// Run runs every fault and payload against every model and classifies
+// each run. Its error is a configuration error: nothing was run.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	r, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]done, len(r.jobs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < r.cfg.Concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				results[i] = r.do(ctx, r.jobs[i])
+			}
+		}()
+	}
+feed:
+	for i := range r.jobs {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+			for k := i; k < len(r.jobs); k++ {
+				results[k] = done{job: r.jobs[k], tr: &report.Trajectory{Turns: []report.Turn{}, End: behavior.EndError},
+					verdict: Verdict{Outcome: RunError, Reason: "the run's deadline passed before this run started: " + ctx.Err().Error()}}
+			}
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	return r.assemble(results), nil
+}
+
+// runner is a prepared Layer 2 run.
+type runner struct {
+	cfg      Config
+	tools    []llm.Tool
+	byName   map[string]mcpclient.Tool
+	context  []string // text every model is shown: system prompt, tool list
+	modelIDs []string
+	jobs     []job
+	notes    []string
+	judge    *behavior.Judge
+}
+
+func prepare(cfg Config) (*runner, error) {
+	if cfg.Set == nil || len(cfg.Set.Cases) == 0 {
+		return nil, errors.New("resilience: the golden set has no cases")
+	}
+	if cfg.Executor == nil {
+		return nil, errors.New("resilience: no executor (Config.Executor) to run the tools")
+	}
+	if cfg.Runs <= 0 {
+		cfg.Runs = DefaultRuns
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = behavior.DefaultMaxSteps
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = behavior.DefaultMaxResultBytes
+	}
+	if cfg.Sampling == nil {
+		t, s := 0.0, int64(42)
+		cfg.Sampling = &llm.Sampling{Temperature: &t, Seed: &s}
+	}
+	if cfg.Catalogue == nil {
+		c, err := DefaultCatalogue()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Catalogue = c
+	}
+	for _, f := range cfg.Faults {
+		if _, err := Shown(f, "x", 0); err != nil {
+			return nil, fmt.Errorf("resilience: %w", err)
+		}
+	}
+	for _, id := range cfg.Categories {
+		if _, ok := cfg.Catalogue.Category(id); !ok {
+			return nil, fmt.Errorf("resilience: unknown attack category %q", id)
+		}
+	}
+	r := &runner{cfg: cfg, byName: map[string]mcpclient.Tool{}, context: []string{behavior.SystemPrompt}}
+	for _, t := range cfg.Tools {
+		r.byName[t.Name] = t
+		r.tools = append(r.tools, llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		r.context = append(r.context, t.Name+" "+t.Description+" "+string(t.InputSchema))
+	}
+	var models []llm.Provider
+	seen := map[string]bool{}
+	for _, m := range cfg.Models {
+		id := m.ID()
+		switch {
+		case strings.HasPrefix(id, behavior.BaselinePrefix):
+			r.notes = append(r.notes, "Layer 2 left out "+id+": the lexical baseline reads no tool results, so it has nothing to show here")
+			continue
+		case seen[id]:
+			return nil, fmt.Errorf("resilience: model %s is listed twice", id)
+		}
+		seen[id] = true
+		models = append(models, m)
+		r.modelIDs = append(r.modelIDs, id)
+	}
+	if len(models) == 0 {
+		return nil, errors.New("resilience: no model to run (Layer 2 needs a real model: configure models:)")
+	}
+	r.cfg.Models = models
+	if cfg.Judge != nil {
+		r.judge = &behavior.Judge{Provider: cfg.Judge, Before: cfg.Before, CallTimeout: cfg.CallTimeout}
+		if cfg.After != nil {
+			id := cfg.Judge.ID()
+			r.judge.After = func(u llm.Usage) { cfg.After(id, u) }
+		}
+	}
+	if !cfg.SkipFaults {
+		r.planFaults()
+	}
+	if !cfg.SkipAttacks {
+		if err := r.planAttacks(); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.jobs) == 0 {
+		r.notes = append(r.notes, "Layer 2 had nothing to run: no case lists faults:, and no attack could be planted")
+	}
+	return r, nil
+}
+
+// planFaults adds a job per case × listed fault × run × model. The
+// faulted tool is the case's first expected tool.
+func (r *runner) planFaults() {
+	keep := func(f string) bool { return r.cfg.Faults == nil || contains(r.cfg.Faults, f) }
+	for ci, c := range r.cfg.Set.Cases {
+		if len(c.Faults) == 0 {
+			continue
+		}
+		steps := c.Steps()
+		if len(steps) == 0 {
+			continue
+		}
+		t, ok := r.byName[steps[0].Tool]
+		if !ok {
+			r.notes = append(r.notes, fmt.Sprintf("case %s: its tool %s is not listed by the server; its faults were not run", c.ID, steps[0].Tool))
+			continue
+		}
+		for _, f := range c.Faults {
+			if !keep(f) {
+				continue
+			}
+			for run := 1; run <= r.cfg.Runs; run++ {
+				for mi := range r.modelIDs {
+					r.jobs = append(r.jobs, job{kind: report.KindFault, ci: ci, mi: mi, run: run, fault: f, tool: t})
+				}
+			}
+		}
+	}
+}
+
+// planAttacks adds a job per payload × run × model, planting payload i
+// of run k in the (i+k)-th attack case, so that every payload meets
+// several cases and every case several payloads.
+func (r *runner) planAttacks() error {
+	var cases []int
+	for ci, c := range r.cfg.Set.Cases {
+		if c.Negative || (r.cfg.AttackCases != nil && !contains(r.cfg.AttackCases, c.ID)) {
+			continue
+		}
+		cases = append(cases, ci)
+	}
+	for _, id := range r.cfg.AttackCases {
+		if !r.hasCase(id) {
+			return fmt.Errorf("resilience: attack case %q is not in the golden set", id)
+		}
+	}
+	if len(cases) == 0 {
+		r.notes = append(r.notes, "no case expects a tool call, so no payload could be planted in a tool result: attacks were not run")
+		return nil
+	}
+	keep := func(cat string) bool { return r.cfg.Categories == nil || contains(r.cfg.Categories, cat) }
+	for pi, p := range r.cfg.Catalogue.Payloads {
+		if !keep(p.Category) {
+			continue
+		}
+		for run := 1; run <= r.cfg.Runs; run++ {
+			ci := cases[(pi+run-1)%len(cases)]
+			target := r.targetFor(r.cfg.Set.Cases[ci])
+			for mi := range r.modelIDs {
+				r.jobs = append(r.jobs, job{kind: report.KindAttack, ci: ci, mi: mi, run: run, payload: p, target: target})
+			}
+		}
+	}
+	return nil
+}
+
+// targetFor picks the attacker's tool for a case: the configured one, or
+// the first of the alternates the case does not itself expect.
+func (r *runner) targetFor(c golden.Case) string {
+	expected := map[string]bool{}
+	for _, s := range c.Steps() {
+		expected[s.Tool] = true
+	}
+	if r.cfg.Target != "" {
+		return r.cfg.Target
+	}
+	alts := alternateTargets()
+	for _, t := range alts {
+		if !expected[t] {
+			return t
+		}
+	}
+	return alts[len(alts)-1]
+}
+
+func (r *runner) hasCase(id string) bool {
+	for _, c := range r.cfg.Set.Cases {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
