@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
 // Defaults of Config.
@@ -288,7 +289,9 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *meter, sc *
 				d.usage = addUsage(d.usage, u)
 				mu.Unlock()
 			}}
-		d.tr = a.Run(ctx, c)
+		// Layer 3 places this run's model calls on its case and run, so
+		// cost and latency add up per case (a no-op without a recorder).
+		d.tr = a.Run(telemetry.WithPlace(ctx, telemetry.Place{Case: c.ID, Run: j.run}), c)
 		if p.cfg.Cache != nil && storable(d.tr) {
 			// A failed write only costs a re-run next time.
 			_ = p.cfg.Cache.put(kindResult, j.key, cachedRun{Model: id, Trajectory: *d.tr, Usage: d.usage})
