@@ -49,6 +49,45 @@ if ! go test -count=1 -run TestSimulation ./pkg/gate >>"$log" 2>&1; then
 fi
 grep -E '^(ok|FAIL).*pkg/gate' "$log" | tail -1
 
+# Every fuzz target (func Fuzz* in a _test.go file) runs its checked-in seed
+# corpus (testdata/fuzz) and then 10 s of new inputs, two targets at a time
+# (one worker each), so a regression on hostile input shows here.
+# docs/fuzzing.md has the long runs.
+echo "== fuzz (10s per target)"
+fuzzdir=$(mktemp -d)
+n=0
+while read -r file target; do
+  pkg="./$(dirname "$file")"
+  (
+    if go test -run '^$' -fuzz "^${target}\$" -fuzztime 10s -parallel 1 "$pkg" >"$fuzzdir/$n.log" 2>&1; then
+      echo "ok   $pkg $target" >"$fuzzdir/$n.result"
+    else
+      echo "FAIL $pkg $target (a new crasher is in $pkg/testdata/fuzz/$target)" >"$fuzzdir/$n.result"
+    fi
+  ) &
+  n=$((n + 1))
+  if [ $((n % 2)) -eq 0 ]; then wait; fi
+done < <(grep -rE --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*' cmd pkg internal golden-examples | sed -E 's/:func / /' | sort -u)
+wait
+for r in "$fuzzdir"/*.result; do
+  cat "$r"
+  if grep -q '^FAIL' "$r"; then
+    tail -30 "${r%.result}.log"
+    status=1
+  fi
+done
+rm -rf "$fuzzdir"
+
+# The real-server deviation test skips under -race (six real servers,
+# many fresh Node processes: deadlines would measure the detector, not the
+# servers); run it on its own.
+echo "== real servers: documented deviations"
+if ! go test -count=1 -v -run TestRealServerDeviations ./pkg/conformance >>"$log" 2>&1; then
+  grep -E -- '--- FAIL|realservers_test.go' "$log" | tail -20
+  status=1
+fi
+grep -E '^(ok|FAIL).*pkg/conformance' "$log" | tail -1
+
 real='(TestRealServers/|TestRealServerDeviations/|TestProbeRealServersJSON/|TestTargets/|TestLegacyServerGetsMigrationReport )'
 passed=$(grep -cE -- "--- PASS: $real" "$log" || true)
 skipped=$(grep -cE -- "--- SKIP: $real" "$log" || true)

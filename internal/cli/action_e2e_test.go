@@ -29,7 +29,7 @@ type actionEnv struct {
 
 func buildBinaries(t *testing.T) (bin, server string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir := reachableTempDir(t)
 	bin, server = filepath.Join(dir, "mcp-eval"), filepath.Join(dir, "example-server")
 	for out, pkg := range map[string]string{bin: "github.com/mcp-eval/mcp-eval-action/cmd/mcp-eval", server: "github.com/mcp-eval/mcp-eval-action/golden-examples/cmd/example-server"} {
 		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
@@ -107,7 +107,7 @@ func TestActionEndToEnd(t *testing.T) {
 	bin, server := buildBinaries(t)
 	gh := fakegithub.New("octo", "server")
 	defer gh.Close()
-	e := &actionEnv{t: t, bin: bin, server: server, gh: gh, ws: t.TempDir()}
+	e := &actionEnv{t: t, bin: bin, server: server, gh: gh, ws: reachableTempDir(t)}
 
 	// 1. A push on main: Layer 0 only, no baseline yet (floors), no comment.
 	code, log := e.run("push", map[string]string{"server-command": server})
@@ -133,7 +133,7 @@ func TestActionEndToEnd(t *testing.T) {
 		t.Fatalf("labelled PR: exit %d verdict %q\n%s", code, e.output("verdict"), log)
 	}
 	comments := gh.CommentsOn(42)
-	if len(comments) != 1 || !strings.Contains(comments[0].Body, "<!--") || !strings.Contains(comments[0].Body, "not available in this version") {
+	if len(comments) != 1 || !strings.Contains(comments[0].Body, "<!--") || !strings.Contains(comments[0].Body, "no golden set is configured") {
 		t.Fatalf("comments on PR 42: %+v", comments)
 	}
 	if gh.BlobAuthCount() != 0 {

@@ -75,6 +75,12 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 		fmt.Fprintf(c.Stderr, "mcp-eval check: could not test %s: %s\n", sanitize(sf.target()), sanitizeText(explain(err)))
 		return ExitError
 	}
+	// The server may have echoed a header or key it was given: every
+	// output below is made from the redacted report.
+	if err := c.redact.JSON(rep); err != nil {
+		fmt.Fprintln(c.Stderr, "mcp-eval check:", err)
+		return ExitError
+	}
 	render.ConformanceText(c.Stdout, rep, render.TextOptions{Verbose: verbose})
 	if jsonOut != "" {
 		if err := writeFile(jsonOut, func(f *os.File) error {
@@ -120,6 +126,7 @@ func (sf *serverFlags) conformanceTarget(c *Command) (conformance.Target, error)
 		if err != nil {
 			return conformance.Target{}, err
 		}
+		c.redactHeaders(h)
 		if _, err := transport.NewHTTP(transport.HTTPConfig{URL: sf.url}); err != nil {
 			return conformance.Target{}, err
 		}
@@ -133,7 +140,8 @@ func (sf *serverFlags) conformanceTarget(c *Command) (conformance.Target, error)
 	if err != nil {
 		return conformance.Target{}, err
 	}
-	return conformance.Target{Argv: argv, Dir: sf.cwd, Env: env, MaxMessageBytes: sf.maxResponse}, nil
+	c.redact.addServerEnv(env)
+	return conformance.Target{Argv: argv, Dir: sf.cwd, Env: env, MaxMessageBytes: sf.maxResponse, RunAs: c.serverUser()}, nil
 }
 
 // writeFile writes through a temporary file and renames it, so a reader

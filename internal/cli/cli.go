@@ -171,10 +171,13 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// sanitize makes text from the server safe for a terminal: control
-// characters (escape sequences, carriage returns) become U+FFFD.
+// sanitize makes text from the server safe for a terminal and a CI log:
+// control characters (escape sequences, carriage returns) become U+FFFD,
+// and a leading "::" is percent-encoded, since a value printed at the
+// start of a line (a tool name in probe's list) would otherwise be read by
+// the GitHub runner as a workflow command.
 func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
+	s = strings.Map(func(r rune) rune {
 		if r == '\t' {
 			return ' '
 		}
@@ -183,6 +186,10 @@ func sanitize(s string) string {
 		}
 		return r
 	}, s)
+	if t := strings.TrimLeft(s, " "); strings.HasPrefix(t, "::") {
+		s = s[:len(s)-len(t)] + "%3A%3A" + t[2:]
+	}
+	return s
 }
 
 // sanitizeText is sanitize for multi-line messages of our own (errors with a

@@ -158,7 +158,7 @@ func TestInterruptLeavesNoChildProcess(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
+	pidFile := filepath.Join(reachableTempDir(t), "pid")
 	// A silent server with a child of its own: sh writes its pid, then waits
 	// on sleep, and answers nothing.
 	cmd := exec.Command(bin, "probe", "--probe-timeout", "30s", "--cmd", `sh -c "echo $$ > `+pidFile+`; sleep 300"`)

@@ -77,6 +77,9 @@ func runGate(_ context.Context, c *Command, args []string) int {
 		in.History = append(in.History, c.loadHistory(ws, h)...)
 	}
 	rep.Gate = gate.Evaluate(in, p)
+	if err := c.redact.JSON(rep); err != nil {
+		return fail("%v", err)
+	}
 	dest := newPath
 	if out != "" {
 		dest = out

@@ -79,6 +79,10 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 	if st, ok := cl.Transport().(*transport.StdioTransport); ok {
 		out.Anomalies = append(out.Anomalies, st.Anomalies()...)
 	}
+	if err := c.redact.JSON(&out); err != nil {
+		fmt.Fprintln(c.Stderr, "mcp-eval probe:", err)
+		return ExitError
+	}
 	if asJSON {
 		enc := json.NewEncoder(c.Stdout)
 		enc.SetIndent("", "  ")

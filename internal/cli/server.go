@@ -72,6 +72,14 @@ func parseHeaders(list []string) (http.Header, error) {
 	return h, nil
 }
 
+// redactHeaders registers every header value as a secret: headers sent
+// to the server carry tokens, and their values are never printed.
+func (c *Command) redactHeaders(h map[string][]string) {
+	for _, vs := range h {
+		c.redact.add(vs...)
+	}
+}
+
 // redactHeader keeps a header's name and hides its value, which is often a
 // token.
 func redactHeader(kv string) string {
@@ -100,6 +108,7 @@ func (sf *serverFlags) open(ctx context.Context, c *Command, cfg mcpclient.Confi
 		if err != nil {
 			return nil, nil, err
 		}
+		c.redactHeaders(h)
 		ht, err := transport.NewHTTP(transport.HTTPConfig{URL: sf.url, Header: h, MaxMessageBytes: sf.maxResponse})
 		if err != nil {
 			return nil, nil, err
@@ -114,7 +123,8 @@ func (sf *serverFlags) open(ctx context.Context, c *Command, cfg mcpclient.Confi
 		if err != nil {
 			return nil, nil, err
 		}
-		st, err := transport.StartStdio(ctx, transport.StdioConfig{Argv: argv, Dir: sf.cwd, Env: env, MaxMessageBytes: int(sf.maxResponse)})
+		c.redact.addServerEnv(env)
+		st, err := transport.StartStdio(ctx, transport.StdioConfig{Argv: argv, Dir: sf.cwd, Env: env, MaxMessageBytes: int(sf.maxResponse), RunAs: c.serverUser()})
 		if err != nil {
 			return nil, nil, err
 		}

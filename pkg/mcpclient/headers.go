@@ -67,6 +67,12 @@ func HeaderParams(inputSchema json.RawMessage) ([]HeaderParam, error) {
 	if len(bytes.TrimSpace(inputSchema)) == 0 {
 		return nil, nil
 	}
+	// Most schemas declare nothing: without the key (or a \u escape that
+	// could spell it) there is nothing to find, and a hostile 4 MiB schema
+	// of 100,000 subschemas is not decoded into maps on every tools/list.
+	if !bytes.Contains(inputSchema, []byte("x-mcp-header")) && !bytes.Contains(inputSchema, []byte(`\u`)) {
+		return nil, nil
+	}
 	var root any
 	dec := json.NewDecoder(bytes.NewReader(inputSchema))
 	dec.UseNumber()

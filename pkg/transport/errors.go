@@ -44,7 +44,11 @@ type Error struct {
 	Limit    int64         // the size limit that was hit
 	After    time.Duration // how long was waited, for timeouts
 	Location string        // redirect target
-	Err      error
+	// Meanwhile says what the server sent instead while a request waited
+	// in vain (stray lines, responses to other ids), so a timeout reads as
+	// what happened rather than as silence.
+	Meanwhile string
+	Err       error
 }
 
 func (e *Error) Error() string {
@@ -71,6 +75,9 @@ func (e *Error) Error() string {
 	}
 	if e.Err != nil && e.Kind != KindTimeout {
 		msg += ": " + e.Err.Error()
+	}
+	if e.Meanwhile != "" {
+		msg += "; meanwhile " + e.Meanwhile
 	}
 	return msg
 }

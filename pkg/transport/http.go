@@ -116,6 +116,8 @@ type RawResponse struct {
 	// Ended is true when an SSE stream reached its end (as opposed to being
 	// abandoned after the final response).
 	Ended bool
+
+	seen int // SSE events read, kept or not
 }
 
 // Do sends one raw HTTP request. It returns an error only when no HTTP
@@ -163,7 +165,11 @@ func (t *HTTPTransport) Do(ctx context.Context, rr *RawRequest) (*RawResponse, e
 			te.Op = op
 			return out, te
 		}
-		return out, t.wrapErr(ctx, op, start, err)
+		werr := t.wrapErr(ctx, op, start, err)
+		if te, ok := werr.(*Error); ok && out.SSE && te.Kind == KindTimeout {
+			te.Meanwhile = fmt.Sprintf("the event stream carried %d event(s) and %d comment line(s), none of them this request's response", out.seen, out.Comments)
+		}
+		return out, werr
 	}
 	return out, nil
 }
@@ -172,7 +178,7 @@ func (t *HTTPTransport) readJSON(body io.Reader, out *RawResponse) error {
 	b, err := io.ReadAll(io.LimitReader(body, t.cfg.MaxMessageBytes+1))
 	out.Body = b
 	if err != nil {
-		return err
+		return bodyBroken(err, len(b))
 	}
 	if int64(len(b)) > t.cfg.MaxMessageBytes {
 		out.Body = b[:t.cfg.MaxMessageBytes]
@@ -181,7 +187,7 @@ func (t *HTTPTransport) readJSON(body io.Reader, out *RawResponse) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
-	msg, err := jsonrpc.Decode(b)
+	msg, err := decode(b)
 	if err != nil {
 		out.Anomalies = append(out.Anomalies, Anomaly{Kind: "malformed-body", Detail: err.Error(), Excerpt: excerpt(b)})
 		return nil
@@ -200,6 +206,17 @@ func (t *HTTPTransport) readSSE(body io.Reader, stopAt json.RawMessage, out *Raw
 		out.Body = raw.Bytes()
 		out.Comments = sr.comments
 	}()
+	// A stream of many small events costs far more in memory than its
+	// bytes; past the budget events are read (the final response may come
+	// yet) but not kept.
+	var events, messages, responses keepBudget
+	keep := func(b *keepBudget, size int) bool {
+		ok, first := b.take(size)
+		if first {
+			out.Anomalies = append(out.Anomalies, floodAnomaly("events on one stream"))
+		}
+		return ok
+	}
 	for {
 		ev, err := sr.Next()
 		if err != nil {
@@ -217,26 +234,55 @@ func (t *HTTPTransport) readSSE(body io.Reader, stopAt json.RawMessage, out *Raw
 				out.Anomalies = append(out.Anomalies, Anomaly{Kind: "sse-truncated", Detail: "stream ended inside an event"})
 				return nil
 			}
-			return err
+			return bodyBroken(err, int(sr.read))
 		}
-		out.Events = append(out.Events, ev)
-		if ev.Name != "" && ev.Name != "message" {
-			out.Anomalies = append(out.Anomalies, Anomaly{Kind: "sse-event-name", Detail: fmt.Sprintf("event type %q (MCP sends messages as the default \"message\" event)", jsonrpc.Clip(ev.Name, 40))})
+		out.seen++
+		kept := keep(&events, len(ev.Data))
+		if kept {
+			out.Events = append(out.Events, ev)
+			if ev.Name != "" && ev.Name != "message" {
+				out.Anomalies = append(out.Anomalies, Anomaly{Kind: "sse-event-name", Detail: fmt.Sprintf("event type %q (MCP sends messages as the default \"message\" event)", jsonrpc.Clip(sanitize(ev.Name), 40))})
+			}
 		}
 		if strings.TrimSpace(ev.Data) == "" {
 			continue // a priming event with an empty data field carries no message
 		}
-		msg, err := jsonrpc.Decode([]byte(ev.Data))
-		if err != nil {
-			out.Anomalies = append(out.Anomalies, Anomaly{Kind: "malformed-event", Detail: err.Error(), Excerpt: excerpt([]byte(ev.Data))})
+		if !kept && !strings.Contains(ev.Data, `"id"`) {
+			// Past the budget only the final response matters, and a
+			// response has an id member: a flood of notifications is
+			// skipped without decoding each one.
 			continue
 		}
-		out.Messages = append(out.Messages, msg)
-		if msg.Kind() == jsonrpc.KindResponse && stopAt != nil && jsonrpc.SameID(msg.ID, stopAt) {
+		msg, err := decode([]byte(ev.Data))
+		if err != nil {
+			if kept {
+				out.Anomalies = append(out.Anomalies, Anomaly{Kind: "malformed-event", Detail: err.Error(), Excerpt: excerpt([]byte(ev.Data))})
+			}
+			continue
+		}
+		isResp := msg.Kind() == jsonrpc.KindResponse
+		final := isResp && stopAt != nil && jsonrpc.SameID(msg.ID, stopAt)
+		// Responses have a budget of their own, so a flood of
+		// notifications cannot push the answer out of a raw read.
+		if final || keep(&messages, len(ev.Data)) || (isResp && keep(&responses, len(ev.Data))) {
+			out.Messages = append(out.Messages, msg)
+		}
+		if final {
 			out.Final = msg
 			return nil
 		}
 	}
+}
+
+// bodyBroken classifies a failed read of a response body. The server did
+// answer (the status and headers arrived), so it is not a connection
+// failure: it cut its answer short. A timeout stays a timeout.
+func bodyBroken(err error, read int) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || (errors.As(err, &ne) && ne.Timeout()) {
+		return err
+	}
+	return &Error{Kind: KindStreamBroken, Err: fmt.Errorf("the server cut its answer short after %d bytes of the body: %w", read, err)}
 }
 
 // limitedBuffer keeps the first max bytes written to it, as evidence.

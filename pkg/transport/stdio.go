@@ -38,6 +38,9 @@ type StdioConfig struct {
 	// before SIGKILL (default 2s).
 	ShutdownGrace time.Duration
 	TermGrace     time.Duration
+	// RunAs, when set, starts the server under that uid and gid, with a
+	// private TMPDIR and HOME (see RunAs). Nil runs it as the harness.
+	RunAs *RunAs
 }
 
 // Inbound is one stdout line as the raw layer sees it.
@@ -83,15 +86,22 @@ type StdioTransport struct {
 	anomalies    []Anomaly
 	unattributed []*jsonrpc.Message
 	stderrTail   tailBuffer
+	// Budgets bound what a flooding server makes the harness keep.
+	anomalyBudget keepBudget
+	unattrBudget  keepBudget
+	// noise counts what came instead of answers, for timeout messages.
+	noise noiseCount
 
 	exited     chan struct{} // closed when the process has exited
 	readerDone chan struct{} // closed at stdout EOF
+	stderrDone chan struct{} // closed at stderr EOF
 	dead       chan struct{} // closed when no more responses can come
 	exitCode   int
 	deadErr    error
 
 	closeOnce sync.Once
 	shutdown  ShutdownReport
+	cleanup   func() // removes the RunAs private directory
 }
 
 type pendingReq struct {
@@ -100,6 +110,10 @@ type pendingReq struct {
 	progress json.RawMessage // the request's _meta.progressToken
 	ch       chan *jsonrpc.Message
 	ex       *Exchange
+	budget   keepBudget // messages kept in ex
+	// err is why a nil was sent on ch: the answer came but was unusable.
+	// Written before the send, read after the receive.
+	err *Error
 }
 
 var _ Transport = (*StdioTransport)(nil)
@@ -139,6 +153,19 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
 	if cfg.Env == nil {
 		cfg.Env, _ = ServerEnv(nil, nil, os.LookupEnv)
 	}
+	var cred *syscall.Credential
+	cleanup := func() {}
+	if cfg.RunAs != nil {
+		if cred, cfg.Env, cleanup, err = cfg.RunAs.prepare(cfg.Env); err != nil {
+			return nil, &Error{Kind: KindConnect, Op: op, Err: err}
+		}
+	}
+	started := false
+	defer func() {
+		if !started {
+			cleanup()
+		}
+	}()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
@@ -161,7 +188,9 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
 	// group. Pdeathsig: if the harness itself is killed outright, the kernel
 	// still stops the server (it cannot reach grandchildren; the group kill
 	// in Close does).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Credential drops root when RunAs is set; Go sets the parent-death
+	// signal after the uid change, which would otherwise clear it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -170,13 +199,14 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
 		inW.Close()
 		outR.Close()
 		errR.Close()
-		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
+		return nil, &Error{Kind: KindConnect, Op: op, Err: cfg.RunAs.explainStart(err)}
 	}
+	started = true
 	t := &StdioTransport{
-		cfg: cfg, cmd: cmd, stdin: inW, stdout: outR, stderr: errR, pgid: cmd.Process.Pid,
+		cfg: cfg, cmd: cmd, stdin: inW, stdout: outR, stderr: errR, pgid: cmd.Process.Pid, cleanup: cleanup,
 		pending: map[string]*pendingReq{}, abandoned: map[string]bool{}, taps: map[int]chan Inbound{},
 		stderrTail: tailBuffer{max: cfg.StderrBytes},
-		exited:     make(chan struct{}), readerDone: make(chan struct{}), dead: make(chan struct{}),
+		exited:     make(chan struct{}), readerDone: make(chan struct{}), stderrDone: make(chan struct{}), dead: make(chan struct{}),
 	}
 	go t.readStderr()
 	go t.readStdout()
@@ -217,6 +247,7 @@ func (t *StdioTransport) wait() {
 	case <-t.readerDone:
 	case <-time.After(500 * time.Millisecond):
 	}
+	t.awaitStderr()
 	t.markDead()
 }
 
@@ -237,7 +268,19 @@ func (t *StdioTransport) markDead() {
 	close(t.dead)
 }
 
+// awaitStderr gives the stderr reader a moment to take in the last words
+// of a process that exited, so the error that reports the exit quotes
+// them ("fatal: missing config") rather than racing them. Bounded: a
+// grandchild may hold stderr open.
+func (t *StdioTransport) awaitStderr() {
+	select {
+	case <-t.stderrDone:
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
 func (t *StdioTransport) readStderr() {
+	defer close(t.stderrDone)
 	buf := make([]byte, 8<<10)
 	for {
 		n, err := t.stderr.Read(buf)
@@ -260,6 +303,7 @@ func (t *StdioTransport) readStdout() {
 			// exit so the error says "exited with code N" when it did.
 			select {
 			case <-t.exited:
+				t.awaitStderr()
 			case <-time.After(200 * time.Millisecond):
 			}
 			t.markDead()
@@ -307,24 +351,72 @@ func readBoundedLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err e
 func (t *StdioTransport) handleTooLong(prefix []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.anomalies = append(t.anomalies, Anomaly{Kind: "line-too-long", Detail: fmt.Sprintf("stdout line longer than %d bytes was dropped", t.cfg.MaxMessageBytes), Excerpt: excerpt(prefix[:min(len(prefix), 200)])})
-	// The dropped line was most likely the answer to the one request in
-	// flight; fail it now instead of letting it wait for its deadline.
-	if p := t.soleLocked(); p != nil {
-		p.ex.Anomalies = append(p.ex.Anomalies, Anomaly{Kind: "line-too-long", Detail: "a stdout line over the size limit was dropped"})
-		select {
-		case p.ch <- nil:
-		default:
-		}
+	t.anomalyLocked(Anomaly{Kind: "line-too-long", Detail: fmt.Sprintf("stdout line longer than %d bytes was dropped", t.cfg.MaxMessageBytes), Excerpt: excerpt(prefix[:min(len(prefix), 200)])})
+	// The dropped line is the answer to the request its id names (the id
+	// comes early in the line), or most likely to the one request in
+	// flight; fail that one now instead of letting it wait for its
+	// deadline.
+	p := t.pendingByEnvelopeLocked(prefix)
+	if p == nil {
+		p = t.soleLocked()
+	}
+	if p != nil {
+		t.failLocked(p, Anomaly{Kind: "line-too-long", Detail: "a stdout line over the size limit was dropped"}, &Error{Kind: KindTooLarge, Limit: int64(t.cfg.MaxMessageBytes)})
 	}
 }
 
+// pendingByEnvelopeLocked is the request a line that could not be used as
+// a message was meant to answer, going by its envelope's id.
+func (t *StdioTransport) pendingByEnvelopeLocked(line []byte) *pendingReq {
+	id, ok := envelopeID(line)
+	if !ok {
+		return nil
+	}
+	return t.pending[jsonrpc.IDKey(id)]
+}
+
+// failLocked ends a pending request with err: its answer arrived but cannot
+// be used. The request leaves pending at once, so a later line with its id
+// is a late response rather than a second send on its channel (which,
+// with t.mu held, would hang the reader and the harness).
+func (t *StdioTransport) failLocked(p *pendingReq, a Anomaly, err *Error) {
+	key := jsonrpc.IDKey(p.id)
+	delete(t.pending, key)
+	t.abandoned[key] = true
+	p.ex.Anomalies = append(p.ex.Anomalies, a)
+	p.err = err
+	p.ch <- nil // buffered, and p is no longer reachable: never blocks
+}
+
+// anomalyLocked records a framing problem within the anomaly budget.
+func (t *StdioTransport) anomalyLocked(a Anomaly) {
+	ok, first := t.anomalyBudget.take(len(a.Excerpt))
+	switch {
+	case ok:
+		t.anomalies = append(t.anomalies, a)
+	case first:
+		t.anomalies = append(t.anomalies, floodAnomaly("stray lines"))
+	}
+}
+
+// keepLocked reports whether one more message of size bytes may be kept in
+// p's exchange, recording the flood once when it may not.
+func (p *pendingReq) keepLocked(size int) bool {
+	ok, first := p.budget.take(size)
+	if first {
+		p.ex.Anomalies = append(p.ex.Anomalies, floodAnomaly("messages for one request"))
+	}
+	return ok
+}
+
 func (t *StdioTransport) handleLine(line []byte) {
-	in := Inbound{Raw: append([]byte(nil), line...), At: time.Now()}
+	// line is the reader's own copy (readBoundedLine appends into a new
+	// slice), so taps may keep it.
+	in := Inbound{Raw: line, At: time.Now()}
 	if len(bytes.TrimSpace(line)) == 0 {
 		in.Err = errors.New("blank line")
 	} else {
-		in.Msg, in.Err = jsonrpc.Decode(line)
+		in.Msg, in.Err = decode(line)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -335,8 +427,14 @@ func (t *StdioTransport) handleLine(line []byte) {
 		}
 	}
 	if in.Err != nil {
-		// STDIO-1: nothing but JSON-RPC on stdout. Recorded, never fatal.
-		t.anomalies = append(t.anomalies, Anomaly{Kind: "non-json-line", Detail: in.Err.Error(), Excerpt: excerpt(line)})
+		// STDIO-1: nothing but JSON-RPC on stdout. Recorded, never fatal,
+		// unless the line says which request it answers.
+		t.anomalyLocked(Anomaly{Kind: "non-json-line", Detail: in.Err.Error(), Excerpt: excerpt(line)})
+		t.noise.add(&t.noise.lines, line)
+		if p := t.pendingByEnvelopeLocked(line); p != nil {
+			t.failLocked(p, Anomaly{Kind: "malformed-response", Detail: in.Err.Error(), Excerpt: excerpt(line)},
+				&Error{Kind: KindMalformed, Excerpt: excerpt(line), Err: fmt.Errorf("the answer to this request is not a JSON-RPC message: %w", in.Err)})
+		}
 		return
 	}
 	m := in.Msg
@@ -348,25 +446,46 @@ func (t *StdioTransport) handleLine(line []byte) {
 			p.ch <- m
 			return
 		}
+		if m.Result != nil && string(bytes.TrimSpace(m.ID)) == "null" {
+			// A result under id null answers nothing; with one request
+			// in flight it can only be that request's, broken.
+			if p := t.soleLocked(); p != nil {
+				t.failLocked(p, Anomaly{Kind: "null-id", Detail: "result with id null", Excerpt: excerpt(line)},
+					&Error{Kind: KindBadID, Excerpt: excerpt(line), Err: errors.New("result with id null")})
+				return
+			}
+		}
 		kind := "unknown-id"
 		if t.abandoned[key] {
 			kind = "late-response"
+		} else {
+			t.noise.add(&t.noise.strays, line)
 		}
-		t.anomalies = append(t.anomalies, Anomaly{Kind: kind, Detail: "response to no request in flight", Excerpt: excerpt(line)})
+		t.anomalyLocked(Anomaly{Kind: kind, Detail: "response to no request in flight", Excerpt: excerpt(line)})
 	case jsonrpc.KindNotification:
 		if p := t.attributeLocked(m); p != nil {
-			p.ex.Notifications = append(p.ex.Notifications, m)
+			if p.keepLocked(len(line)) {
+				p.ex.Notifications = append(p.ex.Notifications, m)
+			}
 			return
 		}
-		t.unattributed = append(t.unattributed, m)
+		if ok, first := t.unattrBudget.take(len(line)); ok {
+			t.unattributed = append(t.unattributed, m)
+		} else if first {
+			t.anomalyLocked(floodAnomaly("notifications outside any request"))
+		}
 	case jsonrpc.KindRequest:
 		// RPC-4 / STDIO-2: a 2026-07-28 server never sends requests.
-		if p := t.soleLocked(); p != nil {
+		if p := t.soleLocked(); p != nil && p.keepLocked(len(line)) {
 			p.ex.ServerRequests = append(p.ex.ServerRequests, m)
 		}
-		t.anomalies = append(t.anomalies, Anomaly{Kind: "server-request", Detail: "server sent a JSON-RPC request (" + jsonrpc.Clip(m.Method, 60) + ")", Excerpt: excerpt(line)})
+		t.anomalyLocked(Anomaly{Kind: "server-request", Detail: "server sent a JSON-RPC request (" + jsonrpc.Clip(sanitize(m.Method), 60) + ")", Excerpt: excerpt(line)})
 	default:
-		t.anomalies = append(t.anomalies, Anomaly{Kind: "invalid-message", Detail: "neither request, notification nor response", Excerpt: excerpt(line)})
+		t.anomalyLocked(Anomaly{Kind: "invalid-message", Detail: "neither request, notification nor response", Excerpt: excerpt(line)})
+		if p := t.pendingByEnvelopeLocked(line); p != nil {
+			t.failLocked(p, Anomaly{Kind: "invalid-message", Detail: "neither request, notification nor response", Excerpt: excerpt(line)},
+				&Error{Kind: KindMalformed, Excerpt: excerpt(line), Err: errors.New("the answer to this request is neither a result nor an error")})
+		}
 	}
 }
 
@@ -431,6 +550,7 @@ func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: fmt.Errorf("id %s is already in flight", out.ID)}
 	}
 	t.pending[key] = p
+	before := t.noise
 	t.mu.Unlock()
 	start := time.Now()
 	fail := func(err error) (*Exchange, error) {
@@ -449,7 +569,13 @@ func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	select {
 	case resp = <-p.ch:
 	case <-ctx.Done():
-		return fail(t.opErr(ctx, op, start, ctx.Err()))
+		err := t.opErr(ctx, op, start, ctx.Err())
+		if te, ok := err.(*Error); ok && te.Kind == KindTimeout {
+			t.mu.Lock()
+			te.Meanwhile = t.noise.since(before)
+			t.mu.Unlock()
+		}
+		return fail(err)
 	case <-t.dead:
 		select {
 		case resp = <-p.ch:
@@ -457,8 +583,10 @@ func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchang
 			return fail(t.opErr(ctx, op, start, nil))
 		}
 	}
-	if resp == nil { // its line was over the size limit
-		return fail(&Error{Kind: KindTooLarge, Op: op, Limit: int64(t.cfg.MaxMessageBytes)})
+	if resp == nil { // its answer came but was unusable (failLocked)
+		e := *p.err
+		e.Op = op
+		return fail(&e)
 	}
 	t.mu.Lock()
 	ex := *p.ex
@@ -615,6 +743,7 @@ func (t *StdioTransport) Close() error {
 		t.stdout.Close()
 		t.stderr.Close()
 		t.markDead()
+		t.cleanup()
 		t.mu.Lock()
 		t.shutdown.Escalation = esc
 		t.shutdown.Took = time.Since(start)
@@ -655,3 +784,33 @@ func (b *tailBuffer) String() string {
 }
 
 var _ io.Closer = (*StdioTransport)(nil)
+
+// noiseCount counts stdout lines that were no answer: lines that are not
+// JSON-RPC, and responses to ids never sent, keeping the start of the last
+// of each for the message.
+type noiseCount struct {
+	lines, strays       int64
+	lastLine, lastStray []byte
+}
+
+func (n *noiseCount) add(counter *int64, line []byte) {
+	*counter++
+	head := append([]byte(nil), line[:min(len(line), 200)]...)
+	if counter == &n.lines {
+		n.lastLine = head
+	} else {
+		n.lastStray = head
+	}
+}
+
+// since says what arrived after the snapshot before, or "" for nothing.
+func (n *noiseCount) since(before noiseCount) string {
+	var parts []string
+	if d := n.lines - before.lines; d > 0 {
+		parts = append(parts, fmt.Sprintf("stdout carried %d line(s) that are not JSON-RPC messages, the last: %q", d, excerpt(n.lastLine)))
+	}
+	if d := n.strays - before.strays; d > 0 {
+		parts = append(parts, fmt.Sprintf("the server sent %d response(s) to ids never sent, the last: %q", d, excerpt(n.lastStray)))
+	}
+	return strings.Join(parts, "; ")
+}

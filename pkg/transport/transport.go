@@ -97,7 +97,9 @@ const (
 	DefaultStderrBytes     = 64 << 10
 )
 
-func excerpt(b []byte) string { return jsonrpc.Clip(sanitize(string(b)), 300) }
+// excerpt is the start of b, safe to print. Only the start is sanitized:
+// b may be a 4 MiB line, and a flood of them must stay cheap.
+func excerpt(b []byte) string { return jsonrpc.Clip(sanitize(string(b[:min(len(b), 1200)])), 300) }
 
 // sanitize replaces control characters so that server text cannot forge
 // lines in a terminal or a log.

@@ -152,9 +152,10 @@ func TestScoreBounded(t *testing.T) {
 	start := time.Now()
 	Score(long, strings.ToUpper(long)+" extra")
 	Score(strings.Repeat("a", 1<<20), strings.Repeat("a", 1<<20-1)+"b")
-	// Linear, this takes about 1.5 s under -race on a loaded 2-core box;
+	// Linear, this takes about 1.5 s under -race on a 2-core box (20 s when
+	// the box is saturated); the bound only catches a quadratic blow-up:
 	// quadratic fuzzy pairing of 20,000 words would take minutes.
-	if d := time.Since(start); d > 15*time.Second {
+	if d := time.Since(start); d > 90*time.Second {
 		t.Fatalf("took %v", d)
 	}
 }
