@@ -93,6 +93,9 @@ func (s *scripted) Complete(_ context.Context, req *llm.Request) (*llm.Response,
 	n := s.calls
 	s.mu.Unlock()
 	m := s.fn(req)
+	// A behaviour may return the same message to concurrent runs: copy
+	// the calls before filling in their ids.
+	m.Calls = append([]llm.ToolCall(nil), m.Calls...)
 	for i := range m.Calls {
 		if m.Calls[i].ID == "" {
 			m.Calls[i].ID = fmt.Sprintf("call_%d_%d", n, i)
