@@ -170,15 +170,10 @@ var TOOL4 = &check.Check{
 	Doc:  "every tool has a string name and an inputSchema object with root type \"object\"; an outputSchema is an object",
 	Fix:  "give every tool a name and an inputSchema like {\"type\": \"object\", \"properties\": {...}}",
 	Run: func(p *check.Pass) error {
-		if !toolServed(p.Env.Facts) {
-			p.Skipf(toolNotServed)
-			return nil
-		}
-		items, lr, ok, err := toolListRaw(p)
+		items, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
-		ev := toolEvidence(lr)
 		for i, raw := range items {
 			for _, problem := range toolShape(raw) {
 				p.Failf(ev, "tool #%d %s", i+1, problem)
@@ -237,15 +232,10 @@ var TOOL5 = &check.Check{
 	Doc:  "tool names are 1-128 characters of [A-Za-z0-9_.-] and unique within the server",
 	Fix:  "rename tools to letters, digits, '_', '-' and '.', at most 128 characters, no duplicates",
 	Run: func(p *check.Pass) error {
-		if !toolServed(p.Env.Facts) {
-			p.Skipf(toolNotServed)
-			return nil
-		}
-		items, lr, ok, err := toolListRaw(p)
+		items, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
-		ev := toolEvidence(lr)
 		seen := map[string]int{}
 		for _, name := range schemaEntryNames(items, "name") {
 			seen[name]++
@@ -267,15 +257,10 @@ var TOOL6 = &check.Check{
 	Doc:  "every x-mcp-header is a non-empty, unique RFC 9110 token on a string, integer or boolean property reached only through properties",
 	Fix:  "fix the tool's x-mcp-header: a token name, unique, on a top-level or properties-nested string/integer/boolean property",
 	Run: func(p *check.Pass) error {
-		if !toolServed(p.Env.Facts) {
-			p.Skipf(toolNotServed)
-			return nil
-		}
-		items, lr, ok, err := toolListRaw(p)
+		items, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
-		ev := toolEvidence(lr)
 		declared := 0
 		for _, raw := range items {
 			var t struct {
@@ -371,15 +356,10 @@ var TOOL7 = &check.Check{
 	Doc:  "x-mcp-header is not put on sensitive parameters such as passwords, tokens, API keys or personal data (a heuristic on names)",
 	Fix:  "remove x-mcp-header from credential and personal-data properties; headers end up in logs",
 	Run: func(p *check.Pass) error {
-		if !toolServed(p.Env.Facts) {
-			p.Skipf(toolNotServed)
-			return nil
-		}
-		items, lr, ok, err := toolListRaw(p)
+		items, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
-		ev := toolEvidence(lr)
 		n := 0
 		for _, raw := range items {
 			var t struct {
@@ -411,3 +391,19 @@ var TOOL7 = &check.Check{
 }
 
 var toolFamily = family{name: "TOOL", checks: []*check.Check{TOOL1, TOOL2, TOOL3, TOOL4, TOOL5, TOOL6, TOOL7}}
+
+// toolListed is the opening of the checks that judge every listed tool:
+// skip when the server serves no tools, list them all, and keep the
+// listing as evidence. ok is false when the check is over (skipped, or the
+// list failed and was reported).
+func toolListed(p *check.Pass) (items []json.RawMessage, ev *check.Evidence, ok bool, err error) {
+	if !toolServed(p.Env.Facts) {
+		p.Skipf(toolNotServed)
+		return nil, nil, false, nil
+	}
+	items, lr, ok, err := toolListRaw(p)
+	if !ok {
+		return nil, nil, false, err
+	}
+	return items, toolEvidence(lr), true, nil
+}
