@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
+	"github.com/mcp-eval/mcp-eval-action/pkg/redact"
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -30,15 +33,16 @@ type Command struct {
 	// Environ lists it (os.Environ in main); the action uses it to reject
 	// unknown INPUT_* variables. Optional.
 	Environ func() []string
-	// ServerUser picks who a --cmd server runs as. Nil means
-	// transport.UnprivilegedIfRoot: uid 65534 when mcp-eval runs as root
-	// (the Docker action), the harness's own user otherwise. A test that
-	// must run a server as root returns nil from it.
+	// ServerUser, when set, decides who a --cmd server runs as instead of
+	// the server-user policy: a test that must run a server as root
+	// returns nil from it.
 	ServerUser func() *transport.RunAs
 
 	// redact takes the run's secrets out of everything written; Main
 	// sets it up.
-	redact *redactor
+	redact *redact.Redactor
+	// helps are the help texts of the flag sets made so far.
+	helps []helpText
 }
 
 type subcommand struct {
@@ -80,9 +84,9 @@ Docs: README.md in https://github.com/mcp-eval/mcp-eval-action
 // whatever the command.
 func (c *Command) Main(ctx context.Context, args []string) int {
 	run := *c
-	run.redact = c.newRedactor()
-	stdout := &lineWriter{w: c.Stdout, r: run.redact}
-	stderr := &lineWriter{w: c.Stderr, r: run.redact}
+	run.redact = redact.FromEnv(c.Environ, c.LookupEnv)
+	stdout := redact.NewWriter(c.Stdout, run.redact)
+	stderr := redact.NewWriter(c.Stderr, run.redact)
 	run.Stdout, run.Stderr = stdout, stderr
 	defer stdout.Flush()
 	defer stderr.Flush()
@@ -113,15 +117,7 @@ func (c *Command) main(ctx context.Context, args []string) int {
 }
 
 // Version is the harness version.
-const Version = "0.1.0"
-
-// serverUser is who stdio servers of this run are started as.
-func (c *Command) serverUser() *transport.RunAs {
-	if c.ServerUser != nil {
-		return c.ServerUser()
-	}
-	return transport.UnprivilegedIfRoot()
-}
+const Version = pipeline.HarnessVersion
 
 func (c *Command) usage(w io.Writer) {
 	fmt.Fprint(w, usageHead)
@@ -136,15 +132,34 @@ func (c *Command) usage(w io.Writer) {
 func (c *Command) newFlagSet(name, synopsis, examples string) *flag.FlagSet {
 	fs := flag.NewFlagSet("mcp-eval "+name, flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
-	fs.Usage = func() {
-		w := fs.Output()
+	// The flag package calls Usage on -h and on a bad flag; parse prints
+	// the help once, to stdout for -h and to stderr after an error.
+	fs.Usage = func() {}
+	c.helps = append(c.helps, helpText{fs, func(w io.Writer) {
 		fmt.Fprintf(w, "Usage: mcp-eval %s %s\n\nFlags:\n", name, synopsis)
+		out := fs.Output()
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(out)
 		if examples != "" {
 			fmt.Fprintf(w, "\nExamples:\n%s", examples)
 		}
-	}
+	}})
 	return fs
+}
+
+// helpText is a flag set's help.
+type helpText struct {
+	fs    *flag.FlagSet
+	print func(io.Writer)
+}
+
+func (c *Command) help(fs *flag.FlagSet, w io.Writer) {
+	for _, h := range c.helps {
+		if h.fs == fs {
+			h.print(w)
+		}
+	}
 }
 
 // parse parses flags; it returns the exit code to use when parsing ended
@@ -152,10 +167,10 @@ func (c *Command) newFlagSet(name, synopsis, examples string) *flag.FlagSet {
 func (c *Command) parse(fs *flag.FlagSet, args []string) int {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(c.Stdout)
-			fs.Usage()
+			c.help(fs, c.Stdout)
 			return ExitOK
 		}
+		fmt.Fprintf(c.Stderr, "run \"%s --help\" for its flags and examples\n", fs.Name())
 		return ExitError
 	}
 	if fs.NArg() > 0 {
@@ -171,36 +186,10 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// sanitize makes text from the server safe for a terminal and a CI log:
-// control characters (escape sequences, carriage returns) become U+FFFD,
-// and a leading "::" is percent-encoded, since a value printed at the
-// start of a line (a tool name in probe's list) would otherwise be read by
-// the GitHub runner as a workflow command.
-func sanitize(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\t' {
-			return ' '
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-	if t := strings.TrimLeft(s, " "); strings.HasPrefix(t, "::") {
-		s = s[:len(s)-len(t)] + "%3A%3A" + t[2:]
-	}
-	return s
-}
-
-// sanitizeText is sanitize for multi-line messages of our own (errors with a
-// hint line, a stderr tail): newlines stay, everything else is neutralised.
-func sanitizeText(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = sanitize(l)
-	}
-	return strings.Join(lines, "\n")
-}
+// sanitize and sanitizeText make server text safe for a terminal and a CI
+// log (render.TermLine).
+func sanitize(s string) string     { return render.TermLine(s) }
+func sanitizeText(s string) string { return render.TermText(s) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

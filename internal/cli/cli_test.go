@@ -198,3 +198,21 @@ func TestInterruptLeavesNoChildProcess(t *testing.T) {
 		t.Fatalf("process group %d still has members after mcp-eval exited; stderr: %s", pgid, errb.String())
 	}
 }
+
+// A header value given on the command line never reaches the output, even
+// when the server echoes it in the body of an error the harness prints.
+func TestMainRedactsEchoedHeaderValues(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "invalid credentials: "+r.Header.Get("Authorization"), http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: func(string) (string, bool) { return "", false }}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c.Main(ctx, []string{"probe", "--url", srv.URL + "/mcp", "--header", "Authorization: Bearer cli-canary-token"})
+	all := out.String() + errb.String()
+	if strings.Contains(all, "cli-canary-token") || !strings.Contains(all, "invalid credentials") {
+		t.Fatalf("want the error without the token:\n%s", all)
+	}
+}

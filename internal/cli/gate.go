@@ -84,7 +84,7 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	if out != "" {
 		dest = out
 	}
-	if err := report.Save(dest, rep); err != nil {
+	if err := saveReport(dest, rep); err != nil {
 		return fail("%v", err)
 	}
 	render.GateText(c.Stdout, rep.Gate)

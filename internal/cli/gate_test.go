@@ -15,7 +15,7 @@ import (
 func save(t *testing.T, dir, name string, r *report.Report) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
-	if err := report.Save(p, r); err != nil {
+	if err := saveReport(p, r); err != nil {
 		t.Fatal(err)
 	}
 	return p

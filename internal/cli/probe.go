@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -41,28 +42,33 @@ type ProbeTool struct {
 }
 
 func runProbe(ctx context.Context, c *Command, args []string) int {
-	var sf serverFlags
+	var f planFlags
 	var asJSON bool
 	fs := c.newFlagSet("probe", "(--url URL | --cmd \"server args…\") [flags]", probeExamples)
-	sf.register(fs)
+	f.register(fs, flagsServer)
 	fs.BoolVar(&asJSON, "json", false, "print machine-readable JSON instead of text")
 	if code := c.parse(fs, args); code >= 0 {
 		return code
 	}
-	if err := sf.validate(); err != nil {
-		fmt.Fprintln(c.Stderr, "mcp-eval probe:", err)
+	s, err := f.settings()
+	if err != nil {
+		c.errorf("probe", "%v", err)
 		return ExitError
 	}
-	ctx, cancel := context.WithTimeout(ctx, sf.timeout)
-	defer cancel()
-	cl, tr, err := sf.open(ctx, c, mcpclient.Config{Trace: mcpclient.NewTrace()})
+	pl, err := pipeline.Resolve(s, c.env())
 	if err != nil {
-		c.printStderrTail(tr)
-		fmt.Fprintf(c.Stderr, "mcp-eval probe: %s: %s\n", sanitize(sf.target()), sanitizeText(explain(err)))
+		c.errorf("probe", "%v", err)
+		return ExitError
+	}
+	ctx, cancel := context.WithTimeout(ctx, pl.Timeout)
+	defer cancel()
+	cl, err := pl.Connect(ctx, nil)
+	if err != nil {
+		c.errorf("probe", "%s: %s", pl.TargetDesc, explain(err))
 		return ExitError
 	}
 	defer cl.Close()
-	out := ProbeOutput{Target: sf.target(), Tools: []ProbeTool{}, DroppedTools: []mcpclient.DroppedTool{}, Notes: []string{}, Anomalies: []transport.Anomaly{}}
+	out := ProbeOutput{Target: pl.TargetDesc, Tools: []ProbeTool{}, DroppedTools: []mcpclient.DroppedTool{}, Notes: []string{}, Anomalies: []transport.Anomaly{}}
 	info := cl.Info()
 	out.Era, out.ProtocolVersion, out.SupportedVersions = info.Era, info.ProtocolVersion, info.SupportedVersions
 	out.ServerInfo, out.Capabilities, out.Instructions, out.Probe = info.ServerInfo, info.Capabilities, info.Instructions, info.Probe
@@ -100,14 +106,6 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 		return ExitError
 	}
 	return ExitOK
-}
-
-func (c *Command) printStderrTail(tr transport.Transport) {
-	if st, ok := tr.(*transport.StdioTransport); ok {
-		if tail := strings.TrimSpace(st.Stderr()); tail != "" {
-			fmt.Fprintf(c.Stderr, "server stderr (last lines):\n%s\n", indent(sanitizeText(lastLines(tail, 20)), "  "))
-		}
-	}
 }
 
 func printProbe(w io.Writer, o *ProbeOutput) {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -85,7 +85,7 @@ func runReport(_ context.Context, c *Command, args []string) int {
 	if out == "" {
 		err = write(c.Stdout)
 	} else {
-		err = writeFile(out, func(f *os.File) error { return write(f) })
+		err = atomicfile.Write(out, write)
 	}
 	if err != nil {
 		return fail("%v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/internal/hostile"
+	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -265,7 +266,7 @@ func renderedSafely(t *testing.T, dir string, l0 *conformance.Report) {
 	now := time.Now().UTC()
 	rep.Run = report.Run{HarnessVersion: "test", StartedAt: now, FinishedAt: now}
 	path := filepath.Join(dir, "report.json")
-	if err := report.Save(path, rep); err != nil {
+	if err := saveReport(path, rep); err != nil {
 		t.Fatalf("the check's report does not make a valid report.json: %v", err)
 	}
 	for _, args := range [][]string{
@@ -306,4 +307,12 @@ func noWorkflowCommands(t *testing.T, out string) {
 			t.Errorf("a line of output is a workflow command the server wrote: %q", l)
 		}
 	}
+}
+
+func saveReport(path string, rep *report.Report) error {
+	data, err := report.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, data)
 }

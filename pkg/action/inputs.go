@@ -74,6 +74,7 @@ func OutputSpecs() []Output {
 type Inputs struct {
 	ServerURL        string
 	ServerCommand    string
+	ServerUser       string
 	Golden           string
 	AutoLayers       bool
 	Layers           []Layer  // when !AutoLayers

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
 )
 
 // Cache is one directory holding run results and judge verdicts, so a
@@ -46,7 +48,7 @@ func OpenCache(dir string) (*Cache, error) {
 	if dir == "" {
 		return nil, errors.New("cache: no directory given (eval.cache-dir)")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := atomicfile.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("cache: creating %s: %w (set eval.cache-dir to a writable directory)", dir, err)
 	}
 	return &Cache{Dir: dir}, nil
@@ -97,22 +99,7 @@ func (c *Cache) put(kind, key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("cache: encoding %s entry: %w", kind, err)
 	}
-	p := c.path(kind, key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cache: writing %s: %w", p, errors.Join(werr, cerr))
-	}
-	if err := os.Rename(tmp.Name(), p); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteBytes(c.path(kind, key), b); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil

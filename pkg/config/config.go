@@ -93,6 +93,8 @@ type Server struct {
 	// Headers values may name environment variables as ${NAME}, so tokens
 	// stay out of the file.
 	Headers map[string]string `yaml:"headers"`
+	// User is who a stdio server runs as: auto, unprivileged or current.
+	User string `yaml:"user"`
 }
 
 // Conformance configures Layer 0.

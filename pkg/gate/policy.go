@@ -33,6 +33,8 @@ type Policy struct {
 	HistoryDepth int
 	// FailOnInconclusive turns an inconclusive verdict into exit 1.
 	FailOnInconclusive bool
+	// FailOnLegacy makes a server that speaks only legacy MCP a failure.
+	FailOnLegacy bool
 	// MaxCostIncrease is the largest rise of a model's cost per case over
 	// the baseline, as a fraction (0.1 = +10%); nil: not gated. The cost
 	// gates are in cost.go.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -32,7 +33,7 @@ func TestWriteFixtures(t *testing.T) {
 	for name, rep := range map[string]*report.Report{
 		"layer0": layer0Fixture(), "full": fullFixture(), "hostile": hostileFixture(), "ungated": ungatedFixture(), "legacy": legacyFixture(),
 	} {
-		if err := report.Save(filepath.Join("testdata", "report", name+".json"), rep); err != nil {
+		if err := saveReport(filepath.Join("testdata", "report", name+".json"), rep); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -290,4 +291,12 @@ func hostileFixture() *report.Report {
 	base := baselineOf(mk(func(int) int { return 5 }))
 	now := mk(func(i int) int { return i % 6 })
 	return gated(now, base)
+}
+
+func saveReport(path string, rep *report.Report) error {
+	data, err := report.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, data)
 }

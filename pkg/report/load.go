@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 )
 
 // MaxBytes is the largest report Parse and Load accept. A real report of
@@ -179,40 +178,4 @@ func Marshal(rep *Report) ([]byte, error) {
 		return nil, fmt.Errorf("report: refusing to write an invalid report (a bug in mcp-eval): %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// Save writes rep to path atomically: through a temporary file in the same
-// directory, synced and renamed, so a reader (or a crash) never sees half a
-// report.
-func Save(path string, rep *Report) error {
-	data, err := Marshal(rep)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".report-*.json")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	// CreateTemp makes the file 0600; a report is meant to be read (and
-	// uploaded as an artifact) by other steps.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

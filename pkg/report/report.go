@@ -8,7 +8,7 @@
 //	rep := report.FromConformance(layer0, workspace) // *conformance.Report from conformance.Run
 //	rep.Run = report.Run{Commit: sha, HarnessVersion: "0.1.0", StartedAt: start, FinishedAt: time.Now()}
 //	rep.ToolSurfaceHash = report.ToolSurfaceHash(tools)
-//	err := report.Save("report.json", rep) // validated against report.schema.json, written atomically
+//	data, err := report.Marshal(rep) // validated against report.schema.json; write it with atomicfile
 //
 // and back: rep, err := report.Load("report.json") treats the file as
 // untrusted (size limit, schema, version).

@@ -1,4 +1,6 @@
-package cli
+// Package redact takes a run's secrets out of everything mcp-eval writes:
+// reports, renderings, the log. It knows values, not patterns.
+package redact
 
 import (
 	"bytes"
@@ -13,7 +15,7 @@ import (
 	"sync"
 )
 
-// redactor holds the secret values of a run and takes them out of
+// Redactor holds the secret values of a run and takes them out of
 // everything mcp-eval writes. The server under test sees some of them on
 // purpose (a header, a --server-env key) and may echo them back in a tool
 // description, an error message or its stderr; the harness itself must
@@ -23,7 +25,7 @@ import (
 // environment variables with secret-looking names, keys passed to the
 // server). A value transformed on the way (base64, split) is not found;
 // SECURITY.md says so.
-type redactor struct {
+type Redactor struct {
 	mu     sync.Mutex
 	values []string // longest first, so a secret containing another is replaced whole
 }
@@ -45,31 +47,48 @@ var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRAS
 var wellKnownSecrets = []string{"GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY", "AZURE_OPENAI_API_KEY"}
 
-// newRedactor seeds a redactor with the harness's own secrets: every
-// environment variable whose name looks like a credential.
-func (c *Command) newRedactor() *redactor {
-	r := &redactor{}
-	names := append([]string(nil), wellKnownSecrets...)
-	if c.Environ != nil {
-		for _, kv := range c.Environ() {
-			if k, _, ok := strings.Cut(kv, "="); ok && secretName.MatchString(k) {
-				names = append(names, k)
-			}
-		}
-	}
-	if c.LookupEnv != nil {
-		for _, k := range names {
-			if v, ok := c.LookupEnv(k); ok {
-				r.add(v)
-			}
-		}
+// FromEnv seeds a redactor with the harness's own secrets: every
+// environment variable whose name looks like a credential. environ may be
+// nil (the well-known names are still read through lookup).
+func FromEnv(environ func() []string, lookup func(string) (string, bool)) *Redactor {
+	r := &Redactor{}
+	for _, k := range SecretNames(environ, lookup) {
+		v, _ := lookup(k)
+		r.Add(v)
 	}
 	return r
 }
 
-// add registers secret values. A header value such as "Bearer abc" also
+// SecretNames lists the variables of the environment that hold a secret
+// (by name, or well known) and are set.
+func SecretNames(environ func() []string, lookup func(string) (string, bool)) []string {
+	names := append([]string(nil), wellKnownSecrets...)
+	if environ != nil {
+		for _, kv := range environ() {
+			if k, _, ok := strings.Cut(kv, "="); ok && IsSecretName(k) && !slices.Contains(names, k) {
+				names = append(names, k)
+			}
+		}
+	}
+	var set []string
+	if lookup == nil {
+		return nil
+	}
+	for _, k := range names {
+		if v, ok := lookup(k); ok && v != "" {
+			set = append(set, k)
+		}
+	}
+	return set
+}
+
+// IsSecretName reports whether an environment variable of that name holds a
+// credential by convention.
+func IsSecretName(name string) bool { return secretName.MatchString(name) }
+
+// Add registers secret values. A header value such as "Bearer abc" also
 // registers "abc": servers echo the token alone.
-func (r *redactor) add(values ...string) {
+func (r *Redactor) Add(values ...string) {
 	if r == nil {
 		return
 	}
@@ -101,22 +120,22 @@ func credentialParts(v string) []string {
 	return out
 }
 
-// addServerEnv registers the values of variables given to a stdio server
+// AddServerEnv registers the values of variables given to a stdio server
 // (NAME=VALUE) whose name looks like a credential or whose value carries a
 // URL password.
-func (r *redactor) addServerEnv(env []string) {
+func (r *Redactor) AddServerEnv(env []string) {
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		if secretName.MatchString(k) {
-			r.add(v)
+			r.Add(v)
 		} else if parts := credentialParts(v); len(parts) > 0 && strings.Contains(v, "://") {
-			r.add(parts...)
+			r.Add(parts...)
 		}
 	}
 }
 
 // String removes every secret from s.
-func (r *redactor) String(s string) string {
+func (r *Redactor) String(s string) string {
 	if r == nil {
 		return s
 	}
@@ -134,7 +153,7 @@ func (r *redactor) String(s string) string {
 // JSON-encodable value, in place, through a JSON round trip: a report is
 // plain JSON-tagged data, and a walk over the decoded JSON reaches every
 // string whatever the Go type holding it.
-func (r *redactor) JSON(v any) error {
+func (r *Redactor) JSON(v any) error {
 	if r == nil {
 		return nil
 	}
@@ -174,7 +193,7 @@ func (r *redactor) JSON(v any) error {
 	return nil
 }
 
-func (r *redactor) walk(v any, changed *bool) any {
+func (r *Redactor) walk(v any, changed *bool) any {
 	switch t := v.(type) {
 	case string:
 		if s := r.String(t); s != t {
@@ -198,17 +217,17 @@ func (r *redactor) walk(v any, changed *bool) any {
 	return v
 }
 
-// lineWriter passes whole lines through the redactor: a secret can only be
+// Writer passes whole lines through the redactor: a secret can only be
 // recognised whole, and every output of mcp-eval is line-oriented. Flush
 // writes a last unterminated line.
-type lineWriter struct {
+type Writer struct {
 	w   io.Writer
-	r   *redactor
+	r   *Redactor
 	mu  sync.Mutex
 	buf []byte
 }
 
-func (l *lineWriter) Write(p []byte) (int, error) {
+func (l *Writer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
@@ -222,7 +241,7 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 }
 
 // Flush writes what is left.
-func (l *lineWriter) Flush() error {
+func (l *Writer) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.buf) == 0 {
@@ -232,3 +251,6 @@ func (l *lineWriter) Flush() error {
 	l.buf = l.buf[:0]
 	return err
 }
+
+// NewWriter returns a Writer that redacts w's lines with r.
+func NewWriter(w io.Writer, r *Redactor) *Writer { return &Writer{w: w, r: r} }

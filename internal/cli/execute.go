@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
+	"github.com/mcp-eval/mcp-eval-action/pkg/config"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// evaluation is what a command chose: its defaults (the weakest source),
+// whether it reads mcp-eval.yaml when --config is not given, and what it
+// forces whatever the other sources say (the layers of eval and check).
+type evaluation struct {
+	name     string
+	defaults pipeline.Settings
+	autoFile bool
+	force    pipeline.Settings
+	// needGolden makes a missing golden set an error rather than a note.
+	needGolden bool
+}
+
+// execute stacks defaults < mcp-eval.yaml < flags < what the command forces,
+// runs the pipeline, prints the result and returns the exit code.
+func (c *Command) execute(ctx context.Context, e evaluation, f *planFlags) int {
+	fail := func(err error) int {
+		fmt.Fprintf(c.Stderr, "mcp-eval %s: %s\n", e.name, sanitizeText(explain(err)))
+		return ExitError
+	}
+	flags, err := f.settings()
+	if err != nil {
+		return fail(err)
+	}
+	s := e.defaults
+	path := f.config
+	if path == "" && e.autoFile {
+		if _, err := os.Stat(config.DefaultFile); err == nil {
+			path = config.DefaultFile
+		}
+	}
+	if path != "" {
+		file, err := pipeline.LoadConfig(path)
+		if err != nil {
+			return fail(err)
+		}
+		s = s.Overlay(file)
+	}
+	plan, err := pipeline.Resolve(s.Overlay(flags).Overlay(e.force), c.env())
+	if err != nil {
+		return fail(err)
+	}
+	if e.needGolden && plan.Behavior.Golden == "" {
+		return fail(errors.New("no golden set: pass --golden FILE, or set golden: in mcp-eval.yaml (docs/behavior.md)"))
+	}
+	rep, err := pipeline.Run(ctx, plan)
+	if errors.Is(err, pipeline.ErrPreviewOnly) {
+		return ExitOK
+	}
+	if rep == nil && err != nil {
+		return fail(err)
+	}
+	c.printReport(rep, plan.Outputs.Report, f.verbose)
+	if err != nil {
+		return fail(err)
+	}
+	return exitFor(rep)
+}
+
+// env is the pipeline's view of this process.
+func (c *Command) env() pipeline.Env {
+	return pipeline.Env{LookupEnv: c.LookupEnv, Environ: c.Environ, Workspace: workspace(c), Redact: c.redact,
+		Stdout: c.Stdout, Stderr: c.Stderr, ServerUser: c.ServerUser}
+}
+
+// printReport shows a run's report on the terminal: Layer 0's findings,
+// Layer 1's matrix, the verdict and where the report went.
+func (c *Command) printReport(rep *report.Report, path string, verbose bool) {
+	if rep.Conformance != nil {
+		render.ConformanceText(c.Stdout, rep.Conformance, render.TextOptions{Verbose: verbose})
+		fmt.Fprintln(c.Stdout)
+	}
+	matrixText(c.Stdout, rep)
+	render.GateText(c.Stdout, rep.Gate)
+	if path != "" {
+		fmt.Fprintf(c.Stdout, "report: %s\n", report.RelPath(workspace(c), abs(path)))
+	}
+}
+
+// exitFor maps a gated report to the exit code, from the report alone, so
+// that `mcp-eval gate` on a report gives the exit code of the command that
+// wrote it: 1 for a failing verdict (and for inconclusive when the
+// recorded policy says so), 0 otherwise.
+func exitFor(rep *report.Report) int {
+	if rep.Gate == nil {
+		return ExitOK
+	}
+	switch rep.Gate.Verdict {
+	case report.GateFail:
+		return ExitFindings
+	case report.GateInconclusive:
+		if rep.Gate.Policy.FailOnInconclusive {
+			return ExitFindings
+		}
+	}
+	return ExitOK
+}
+
+// warnf prints a warning of a command.
+func (c *Command) warnf(cmd, format string, a ...any) {
+	fmt.Fprintf(c.Stderr, "mcp-eval %s: warning: %s\n", cmd, sanitizeText(fmt.Sprintf(format, a...)))
+}
+
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// errorf prints a command's error.
+func (c *Command) errorf(cmd, format string, a ...any) {
+	fmt.Fprintf(c.Stderr, "mcp-eval %s: %s\n", cmd, sanitizeText(fmt.Sprintf(format, a...)))
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// saveReport writes a report.json atomically (atomicfile: 0644).
+func saveReport(path string, rep *report.Report) error {
+	data, err := report.Marshal(rep)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return atomicfile.WriteBytes(path, data)
+}

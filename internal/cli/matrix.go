@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// matrixText prints Layer 1 as a case × model matrix of passed runs.
+func matrixText(w io.Writer, rep *report.Report) {
+	b := rep.Behavior
+	if b == nil {
+		return
+	}
+	var models []string
+	for _, m := range rep.Models {
+		for _, r := range b.Results {
+			if r.Model == m.ID {
+				models = append(models, m.ID)
+				break
+			}
+		}
+	}
+	cell := map[[2]string]string{}
+	for _, r := range b.Results {
+		s := fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N)
+		if r.Reused > 0 {
+			s += "*"
+		}
+		cell[[2]string{r.Case, r.Model}] = s
+	}
+	for _, inc := range b.Inconclusive {
+		if _, ok := cell[[2]string{inc.Case, inc.Model}]; !ok {
+			cell[[2]string{inc.Case, inc.Model}] = "?"
+		}
+	}
+	width := 4
+	for _, cs := range b.Cases {
+		width = max(width, len(cs.ID))
+	}
+	width = min(width, 40)
+	fmt.Fprintf(w, "\n== Layer 1 · behaviour: passed runs per case (%d runs each; * reused from the cache, ? not decided) ==\n", b.RunsPerCase)
+	for i, m := range models {
+		fmt.Fprintf(w, "  [%d] %s\n", i+1, sanitize(m))
+	}
+	fmt.Fprintf(w, "  %-*s", width, "case")
+	for i := range models {
+		fmt.Fprintf(w, " %8s", "["+strconv.Itoa(i+1)+"]")
+	}
+	fmt.Fprintln(w)
+	for _, cs := range b.Cases {
+		id := sanitize(cs.ID)
+		if len(id) > width {
+			id = id[:width-1] + "…"
+		}
+		fmt.Fprintf(w, "  %-*s", width, id)
+		for _, m := range models {
+			v, ok := cell[[2]string{cs.ID, m}]
+			if !ok {
+				v = "–"
+			}
+			fmt.Fprintf(w, " %8s", v)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, m := range models {
+		var line []string
+		for _, name := range []string{report.ToolSelection, report.ArgumentCorrectness, report.SequenceOrder, report.OverTrigger, report.TaskCompletion} {
+			var k, n int
+			for _, r := range b.Results {
+				if r.Model != m {
+					continue
+				}
+				for _, s := range r.Scores {
+					if s.Name == name {
+						k, n = k+s.K, n+s.N
+					}
+				}
+			}
+			if n > 0 {
+				line = append(line, fmt.Sprintf("%s %d/%d (%.0f%%)", name, k, n, 100*float64(k)/float64(n)))
+			}
+		}
+		fmt.Fprintf(w, "  %s: %s\n", sanitize(m), strings.Join(line, ", "))
+	}
+	if s := b.Spend; s != nil {
+		cost := "cost unknown (" + s.Used.USDUnknown + ")"
+		if s.Used.USD != nil {
+			cost = fmt.Sprintf("$%.4f", *s.Used.USD)
+		}
+		fmt.Fprintf(w, "  spend: %d provider calls, %d tokens, %s; %d runs reused, %d made now\n", s.Used.Calls, s.Used.Tokens, sanitize(cost), s.ReusedRuns, s.FreshRuns)
+		if s.Reached {
+			fmt.Fprintf(w, "  budget reached: %s\n", sanitize(s.Reason))
+		}
+	}
+}
+
+// splitList reads a comma list, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for _, m := range strings.Split(s, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}

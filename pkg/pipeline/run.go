@@ -1,0 +1,198 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
+	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/otelexport"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
+)
+
+// HarnessVersion is recorded in every report.
+const HarnessVersion = "0.1.0"
+
+// ErrPreviewOnly ends a run after the Layer 1 spend preview
+// (BehaviorPlan.PreviewOnly): nothing was called, nothing is written.
+var ErrPreviewOnly = errors.New("preview only")
+
+// Run runs the plan's layers against its server, gates the report against
+// the baseline, takes the run's secrets out of it and writes the outputs.
+// The error is a harness error (the server could not be tested, an output
+// could not be written); a regression is the report's gate verdict, never
+// an error. The report is returned with an output error, so the caller can
+// still show it.
+func Run(ctx context.Context, p *Plan) (*report.Report, error) {
+	started := time.Now().UTC()
+	if len(p.Build) > 0 {
+		if err := p.buildServer(ctx); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
+	rec := telemetry.NewRecorder(telemetry.Options{Prices: pricing.Default()})
+	rep := report.New()
+	rep.Server = report.Server{Target: p.TargetDesc, Transport: p.Target.Kind()}
+	if p.Has(Conformance) {
+		opts := p.Conformance
+		opts.Observer = rec.ObserveMCP
+		l0, err := conformance.Run(ctx, p.Target, opts)
+		if err != nil {
+			return nil, fmt.Errorf("could not test %s: %w", p.TargetDesc, err)
+		}
+		rep = report.FromConformance(l0, p.Env.Workspace)
+		rep.ToolSurfaceHash = report.ToolSurfaceHash(l0.Tools())
+	}
+	var notes []string
+	if p.Has(Behavior) {
+		n, err := p.runBehavior(ctx, rec, rep)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
+	if p.Has(Resilience) {
+		n, err := p.runResilience(ctx, rec, rep)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
+	}
+	rep.Run = p.runInfo(started)
+	if p.Has(Telemetry) {
+		t := rec.Summarize()
+		rep.Telemetry = &t
+	}
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Baseline: p.Baseline, BaselineRef: p.BaselineRef, BaselineNote: p.BaselineNote, Now: time.Now()}, p.Policy)
+	rep.Gate.Notes = append(rep.Gate.Notes, notes...)
+	rep.Gate.Notes = append(rep.Gate.Notes, p.Notes...)
+	if p.ServerUserNote != "" {
+		rep.Gate.Notes = append(rep.Gate.Notes, p.ServerUserNote)
+	}
+	if rep.Telemetry != nil {
+		telemetry.Compare(rep, p.Baseline, nil)
+	}
+	p.exportTraces(ctx, rep, rec)
+	// Every output (and the action's summary, comment and annotations,
+	// made from the returned report) is made from the redacted report:
+	// the server may have echoed a secret it was given.
+	if err := p.Env.Redact.JSON(rep); err != nil {
+		return nil, fmt.Errorf("redacting the report: %w", err)
+	}
+	return rep, p.Outputs.Write(rep)
+}
+
+// Write writes every output the plan names, each atomically.
+func (o Outputs) Write(rep *report.Report) error {
+	if o.Report != "" {
+		data, err := report.Marshal(rep)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Report, err)
+		}
+		if err := atomicfile.WriteBytes(o.Report, data); err != nil {
+			return err
+		}
+	}
+	for _, out := range []struct {
+		path   string
+		render func(io.Writer) error
+	}{
+		{o.JUnit, func(w io.Writer) error { return render.ReportJUnit(w, rep) }},
+		{o.Markdown, func(w io.Writer) error { return render.Markdown(w, rep, render.MarkdownOptions{RunURL: o.RunURL}) }},
+		{o.HTML, func(w io.Writer) error { return render.HTML(w, rep, render.HTMLOptions{}) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := atomicfile.Write(out.path, out.render); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildTimeout bounds server.build: a build that hangs must not hang CI.
+const buildTimeout = 10 * time.Minute
+
+// buildServer runs server.build in the server's directory with the
+// server's environment, and shows the end of its output when it fails.
+func (p *Plan) buildServer(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Build[0], p.Build[1:]...)
+	cmd.Dir, cmd.Env = p.Target.Dir, p.Target.Env
+	var out tailWriter
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if p.Env.Stderr != nil {
+		fmt.Fprintf(p.Env.Stderr, "mcp-eval: building the server: %s\n", strings.Join(p.Build, " "))
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("server.build %q failed: %v\n%s", strings.Join(p.Build, " "), err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// tailWriter keeps the last 16 KiB written.
+type tailWriter struct{ b []byte }
+
+func (t *tailWriter) Write(b []byte) (int, error) {
+	t.b = append(t.b, b...)
+	if len(t.b) > 16<<10 {
+		t.b = t.b[len(t.b)-16<<10:]
+	}
+	return len(b), nil
+}
+
+func (t *tailWriter) String() string { return string(t.b) }
+
+// runInfo fills the run metadata from the Actions environment, when there.
+func (p *Plan) runInfo(started time.Time) report.Run {
+	get := func(k string) string { v, _ := p.Env.lookup(k); return v }
+	r := report.Run{Commit: get("GITHUB_SHA"), Ref: get("GITHUB_REF"), Event: get("GITHUB_EVENT_NAME"), Repository: get("GITHUB_REPOSITORY"),
+		HarnessVersion: HarnessVersion, StartedAt: started, FinishedAt: time.Now().UTC()}
+	if !commitRE.MatchString(r.Commit) {
+		r.Commit = "" // not a commit id: never let the environment break the report
+	}
+	r.WorkflowRunID, _ = strconv.ParseInt(get("GITHUB_RUN_ID"), 10, 64)
+	r.RunAttempt, _ = strconv.Atoi(get("GITHUB_RUN_ATTEMPT"))
+	return r
+}
+
+var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// exportTraces sends the run's spans over OTLP/HTTP when the standard
+// OTEL_EXPORTER_OTLP_* variables name an endpoint. Export is best effort:
+// a collector that is down is a warning, never a failed run.
+func (p *Plan) exportTraces(ctx context.Context, rep *report.Report, rec *telemetry.Recorder) {
+	cfg, ok, err := otelexport.FromEnv(p.Env.lookup)
+	if err != nil {
+		p.Env.warnf("OTLP export: %s", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	exp, err := otelexport.New(ctx, cfg)
+	if err == nil {
+		err = otelexport.Export(ctx, exp, rep, rec.Events())
+		_ = exp.Shutdown(ctx)
+	}
+	if err != nil {
+		p.Env.warnf("OTLP export: %s", err)
+	}
+}
