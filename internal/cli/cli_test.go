@@ -25,6 +25,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code = c.Main(ctx, args)
+	regate(t, code, args, c.LookupEnv)
 	return code, out.String(), errb.String()
 }
 

@@ -94,6 +94,7 @@ func (e *evalEnv) run(args ...string) (int, string, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code := c.Main(ctx, args)
+	regate(e.t, code, args, c.LookupEnv)
 	return code, out.String(), errb.String()
 }
 

@@ -2,7 +2,6 @@ package hostile_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"encoding/xml"
 	"io"
 	"os"
@@ -155,7 +154,7 @@ func runCorpusCase(t *testing.T, behaviour, transport string, want expectation) 
 	trip := tripwire(t)
 	serverEnv := []string{"HOSTILE_TRIPWIRE=" + trip, tag}
 	args := []string{"check", "--runs", "1", "--request-timeout", "5s", "--probe-timeout", "3s", "--timeout", "100s",
-		"--json", filepath.Join(dir, "check.json"), "--junit", filepath.Join(dir, "check.xml")}
+		"--out", filepath.Join(dir, "check.json"), "--junit", filepath.Join(dir, "check.xml")}
 	if transport == "http" {
 		args = append(args, "--url", hostileHTTP(t, behaviour, baseEnv(serverEnv...)))
 	} else {
@@ -208,16 +207,16 @@ func readCheckJSON(t *testing.T, path string) *conformance.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("--json wrote nothing: %v", err)
+		t.Fatalf("--out wrote nothing: %v", err)
 	}
 	if len(b) > 8<<20 {
 		t.Errorf("the JSON report is %d bytes: server text is not bounded in it", len(b))
 	}
-	var l0 conformance.Report
-	if err := json.Unmarshal(b, &l0); err != nil {
-		t.Fatalf("--json is not a report: %v", err)
+	rep, err := report.Parse(b)
+	if err != nil || rep.Conformance == nil {
+		t.Fatalf("--out is not a report with Layer 0 results: %v", err)
 	}
-	return &l0
+	return rep.Conformance
 }
 
 func assertFinding(t *testing.T, l0 *conformance.Report, f finding, pass bool) {

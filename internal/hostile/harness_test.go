@@ -3,6 +3,7 @@ package hostile_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -102,7 +103,35 @@ func runMCPEval(t *testing.T, deadline time.Duration, dir string, env []string, 
 	if r.wall >= deadline {
 		t.Fatalf("mcp-eval %s did not finish within %s (killed)\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), deadline, tail(r.stdout), tail(r.stderr))
 	}
+	regate(t, dir, env, r.code, args)
 	return r
+}
+
+// regate runs `mcp-eval gate` on the report a check wrote and fails the
+// test unless it gives the check's exit code: the verdict is the report's,
+// whatever hostile text the server put in it.
+func regate(t *testing.T, dir string, env []string, code int, args []string) {
+	t.Helper()
+	if len(args) == 0 || args[0] != "check" || code == 2 {
+		return
+	}
+	path := ""
+	for i, a := range args {
+		if a == "--out" && i+1 < len(args) {
+			path = args[i+1]
+		}
+	}
+	if path == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin.mcpEval, "gate", "--report", path, "--out", path+".regated.json")
+	cmd.Dir, cmd.Env = dir, env
+	out, _ := cmd.CombinedOutput()
+	if got := cmd.ProcessState.ExitCode(); got != code {
+		t.Errorf("check exited %d; mcp-eval gate on its report exits %d\n%s", code, got, tail(string(out)))
+	}
 }
 
 // baseEnv is the harness's environment for a run: enough to work, and a

@@ -97,7 +97,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		loot := filepath.Join(dir, "loot")
 		r := runMCPEval(t, defaultDeadline, dir, harnessEnv, "check", "--runs", "1", "--cmd", bin.server+" --behaviour secrets-probe",
 			"--server-env", "API_KEY="+canaryFlagEnv, "--server-env", "HOSTILE_OUT="+loot, "--pass-env", "DB_PASSWORD",
-			"--json", filepath.Join(dir, "check.json"), "--junit", filepath.Join(dir, "check.xml"))
+			"--out", filepath.Join(dir, "check.json"), "--junit", filepath.Join(dir, "check.xml"))
 		noPanic(t, r)
 		l := lootOf(t, loot)
 		assertServerCouldNotRead(t, l)
@@ -118,7 +118,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		loot := filepath.Join(dir, "loot")
 		url := hostileHTTP(t, "secrets-probe", baseEnv("HOSTILE_OUT="+loot))
 		r := runMCPEval(t, defaultDeadline, dir, harnessEnv, "check", "--runs", "1", "--url", url, "--header", "Authorization: Bearer "+canaryFlagHeader,
-			"--json", filepath.Join(dir, "check.json"), "--junit", filepath.Join(dir, "check.xml"))
+			"--out", filepath.Join(dir, "check.json"), "--junit", filepath.Join(dir, "check.xml"))
 		noPanic(t, r)
 		if !strings.Contains(lootOf(t, loot), canaryFlagHeader) {
 			t.Fatal("control: the server should have received the header to echo")
