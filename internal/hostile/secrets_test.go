@@ -256,3 +256,62 @@ func TestServerRunsUnprivileged(t *testing.T) {
 	}
 	assertServerCouldNotRead(t, l)
 }
+
+// Every command starts the server through the one opener, so the server
+// under test runs as the same user whichever layer starts it: as root with
+// a model key in the environment, uid 65534 for check, probe, eval, run
+// (Layers 0 and 1) and the action — and the key stays out of its reach in
+// exactly the layers that hold it. --server-user current is the explicit
+// way back to root.
+func TestEveryCommandStartsTheServerAsTheSameUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a harness running as root drops the server's privileges")
+	}
+	ws := reachableDir(t)
+	golden := "version: 1\ncases:\n  - id: loot\n    prompt: show me the loot\n    expect_tool: loot\n"
+	if err := os.WriteFile(filepath.Join(ws, "tasks.yaml"), []byte(golden), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := baseEnv("OPENAI_API_KEY=" + canaryEnvToken)
+	server := bin.server + " --behaviour secrets-probe"
+	for _, tc := range []struct {
+		name string
+		args []string
+		uid  string
+	}{
+		{"check", []string{"check", "--runs", "1", "--only", "DISC-1"}, "65534"},
+		{"probe", []string{"probe"}, "65534"},
+		{"eval", []string{"eval", "--golden", "tasks.yaml", "--runs", "1", "--out", "eval.json"}, "65534"},
+		{"run", []string{"run", "--layers", "0,1", "--golden", "tasks.yaml", "--runs", "1", "--conformance-runs", "1", "--out", "run.json"}, "65534"},
+		{"check-current", []string{"check", "--runs", "1", "--only", "DISC-1", "--server-user", "current"}, "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loot := filepath.Join(ws, "loot-"+tc.name)
+			args := append(tc.args, "--cmd", server, "--cwd", ws, "--server-env", "HOSTILE_OUT="+loot)
+			r := runMCPEval(t, defaultDeadline, ws, env, args...)
+			noPanic(t, r)
+			if r.code == 2 {
+				t.Fatalf("exit 2:\n%s\n%s", tail(r.stdout), tail(r.stderr))
+			}
+			l := lootOf(t, loot)
+			if !strings.Contains(l, "uid="+tc.uid+" ") {
+				t.Errorf("%s started the server as another user than uid %s:\n%s", tc.name, tc.uid, tail(l))
+			}
+			if tc.uid != "0" && strings.Contains(l, canaryEnvToken) {
+				t.Errorf("%s: the server read the model key", tc.name)
+			}
+		})
+	}
+	t.Run("action", func(t *testing.T) {
+		// The action has no server-env input: env(1) hands the server
+		// where to write.
+		loot := filepath.Join(ws, "loot-action")
+		a := runAction(t, ws, "pull_request_opened.json", "ghs_uid_canary_token", "INPUT_SERVER-COMMAND=env HOSTILE_OUT="+loot+" "+server, "OPENAI_API_KEY="+canaryEnvToken)
+		if a.code == 2 {
+			t.Fatalf("the action could not run:\n%s", a.log)
+		}
+		if l := lootOf(t, loot); !strings.Contains(l, "uid=65534 ") || strings.Contains(l, canaryEnvToken) {
+			t.Errorf("the action started the server as another user than uid 65534, or it read the key:\n%s", tail(l))
+		}
+	})
+}
