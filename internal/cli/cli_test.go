@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/internal/interop"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -66,6 +68,48 @@ func TestHelpIsFollowable(t *testing.T) {
 	code, out, _ = run(t, "--help")
 	if code != ExitOK || !strings.Contains(out, "probe") {
 		t.Fatalf("--help: exit %d, %q", code, out)
+	}
+}
+
+// Every command prints its help once, to stdout, and a bad flag names the
+// flag on stderr with a pointer to the help, not the whole help twice.
+func TestHelpPrintsOnce(t *testing.T) {
+	for _, sc := range subcommands() {
+		code, out, errOut := run(t, sc.name, "--help")
+		if code != ExitOK || strings.Count(out, "Usage: mcp-eval "+sc.name) != 1 || errOut != "" {
+			t.Errorf("%s --help: exit %d, %d usage lines on stdout, stderr %q", sc.name, code, strings.Count(out, "Usage:"), errOut)
+		}
+		code, out, errOut = run(t, sc.name, "--no-such-flag")
+		if code != ExitError || out != "" || !strings.Contains(errOut, "no-such-flag") || strings.Contains(errOut, "Usage:") {
+			t.Errorf("%s --no-such-flag: exit %d, stdout %q, stderr %q", sc.name, code, out, errOut)
+		}
+	}
+}
+
+// One meaning per flag name: --runs is runs per case wherever there are
+// cases, and Layer 0's runs have their own flag; check, which has no
+// cases, takes both spellings for its MUST checks.
+func TestFlagsMeanTheSameEverywhere(t *testing.T) {
+	for _, tc := range []struct {
+		cmd, flag, want string
+	}{
+		{"run", "runs", "case"}, {"eval", "runs", "case"}, {"check", "runs", "MUST"},
+		{"run", "conformance-runs", "MUST"}, {"check", "conformance-runs", "MUST"},
+		{"run", "concurrency", "Layer 1"}, {"eval", "concurrency", "Layer 1"}, {"check", "concurrency", "check runs"},
+		{"run", "out", "report"}, {"eval", "out", "report"}, {"check", "out", "report"},
+		{"run", "server-user", "auto"}, {"eval", "server-user", "auto"}, {"check", "server-user", "auto"}, {"probe", "server-user", "auto"},
+	} {
+		_, out, _ := run(t, tc.cmd, "--help")
+		line := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "-"+tc.flag+" ") || strings.TrimSpace(l) == "-"+tc.flag {
+				line = l
+			}
+		}
+		i := strings.Index(out, line)
+		if line == "" || !strings.Contains(out[i:min(len(out), i+300)], tc.want) {
+			t.Errorf("%s --%s: want a flag about %q in\n%s", tc.cmd, tc.flag, tc.want, out)
+		}
 	}
 }
 
@@ -215,5 +259,36 @@ func TestMainRedactsEchoedHeaderValues(t *testing.T) {
 	all := out.String() + errb.String()
 	if strings.Contains(all, "cli-canary-token") || !strings.Contains(all, "invalid credentials") {
 		t.Fatalf("want the error without the token:\n%s", all)
+	}
+}
+
+// check writes a schema-versioned report.json that gate and report read,
+// with --out like every command; --json is the old spelling and warns.
+func TestCheckWritesAReport(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	before := regated.Load()
+	for _, flag := range []string{"--out", "--json"} {
+		p := filepath.Join(dir, "check"+flag+".json")
+		code, out, errOut := run(t, "check", "--url", hs.URL, "--runs", "1", flag, p)
+		if code != ExitOK {
+			t.Fatalf("check %s: exit %d\n%s\n%s", flag, code, out, errOut)
+		}
+		if deprecated := strings.Contains(errOut, "--json is deprecated"); deprecated != (flag == "--json") {
+			t.Errorf("check %s: stderr %q", flag, errOut)
+		}
+		rep, err := report.Load(p)
+		if err != nil || rep.Conformance == nil || rep.Gate == nil || rep.SchemaVersion != report.SchemaVersion {
+			t.Fatalf("check %s wrote no usable report.json: %v", flag, err)
+		}
+		if code, out, errOut := run(t, "report", "--in", p, "--format", "markdown"); code != ExitOK || !strings.Contains(out, "PASS") {
+			t.Fatalf("report on check's report.json: exit %d\n%s\n%s", code, out, errOut)
+		}
+	}
+	if regated.Load() < before+2 {
+		t.Error("the reports were not re-gated")
 	}
 }
