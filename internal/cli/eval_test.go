@@ -3,15 +3,18 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -250,5 +253,48 @@ func TestEvalWithoutModelsRunsTheBaselineUngated(t *testing.T) {
 		if it.Layer == 1 {
 			t.Errorf("the baseline was gated: %+v", it)
 		}
+	}
+}
+
+// Every file a command writes, cache entries included, is 0644 and every
+// directory it makes 0755, whatever the umask: a report is read by the
+// next step of a workflow, which may run as another user.
+func TestEveryCommandWritesReadableFiles(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	e := newEvalEnv(t, "")
+	outs := func(prefix string) []string {
+		return []string{"--out", e.path(prefix + "/r.json"), "--junit", e.path(prefix + "/r.xml"), "--markdown", e.path(prefix + "/r.md")}
+	}
+	for _, args := range [][]string{
+		append([]string{"check", "--url", e.url, "--runs", "1", "--html", e.path("check/r.html")}, outs("check")...),
+		append([]string{"eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--cache-dir", e.path("eval/cache")}, outs("eval")...),
+		append([]string{"run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "0,1,3", "--conformance-runs", "1", "--html", e.path("run/r.html")}, outs("run")...),
+	} {
+		if code, out, errOut := e.run(args...); code == ExitError {
+			t.Fatalf("%s: exit 2\n%s\n%s", args[0], out, errOut)
+		}
+	}
+	n := 0
+	for _, top := range []string{"check", "eval", "run", "cache"} {
+		filepath.WalkDir(e.path(top), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			info, _ := d.Info()
+			want := atomicfile.FileMode
+			if d.IsDir() {
+				want = atomicfile.DirMode
+			}
+			if info.Mode().Perm() != want {
+				t.Errorf("%s: mode %v, want %v", p, info.Mode().Perm(), want)
+			}
+			n++
+			return nil
+		})
+	}
+	if n < 15 {
+		t.Errorf("only %d files and directories were written", n)
 	}
 }
