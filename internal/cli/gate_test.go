@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm/lexical"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
 )
@@ -67,16 +72,18 @@ func mustRel(t *testing.T, p string) string {
 	return rel
 }
 
+// inconclusivePair is a genuinely ambiguous drop: half of 50 cases lose
+// one of 10 runs (0.05), a real drop whose bound does not clear max-drop.
 func inconclusivePair(t *testing.T, dir string) (string, string) {
 	b, n := reporttest.New(), reporttest.New()
-	for i := range 20 {
-		id := "c" + string(rune('a'+i))
-		k := 5
-		if i < 3 {
-			k = 4
+	for i := range 50 {
+		id := fmt.Sprintf("c%02d", i)
+		k := 9
+		if i < 25 {
+			k = 8
 		}
-		reporttest.Case(b, id, report.Soft, "m1", 5, 5)
-		reporttest.Case(n, id, report.Soft, "m1", k, 5)
+		reporttest.Case(b, id, report.Soft, "m1", 9, 10)
+		reporttest.Case(n, id, report.Soft, "m1", k, 10)
 	}
 	return save(t, dir, "base.json", reporttest.Green(b)), save(t, dir, "new.json", n)
 }
@@ -142,5 +149,81 @@ func TestGateHistory(t *testing.T) {
 	code, out, stderr := run(t, "gate", "--report", now, "--baseline", base, "--history", hist)
 	if !strings.Contains(out, "likely model drift") || !strings.Contains(stderr, "skipping history report") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+}
+
+// TestGateMatchesTheCLIComposition holds gate.Evaluate, which now reads
+// every rule from the report, to what runPipeline composed before: the
+// lexical baseline gated as if Layer 1 had not run, and settleLayer1
+// applied after the gate otherwise.
+func TestGateMatchesTheCLIComposition(t *testing.T) {
+	lex := behavior.ReportModelID(lexical.ID)
+	withLex := func(r *report.Report) *report.Report {
+		r.Models = append(r.Models, report.Model{ID: lex, Provider: behavior.BaselineLabel, Requested: "lexical"})
+		return r
+	}
+	suite := func(model string, k int, undecided ...string) *report.Report {
+		r := withLex(layer0(5))
+		for _, id := range []string{"a", "b", "c", "d"} {
+			reporttest.Case(r, id, report.Hard, model, k, 5)
+		}
+		for _, id := range undecided {
+			r.Behavior.Inconclusive = append(r.Behavior.Inconclusive, report.Inconclusive{Case: id, Model: model, Runs: 2, Reason: "the judge did not answer"})
+		}
+		return r
+	}
+	// composed is the gate section runPipeline wrote before the gate read
+	// these rules itself.
+	composed := func(rep, base *report.Report, baselineOnly bool) *report.Gate {
+		seen := *rep
+		if baselineOnly {
+			seen.Behavior = nil
+		} else if rep.Behavior != nil {
+			b := *rep.Behavior
+			b.Inconclusive = nil // the gate did not read them
+			seen.Behavior = &b
+		}
+		g := gate.Evaluate(gate.Input{New: &seen, Baseline: base, Now: reporttest.Start()}, gate.DefaultPolicy())
+		if !baselineOnly {
+			settleLayer1(g, rep.Behavior)
+		}
+		return g
+	}
+	for _, tc := range []struct {
+		name         string
+		now, base    *report.Report
+		baselineOnly bool
+	}{
+		{"a model, all decided", suite("m1", 5), suite("m1", 5), false},
+		{"a model, runs undecided", suite("m1", 5, "b", "c"), suite("m1", 5), false},
+		{"a model fails, runs undecided", suite("m1", 0, "b"), suite("m1", 5), false},
+		{"no baseline, runs undecided", suite("m1", 5, "a"), nil, false},
+		{"the lexical baseline", suite(lex, 0), suite(lex, 5), true},
+		{"the lexical baseline, runs undecided", suite(lex, 5, "a"), nil, true},
+		{"the lexical baseline, Layer 0 fails", reporttest.Layer0(suite(lex, 0, "a"), reporttest.Check("TOOL-3", check.Must, 4, 5)), layer0(5), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := composed(tc.now, tc.base, tc.baselineOnly)
+			got := gate.Evaluate(gate.Input{New: tc.now, Baseline: tc.base, Now: reporttest.Start()}, gate.DefaultPolicy())
+			if got.Verdict != want.Verdict {
+				t.Errorf("verdict %s, the CLI gave %s", got.Verdict, want.Verdict)
+			}
+			judged := []report.GateItem{}
+			for _, it := range got.Items {
+				if it.Model == lex {
+					if it.Status != report.ItemInfo {
+						t.Errorf("the lexical baseline's %s %s is %s, want info", it.Kind, it.Subject, it.Status)
+					}
+					continue
+				}
+				judged = append(judged, it)
+			}
+			if !reflect.DeepEqual(judged, want.Items) {
+				t.Errorf("items differ from the CLI's\ngot  %+v\nwant %+v", judged, want.Items)
+			}
+			if !reflect.DeepEqual(got.Unmatched, want.Unmatched) {
+				t.Errorf("unmatched %+v, the CLI gave %+v", got.Unmatched, want.Unmatched)
+			}
+		})
 	}
 }
