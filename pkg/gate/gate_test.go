@@ -151,6 +151,22 @@ func TestLegacy(t *testing.T) {
 			t.Errorf("%s: verdict %s, want %s", tc.name, g.Verdict, tc.verdict)
 		}
 	}
+
+	// mcp-eval check asks whether the server conforms, not whether it
+	// regressed: with fail-on-legacy, legacy fails whatever the baseline.
+	p := gate.DefaultPolicy()
+	p.FailOnLegacy = true
+	for _, base := range []*report.Report{nil, legacy(), modern} {
+		g := gate.Evaluate(gate.Input{New: legacy(), Baseline: base, Now: reporttest.Start()}, p)
+		wantStatus(t, one(t, g, report.KindServer, "era", ""), report.ItemFail, "migrate", "migration list")
+		if g.Verdict != report.GateFail || !g.Policy.FailOnLegacy {
+			t.Errorf("fail-on-legacy, baseline %v: verdict %s, policy %+v", base != nil, g.Verdict, g.Policy)
+		}
+	}
+	g := gate.Evaluate(gate.Input{New: modern, Now: reporttest.Start()}, p)
+	if g.Verdict != report.GatePass || len(find(g, report.KindServer, "era", "")) != 0 {
+		t.Errorf("fail-on-legacy on a modern server: verdict %s, items %+v", g.Verdict, g.Items)
+	}
 }
 
 func TestCaseFloors(t *testing.T) {
