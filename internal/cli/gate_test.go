@@ -227,3 +227,118 @@ func TestGateMatchesTheCLIComposition(t *testing.T) {
 		})
 	}
 }
+
+// TestGateAppliesTheRecordedPolicy: a report gated before is gated again
+// under the policy it records, field by field, and a flag given
+// overrides only its own field.
+func TestGateAppliesTheRecordedPolicy(t *testing.T) {
+	dir := t.TempDir()
+	base, now := inconclusivePair(t, dir)
+	gated := filepath.Join(dir, "gated.json")
+	if code, _, _ := run(t, "gate", "--report", now, "--baseline", base, "--fail-on-inconclusive", "--max-cost-per-run", "$5", "--out", gated); code != ExitFindings {
+		t.Fatalf("first gate: exit %d, want 1", code)
+	}
+	code, out, stderr := run(t, "gate", "--report", gated, "--baseline", base)
+	if code != ExitFindings || !strings.Contains(out, "fail on inconclusive") || !strings.Contains(out, "max-cost-per-run $5") {
+		t.Errorf("again, no flags: exit %d, want 1 under the recorded policy\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	if code, _, _ := run(t, "gate", "--report", gated, "--baseline", base, "--fail-on-inconclusive=false"); code != ExitOK {
+		t.Errorf("--fail-on-inconclusive=false: exit %d, want 0", code)
+	}
+	r, err := report.Load(gated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Gate.Policy; p.FailOnInconclusive || p.MaxCostPerRunUSD == nil || *p.MaxCostPerRunUSD != 5 {
+		t.Errorf("recorded after the override: %+v", p)
+	}
+	// An empty value turns a recorded cost gate off.
+	if code, out, _ := run(t, "gate", "--report", gated, "--baseline", base, "--max-cost-per-run="); code != ExitOK || strings.Contains(out, "max-cost-per-run") {
+		t.Errorf("--max-cost-per-run=: exit %d\n%s", code, out)
+	}
+
+	// A recorded max-drop: the drop of 0.05 is within 0.1.
+	wide := filepath.Join(dir, "wide.json")
+	if code, _, _ := run(t, "gate", "--report", now, "--baseline", base, "--max-drop", "10%", "--max-cost-increase", "0.5", "--out", wide); code != ExitOK {
+		t.Fatalf("max-drop 10%%: exit %d", code)
+	}
+	if code, out, _ := run(t, "gate", "--report", wide, "--baseline", base); code != ExitOK || !strings.Contains(out, "verdict: PASS") || !strings.Contains(out, "max-cost-increase 0.5") {
+		t.Errorf("again under max-drop 0.1: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, "gate", "--report", wide, "--baseline", base, "--max-drop", "0.02"); code != ExitOK || !strings.Contains(out, "verdict: INCONCLUSIVE") {
+		t.Errorf("--max-drop 0.02 over the recorded 0.1: exit %d\n%s", code, out)
+	}
+	// Without --baseline the floors apply, and the gate says what the
+	// report was compared with before.
+	if _, _, stderr := run(t, "gate", "--report", wide); !strings.Contains(stderr, "was gated against") {
+		t.Errorf("no --baseline: stderr %q", stderr)
+	}
+
+	// Cost flags are policy: checked before any report is read.
+	for _, args := range [][]string{{"--max-cost-per-run", "lots"}, {"--max-cost-increase", "-1"}} {
+		code, _, stderr := run(t, append([]string{"gate", "--report", "/nonexistent.json"}, args...)...)
+		if code != ExitError || !strings.Contains(stderr, args[0][2:]) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming the flag", args, code, stderr)
+		}
+	}
+}
+
+// TestGateRepeatsTheVerdictOfItsWriter gates reports as runPipeline
+// writes them (gate section, recorded policy) and wants the same verdict
+// and exit code from mcp-eval gate.
+func TestGateRepeatsTheVerdictOfItsWriter(t *testing.T) {
+	dir := t.TempDir()
+	lex := behavior.ReportModelID(lexical.ID)
+	mk := func(model string, k int, undecided bool) *report.Report {
+		r := layer0(5)
+		r.Models = append(r.Models, report.Model{ID: lex, Provider: behavior.BaselineLabel, Requested: "lexical"})
+		for _, id := range []string{"a", "b", "c"} {
+			reporttest.Case(r, id, report.Hard, model, k, 5)
+		}
+		if undecided {
+			r.Behavior.Inconclusive = []report.Inconclusive{{Case: "b", Model: model, Runs: 2, Reason: "the budget was reached"}}
+		}
+		return r
+	}
+	legacyPolicy := gate.DefaultPolicy()
+	legacyPolicy.FailOnLegacy = true
+	strict := gate.DefaultPolicy()
+	strict.FailOnInconclusive = true
+	for i, tc := range []struct {
+		name      string
+		now, base *report.Report
+		p         gate.Policy
+		want      int
+	}{
+		{"undecided runs", mk("m1", 5, true), mk("m1", 5, false), gate.DefaultPolicy(), ExitOK},
+		{"undecided runs, fail on inconclusive", mk("m1", 5, true), mk("m1", 5, false), strict, ExitFindings},
+		{"a new failure", mk("m1", 0, false), mk("m1", 5, false), gate.DefaultPolicy(), ExitFindings},
+		{"the lexical baseline below its floors", mk(lex, 0, true), mk(lex, 5, false), strict, ExitOK},
+		{"legacy", reporttest.Legacy(reporttest.New()), nil, gate.DefaultPolicy(), ExitOK},
+		{"legacy, fail on legacy", reporttest.Legacy(reporttest.New()), nil, legacyPolicy, ExitFindings},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.now
+			r.Gate = gate.Evaluate(gate.Input{New: r, Baseline: tc.base, Now: reporttest.Start()}, tc.p)
+			if code := exitFor(r, tc.p.FailOnInconclusive); code != tc.want {
+				t.Fatalf("the writer's exit %d, want %d (verdict %s)", code, tc.want, r.Gate.Verdict)
+			}
+			path := save(t, dir, fmt.Sprintf("r%d.json", i), r)
+			args := []string{"gate", "--report", path}
+			if tc.base != nil {
+				args = append(args, "--baseline", save(t, dir, fmt.Sprintf("b%d.json", i), tc.base))
+			}
+			code, out, stderr := run(t, args...)
+			if code != tc.want {
+				t.Errorf("mcp-eval gate: exit %d, want %d\nstdout %s\nstderr %s", code, tc.want, out, stderr)
+			}
+			again, err := report.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Gate.Verdict != r.Gate.Verdict {
+				t.Errorf("verdict %s, the writer's %s", again.Gate.Verdict, r.Gate.Verdict)
+			}
+		})
+	}
+}
