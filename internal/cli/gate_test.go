@@ -162,6 +162,9 @@ func TestGateMatchesTheCLIComposition(t *testing.T) {
 		r.Models = append(r.Models, report.Model{ID: lex, Provider: behavior.BaselineLabel, Requested: "lexical"})
 		return r
 	}
+	if !gate.IsLexicalBaseline(withLex(reporttest.New()), lex) {
+		t.Fatalf("the gate does not recognise %q, as pkg/behavior writes the lexical selector", lex)
+	}
 	suite := func(model string, k int, undecided ...string) *report.Report {
 		r := withLex(layer0(5))
 		for _, id := range []string{"a", "b", "c", "d"} {

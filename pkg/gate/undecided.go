@@ -10,7 +10,8 @@ import (
 // How a report names the built-in lexical selector that Layer 1 runs when
 // no model is configured (pkg/behavior BaselinePrefix and BaselineLabel).
 // The gate reads only the report, so it recognises the selector by these;
-// a test holds them to pkg/behavior's.
+// internal/cli's TestGateMatchesTheCLIComposition holds them to
+// pkg/behavior's.
 const (
 	lexicalPrefix   = "baseline:"
 	lexicalProvider = "baseline, no LLM"

@@ -4,29 +4,31 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
-	"github.com/mcp-eval/mcp-eval-action/pkg/llm/lexical"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
 )
 
-// lexicalID is the lexical selector's id as pkg/behavior writes it into a
-// report, so the gate's recognition stays tied to what Layer 1 records.
-var lexicalID = behavior.ReportModelID(lexical.ID)
+// The lexical selector as pkg/behavior writes it into a report; the CLI's
+// TestGateMatchesTheCLIComposition builds it from pkg/behavior itself, so
+// a change there fails a test rather than gating the selector.
+const (
+	lexicalID    = "baseline:lexical (baseline, no LLM)"
+	lexicalLabel = "baseline, no LLM"
+)
 
 func withLexical(r *report.Report) *report.Report {
-	r.Models = append(r.Models, report.Model{ID: lexicalID, Provider: behavior.BaselineLabel, Requested: "lexical"})
+	r.Models = append(r.Models, report.Model{ID: lexicalID, Provider: lexicalLabel, Requested: "lexical"})
 	return r
 }
 
 func TestIsLexicalBaseline(t *testing.T) {
 	r := withLexical(reporttest.New())
 	if !gate.IsLexicalBaseline(r, lexicalID) {
-		t.Errorf("%q (provider %q) is not recognised as the lexical baseline", lexicalID, behavior.BaselineLabel)
+		t.Errorf("%q (provider %q) is not recognised as the lexical baseline", lexicalID, lexicalLabel)
 	}
 	// By the provider alone, for an id written some other way.
-	r.Models = append(r.Models, report.Model{ID: "yardstick", Provider: behavior.BaselineLabel})
+	r.Models = append(r.Models, report.Model{ID: "yardstick", Provider: lexicalLabel})
 	if !gate.IsLexicalBaseline(r, "yardstick") {
 		t.Error("a model whose provider is the baseline label is not recognised")
 	}
