@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 const gateExamples = `  mcp-eval gate --report report.json --baseline green.json
   mcp-eval gate --report report.json --baseline green.json --max-drop 0.02 --history .mcp-eval/history
   mcp-eval gate --report report.json --max-drop 2% --fail-on-inconclusive --out gated.json
+  mcp-eval gate --report report.json --baseline green.json --max-cost-increase 10% --max-cost-per-run 5
+A report gated before is gated again under the policy it records; flags given override its fields.
 Method and error rates: docs/gate.md
 `
 
@@ -26,17 +30,23 @@ const maxHistoryFiles = 200
 
 func runGate(_ context.Context, c *Command, args []string) int {
 	var (
-		newPath, basePath, out, maxDrop string
-		history                         multiFlag
-		p                               = gate.DefaultPolicy()
+		newPath, basePath, out            string
+		maxDrop, costIncrease, costPerRun string
+		failOnInconclusive, failOnLegacy  bool
+		historyDepth                      int
+		history                           multiFlag
 	)
+	def := gate.DefaultPolicy()
 	fs := c.newFlagSet("gate", "--report FILE [--baseline FILE] [flags]", gateExamples)
 	fs.StringVar(&newPath, "report", "", "the report to gate (`FILE`); the verdict is written into it unless --out is given")
 	fs.StringVar(&basePath, "baseline", "", "the report of the last green run (`FILE`); without it only the floors apply")
-	fs.StringVar(&maxDrop, "max-drop", "0.02", "largest drop of a suite score that is not a regression: a fraction (0.02) or points (2%)")
-	fs.BoolVar(&p.FailOnInconclusive, "fail-on-inconclusive", false, "exit 1 when the verdict is inconclusive (default: exit 0 with a warning)")
+	fs.StringVar(&maxDrop, "max-drop", strconv.FormatFloat(def.MaxDrop, 'g', -1, 64), "largest drop of a suite score that is not a regression: a fraction (0.02) or points (2%)")
+	fs.BoolVar(&failOnInconclusive, "fail-on-inconclusive", false, "exit 1 when the verdict is inconclusive (default: exit 0 with a warning)")
+	fs.BoolVar(&failOnLegacy, "fail-on-legacy", false, "fail a server that speaks legacy MCP only, whatever the baseline (as mcp-eval check does)")
+	fs.StringVar(&costIncrease, "max-cost-increase", "", "largest rise of a model's cost per case over the baseline: a fraction (0.1) or a percentage (10%); empty: not gated")
+	fs.StringVar(&costPerRun, "max-cost-per-run", "", "most the run's model calls may cost, in `USD` (5 or $2.50); empty: no cap")
 	fs.Var(&history, "history", "earlier green reports for drift and slow-slide warnings: a `DIR` of *.json or a FILE (repeatable)")
-	fs.IntVar(&p.HistoryDepth, "history-depth", p.HistoryDepth, "how many of the newest green history reports to walk")
+	fs.IntVar(&historyDepth, "history-depth", def.HistoryDepth, "how many of the newest green history reports to walk")
 	fs.StringVar(&out, "out", "", "write the gated report to `FILE` instead of back into --report")
 	if code := c.parse(fs, args); code >= 0 {
 		return code
@@ -50,17 +60,60 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	if newPath == "" {
 		return fail("--report is required: the report to gate (see --help)")
 	}
-	var err error
-	if p.MaxDrop, err = gate.ParseMaxDrop(maxDrop); err != nil {
-		return fail("%v", err)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	// override sets the fields given as flags; the rest stay as recorded.
+	override := func(p *gate.Policy) error {
+		var err error
+		if given["max-drop"] {
+			if p.MaxDrop, err = gate.ParseMaxDrop(maxDrop); err != nil {
+				return err
+			}
+		}
+		if given["fail-on-inconclusive"] {
+			p.FailOnInconclusive = failOnInconclusive
+		}
+		if given["fail-on-legacy"] {
+			p.FailOnLegacy = failOnLegacy
+		}
+		if given["history-depth"] {
+			p.HistoryDepth = historyDepth
+		}
+		if given["max-cost-increase"] {
+			if p.MaxCostIncrease, err = optional(costIncrease, gate.ParseCostIncrease); err != nil {
+				return err
+			}
+		}
+		if given["max-cost-per-run"] {
+			if p.MaxCostPerRun, err = optional(costPerRun, gate.ParseUSD); err != nil {
+				return err
+			}
+		}
+		return p.Validate()
 	}
-	if err := p.Validate(); err != nil {
+	probe := def
+	if err := override(&probe); err != nil {
 		return fail("%v", err)
 	}
 	ws := workspace(c)
 	rep, err := report.Load(newPath)
 	if err != nil {
 		return fail("cannot gate %s: %s", newPath, sanitizeText(err.Error()))
+	}
+	// Gating a report again must give the verdict and exit code of the
+	// command that wrote it, so its recorded policy is the starting point.
+	p := def
+	if rep.Gate != nil {
+		p = gate.PolicyFromReport(rep.Gate.Policy)
+	}
+	if err := override(&p); err != nil {
+		if rep.Gate == nil {
+			return fail("%v", err)
+		}
+		return fail("the policy recorded in %s cannot be enforced: %v", sanitize(newPath), err)
+	}
+	if basePath == "" && rep.Gate != nil && rep.Gate.Baseline != nil {
+		fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: %s was gated against %s; without --baseline only the floors apply\n", sanitize(newPath), sanitize(rep.Gate.Baseline.Path))
 	}
 	in := gate.Input{New: rep, Now: time.Now()}
 	if basePath == "" {
@@ -92,7 +145,7 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	case report.GateFail:
 		return ExitFindings
 	case report.GateInconclusive:
-		fmt.Fprintln(c.Stderr, "mcp-eval gate: warning: the verdict is inconclusive: a drop inside the noise; more runs or cases would tell")
+		fmt.Fprintln(c.Stderr, "mcp-eval gate: warning: the verdict is inconclusive: a real drop not clearly beyond max-drop, or runs left undecided; more runs or cases would tell")
 		if p.FailOnInconclusive {
 			return ExitFindings
 		}
@@ -124,6 +177,18 @@ func (c *Command) loadHistory(ws, arg string) []gate.Historic {
 		out = append(out, gate.Historic{Ref: ref(ws, p, r), Report: r})
 	}
 	return out
+}
+
+// optional parses a flag whose empty value turns its gate off.
+func optional(s string, parse func(string) (float64, error)) (*float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	v, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 func ref(ws, path string, r *report.Report) report.ReportRef {

@@ -10,8 +10,11 @@ import (
 )
 
 // Method names the statistics, as recorded in every gated report.
-const Method = "mcp-eval-gate/1: floors ⌈f·N⌉; Layer 0 exact; case falls and Layer 2 rates by one-sided Fisher exact test, " +
-	"family-wise with Tarone–Bonferroni; suite scores by paired case-level one-sided t bound (Bonferroni over scores) against max-drop; docs/gate.md"
+// Version 2 narrowed inconclusive suite scores to drops whose bound is
+// above zero.
+const Method = "mcp-eval-gate/2: floors ⌈f·N⌉; Layer 0 exact; case falls and Layer 2 rates by one-sided Fisher exact test, " +
+	"family-wise with Tarone–Bonferroni; suite scores by paired case-level one-sided t bound (Bonferroni over scores): fail beyond max-drop, " +
+	"inconclusive only when the bound is above 0; docs/gate.md"
 
 // Input is what the gate judges. Baseline nil means floors only;
 // BaselineNote then says why (none given, unreadable, wrong version, …).
@@ -36,12 +39,18 @@ type Historic struct {
 // Evaluate judges in.New against the baseline and history under p, which
 // must be valid (Policy.Validate). It does not modify the reports; the
 // caller stores the returned section in the new report.
+//
+// Every rule is read from the reports alone: Layer 1 results of the
+// built-in lexical selector (IsLexicalBaseline) are listed as info and
+// never gated, and case runs left undecided (report.Behavior.Inconclusive)
+// make the verdict at least inconclusive (items with RuleUndecided).
 func Evaluate(in Input, p Policy) *report.Gate {
 	g := &report.Gate{
 		Method: Method, Policy: p.Record(), EvaluatedAt: in.Now.UTC(),
 		History: []report.ReportRef{}, Items: []report.GateItem{}, Unmatched: []report.Unmatched{}, Notes: []string{},
 	}
-	e := &evaluation{p: p, g: g, new: in.New, base: in.Baseline}
+	view, lex := gatedView(in.New)
+	e := &evaluation{p: p, g: g, new: view, base: in.Baseline}
 	if in.Baseline != nil {
 		ref := in.BaselineRef
 		g.Baseline = &ref
@@ -54,13 +63,19 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	}
 	e.layer0()
 	e.behavior()
+	e.lexical(lex)
 	e.resilience()
 	e.cost()
 	e.decideExact()
 	e.history(greenHistory(in.History, p.HistoryDepth, g))
+	e.undecided()
 	sortUnmatched(g.Unmatched)
 	g.Verdict = verdict(g.Items)
-	if in.New.Conformance == nil && in.New.Behavior == nil && in.New.Resilience == nil {
+	switch {
+	case view.Conformance != nil || view.Behavior != nil || view.Resilience != nil:
+	case lex != nil:
+		g.Notes = append(g.Notes, "the report has no Layer 0 or 2 results, and Layer 1 ran only the lexical baseline (shown, not gated): nothing to gate")
+	default:
 		g.Notes = append(g.Notes, "the report has no Layer 0, 1 or 2 results: nothing to gate")
 	}
 	return g

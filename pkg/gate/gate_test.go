@@ -151,6 +151,22 @@ func TestLegacy(t *testing.T) {
 			t.Errorf("%s: verdict %s, want %s", tc.name, g.Verdict, tc.verdict)
 		}
 	}
+
+	// mcp-eval check asks whether the server conforms, not whether it
+	// regressed: with fail-on-legacy, legacy fails whatever the baseline.
+	p := gate.DefaultPolicy()
+	p.FailOnLegacy = true
+	for _, base := range []*report.Report{nil, legacy(), modern} {
+		g := gate.Evaluate(gate.Input{New: legacy(), Baseline: base, Now: reporttest.Start()}, p)
+		wantStatus(t, one(t, g, report.KindServer, "era", ""), report.ItemFail, "migrate", "migration list")
+		if g.Verdict != report.GateFail || !g.Policy.FailOnLegacy {
+			t.Errorf("fail-on-legacy, baseline %v: verdict %s, policy %+v", base != nil, g.Verdict, g.Policy)
+		}
+	}
+	g := gate.Evaluate(gate.Input{New: modern, Now: reporttest.Start()}, p)
+	if g.Verdict != report.GatePass || len(find(g, report.KindServer, "era", "")) != 0 {
+		t.Errorf("fail-on-legacy on a modern server: verdict %s, items %+v", g.Verdict, g.Items)
+	}
 }
 
 func TestCaseFloors(t *testing.T) {
@@ -217,7 +233,9 @@ func firstDrop(count, low, high int) func(int) int {
 
 // TestMaxDropBoundary puts suite drops just inside and just outside
 // max-drop 0.02 at different sample sizes: inside always passes; outside
-// fails only when the sample can show it, and is inconclusive otherwise.
+// fails only when the sample can show it, is inconclusive when it shows a
+// real drop (bound above 0) but not one beyond max-drop, and passes when it
+// cannot tell the drop from noise at all.
 func TestMaxDropBoundary(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -227,7 +245,8 @@ func TestMaxDropBoundary(t *testing.T) {
 		status      string
 	}{
 		{"20×5, 2 cases lose a run: drop 0.02, just inside", 20, 5, constant(5), firstDrop(2, 4, 5), 0.02, report.ItemPass},
-		{"20×5, 3 cases lose a run: drop 0.03, just outside, too few runs to tell", 20, 5, constant(5), firstDrop(3, 4, 5), 0.03, report.ItemInconclusive},
+		{"20×5, 3 cases lose a run: drop 0.03, just outside, but no evidence of any drop", 20, 5, constant(5), firstDrop(3, 4, 5), 0.03, report.ItemPass},
+		{"200×10, 60 cases 9 → 8: drop 0.03, a real drop, not clearly beyond max-drop", 200, 10, constant(9), firstDrop(60, 8, 9), 0.03, report.ItemInconclusive},
 		{"20×5, every case loses a run: drop 0.2", 20, 5, constant(5), constant(4), 0.2, report.ItemFail},
 		{"200×100, 90 → 88: drop 0.02, just inside", 200, 100, constant(90), constant(88), 0.02, report.ItemPass},
 		{"200×100, 90 → 87: drop 0.03, just outside and clear", 200, 100, constant(90), constant(87), 0.03, report.ItemFail},
@@ -249,8 +268,11 @@ func TestMaxDropBoundary(t *testing.T) {
 			if tc.status == report.ItemFail && (it.Bound == nil || *it.Bound <= 0.02) {
 				t.Errorf("failed with bound %v, not beyond max-drop", it.Bound)
 			}
-			if tc.status == report.ItemInconclusive && (it.Bound == nil || *it.Bound > 0.02) {
-				t.Errorf("inconclusive with bound %v", it.Bound)
+			if tc.status == report.ItemInconclusive && (it.Bound == nil || *it.Bound > 0.02 || *it.Bound <= 0) {
+				t.Errorf("inconclusive with bound %v, want in (0, max-drop]", it.Bound)
+			}
+			if tc.status == report.ItemPass && tc.drop > 0.02 && (it.Bound == nil || *it.Bound > 0) {
+				t.Errorf("a drop beyond max-drop passed with bound %v, want ≤ 0", it.Bound)
 			}
 			wantVerdict := map[string]string{report.ItemPass: report.GatePass, report.ItemFail: report.GateFail, report.ItemInconclusive: report.GateInconclusive}[tc.status]
 			if g.Verdict != wantVerdict && !(tc.status == report.ItemPass && g.Verdict == report.GatePass) {

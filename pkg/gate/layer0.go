@@ -92,6 +92,10 @@ func (e *evaluation) layer0() {
 func (e *evaluation) legacy(bc *conformance.Report) {
 	it := report.GateItem{Layer: 0, Kind: report.KindServer, Subject: "era", Rule: "a server that spoke 2026-07-28 keeps speaking it"}
 	switch {
+	case e.p.FailOnLegacy:
+		it.Rule = "the server speaks 2026-07-28 (fail on legacy)"
+		it.Status = report.ItemFail
+		it.Reason = "the server speaks legacy MCP only: migrate to 2026-07-28; what to change is in the report's migration list (conformance.legacy.blockers)"
 	case bc == nil:
 		it.Status = report.ItemWarn
 		it.Reason = "the server speaks legacy MCP only: no 2026-07-28 check ran (see the migration list); with no Layer 0 baseline this is not a regression"

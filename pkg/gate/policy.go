@@ -33,7 +33,9 @@ type Policy struct {
 	HistoryDepth int
 	// FailOnInconclusive turns an inconclusive verdict into exit 1.
 	FailOnInconclusive bool
-	// FailOnLegacy makes a server that speaks only legacy MCP a failure.
+	// FailOnLegacy fails a server that speaks legacy MCP only, whatever
+	// the baseline: mcp-eval check asks whether a server conforms to
+	// 2026-07-28, where run and action ask whether it regressed.
 	FailOnLegacy bool
 	// MaxCostIncrease is the largest rise of a model's cost per case over
 	// the baseline, as a fraction (0.1 = +10%); nil: not gated. The cost
@@ -108,6 +110,9 @@ func (p Policy) Text() string {
 	if p.FailOnInconclusive {
 		s += ", fail on inconclusive"
 	}
+	if p.FailOnLegacy {
+		s += ", fail on legacy"
+	}
 	if p.MaxCostIncrease != nil {
 		s += ", max-cost-increase " + num(*p.MaxCostIncrease)
 	}
@@ -121,7 +126,17 @@ func (p Policy) Text() string {
 func (p Policy) Record() report.GatePolicy {
 	return report.GatePolicy{Text: p.Text(), MaxDrop: p.MaxDrop, Confidence: p.Confidence, FloorMust: p.FloorMust,
 		FloorHard: p.FloorHard, FloorSoft: p.FloorSoft, HistoryDepth: p.HistoryDepth, FailOnInconclusive: p.FailOnInconclusive,
-		MaxCostIncrease: clone(p.MaxCostIncrease), MaxCostPerRunUSD: clone(p.MaxCostPerRun)}
+		FailOnLegacy: p.FailOnLegacy, MaxCostIncrease: clone(p.MaxCostIncrease), MaxCostPerRunUSD: clone(p.MaxCostPerRun)}
+}
+
+// PolicyFromReport is the policy a gated report recorded (its
+// gate.policy), so that gating the report again applies the rules of the
+// command that wrote it. The text is not read: Text derives it. The
+// result is as valid as the record; call Validate.
+func PolicyFromReport(r report.GatePolicy) Policy {
+	return Policy{MaxDrop: r.MaxDrop, Confidence: r.Confidence, FloorMust: r.FloorMust, FloorHard: r.FloorHard, FloorSoft: r.FloorSoft,
+		HistoryDepth: r.HistoryDepth, FailOnInconclusive: r.FailOnInconclusive, FailOnLegacy: r.FailOnLegacy,
+		MaxCostIncrease: clone(r.MaxCostIncrease), MaxCostPerRun: clone(r.MaxCostPerRunUSD)}
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -51,6 +51,9 @@ type GatePolicy struct {
 	FloorSoft          float64 `json:"floorSoft"`
 	HistoryDepth       int     `json:"historyDepth"`
 	FailOnInconclusive bool    `json:"failOnInconclusive"`
+	// FailOnLegacy fails a server that speaks legacy MCP only (mcp-eval
+	// check); absent, staying legacy is no regression.
+	FailOnLegacy bool `json:"failOnLegacy,omitempty"`
 	// The Layer 3 cost gates, absent when not set: the largest increase
 	// of a model's cost per case over the baseline (a fraction), and the
 	// most a whole run may cost in USD.
