@@ -66,7 +66,7 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, sf.timeout)
 	defer cancel()
-	rep, err := conformance.Run(ctx, target, conformance.Options{
+	rep, _, err := conformance.Run(ctx, target, conformance.Options{
 		Options:   check.Options{Runs: runs, Concurrency: concurrency, Only: onlyIDs},
 		CallTools: callTools, RequestTimeout: sf.requestTimeout, ProbeTimeout: sf.probeTimeout,
 	})

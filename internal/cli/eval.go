@@ -210,7 +210,7 @@ func (c *Command) runBehavior(ctx context.Context, pl *pipeline, rep *report.Rep
 	rep.Behavior = res.Behavior
 	rep.Models = append(rep.Models, res.Models...)
 	if rep.ToolSurfaceHash == "" {
-		rep.ToolSurfaceHash = report.ToolSurfaceHash(lt.Tools)
+		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(lt.Tools))
 	}
 	return append(notes, res.Notes...), baselineOnly, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/otelexport"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
@@ -80,12 +81,12 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 	pl.rec = telemetry.NewRecorder(telemetry.Options{Prices: pricing.Default()})
 	var rep *report.Report
 	if contains(pl.layers, "conformance") {
-		l0, err := conformance.Run(ctx, pl.target, conformance.Options{Options: pl.check, CallTools: pl.callTools, RequestTimeout: pl.reqTimeout, ProbeTimeout: pl.probeTimeout, Observer: pl.rec.ObserveMCP})
+		l0, tools, err := conformance.Run(ctx, pl.target, conformance.Options{Options: pl.check, CallTools: pl.callTools, RequestTimeout: pl.reqTimeout, ProbeTimeout: pl.probeTimeout, Observer: pl.rec.ObserveMCP})
 		if err != nil {
 			return nil, fmt.Errorf("could not test %s: %w", pl.targetDesc, err)
 		}
 		rep = report.FromConformance(l0, ws)
-		rep.ToolSurfaceHash = report.ToolSurfaceHash(l0.Tools())
+		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
 	} else {
 		rep = report.New()
 		rep.Server = report.Server{Target: pl.targetDesc, Transport: pl.target.Kind()}
