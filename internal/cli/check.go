@@ -10,6 +10,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -81,7 +82,9 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 		fmt.Fprintln(c.Stderr, "mcp-eval check:", err)
 		return ExitError
 	}
-	render.ConformanceText(c.Stdout, rep, render.TextOptions{Verbose: verbose})
+	// The renderers take a report; this one has only its Layer 0.
+	only0 := &report.Report{Conformance: rep}
+	render.ReportText(c.Stdout, only0, render.TextOptions{Verbose: verbose, Only: []render.Section{render.SectionConformance}})
 	if jsonOut != "" {
 		if err := writeFile(jsonOut, func(f *os.File) error {
 			enc := json.NewEncoder(f)
@@ -93,7 +96,7 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 		}
 	}
 	if junitOut != "" {
-		if err := writeFile(junitOut, func(f *os.File) error { return render.ConformanceJUnit(f, rep) }); err != nil {
+		if err := writeFile(junitOut, func(f *os.File) error { return render.ReportJUnit(f, only0) }); err != nil {
 			fmt.Fprintln(c.Stderr, "mcp-eval check:", err)
 			return ExitError
 		}

@@ -170,7 +170,7 @@ func (c *Command) runPipeline(ctx context.Context, pl *pipeline) (*report.Report
 		}
 	}
 	if rep.Conformance != nil {
-		render.ConformanceText(c.Stdout, rep.Conformance, render.TextOptions{Verbose: pl.verbose})
+		render.ReportText(c.Stdout, rep, render.TextOptions{Verbose: pl.verbose, Only: []render.Section{render.SectionConformance}})
 		fmt.Fprintln(c.Stdout)
 	}
 	matrixText(c.Stdout, rep)
