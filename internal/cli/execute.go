@@ -81,7 +81,7 @@ func (c *Command) env() pipeline.Env {
 // Layer 1's matrix, the verdict and where the report went.
 func (c *Command) printReport(rep *report.Report, path string, verbose bool) {
 	if rep.Conformance != nil {
-		render.ConformanceText(c.Stdout, rep.Conformance, render.TextOptions{Verbose: verbose})
+		render.ReportText(c.Stdout, rep, render.TextOptions{Verbose: verbose, Only: []render.Section{render.SectionConformance}})
 		fmt.Fprintln(c.Stdout)
 	}
 	matrixText(c.Stdout, rep)

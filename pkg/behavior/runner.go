@@ -161,7 +161,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		cfg.Tools = lt.Tools
 	}
 	seen := map[string]bool{}
-	p := &Plan{cfg: cfg, surface: report.ToolSurfaceHash(cfg.Tools)}
+	p := &Plan{cfg: cfg, surface: report.ToolSurfaceHash(mcpclient.ToolSurfaces(cfg.Tools))}
 	for _, m := range cfg.Models {
 		id := m.ID()
 		if seen[id] {

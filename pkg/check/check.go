@@ -11,15 +11,19 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
-// Level is how binding a rule is.
-type Level string
+// Level is how binding a rule is. What a check reports is report data,
+// read by the gate and the renderers without this package, so the result
+// types live in package report and are aliased here.
+type Level = report.Level
 
 const (
-	Must   Level = "MUST"   // MUST / MUST NOT / derived MUST: a failure fails the run
-	Should Level = "SHOULD" // SHOULD / SHOULD NOT: a failure is reported as a warning
-	Info   Level = "info"   // not normative; reported for the reader
+	Must   = report.Must   // MUST / MUST NOT / derived MUST: a failure fails the run
+	Should = report.Should // SHOULD / SHOULD NOT: a failure is reported as a warning
+	Info   = report.Info   // not normative; reported for the reader
 )
 
 // Transports is the set of transports a check applies to.
@@ -85,18 +89,18 @@ func (c *Check) Family() string {
 }
 
 // Verdict is the outcome of one run of a check.
-type Verdict string
+type Verdict = report.CheckVerdict
 
 const (
-	Passed  Verdict = "pass"
-	Failed  Verdict = "fail"
-	Warned  Verdict = "warn"
-	Skipped Verdict = "skip"
-	Errored Verdict = "error" // the harness could not run the check
+	Passed  = report.CheckPassed
+	Failed  = report.CheckFailed
+	Warned  = report.CheckWarned
+	Skipped = report.CheckSkipped
+	Errored = report.CheckErrored // the harness could not run the check
 )
 
 // severity orders verdicts so that the worst one reported wins.
-func (v Verdict) severity() int {
+func severity(v Verdict) int {
 	switch v {
 	case Passed:
 		return 1
@@ -111,21 +115,10 @@ func (v Verdict) severity() int {
 }
 
 // Evidence is what was sent and what came back, kept short.
-type Evidence struct {
-	Transport string            `json:"transport,omitempty"`
-	Request   string            `json:"request,omitempty"` // method and a body excerpt
-	Headers   map[string]string `json:"headers,omitempty"` // request headers that matter
-	Status    int               `json:"httpStatus,omitempty"`
-	Response  string            `json:"response,omitempty"` // excerpt
-}
+type Evidence = report.Evidence
 
 // Outcome is the result of one run of one check.
-type Outcome struct {
-	Verdict  Verdict    `json:"verdict"`
-	Message  string     `json:"message,omitempty"`
-	Details  []string   `json:"details,omitempty"`
-	Evidence []Evidence `json:"evidence,omitempty"`
-}
+type Outcome = report.Outcome
 
 // Pass is a check's view of one run: the server under test and a place to
 // report. A check calls Failf / Warnf / Passf / Skipf any number of times;
@@ -147,7 +140,7 @@ func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	cur := p.out.Verdict
 	switch {
-	case cur == "" || cur == Skipped || v.severity() > cur.severity():
+	case cur == "" || cur == Skipped || severity(v) > severity(cur):
 		// A worse verdict takes the headline; what was wrong before stays
 		// as a detail, what passed before no longer matters.
 		if cur != "" && cur != Skipped && cur != Passed {
@@ -159,7 +152,7 @@ func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 			p.out.Evidence = nil
 		}
 		p.out.Verdict, p.out.Message = v, msg
-	case v == cur && v != Passed, v.severity() < cur.severity() && v != Passed:
+	case v == cur && v != Passed, severity(v) < severity(cur) && v != Passed:
 		p.out.Details = append(p.out.Details, msg)
 	case v == Passed:
 		return // a pass under a worse verdict adds nothing

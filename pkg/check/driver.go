@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // Options configure a driver run. The zero value is the documented default.
@@ -24,25 +25,7 @@ type Options struct {
 }
 
 // Result is one check's aggregated outcome over its runs.
-type Result struct {
-	ID         string          `json:"id"`
-	Level      Level           `json:"level"`
-	Family     string          `json:"family"`
-	Spec       string          `json:"spec"`
-	Doc        string          `json:"doc"`
-	Fix        string          `json:"fix,omitempty"`
-	Seed       int             `json:"seed,omitempty"`
-	Verdict    Verdict         `json:"verdict"`
-	Runs       int             `json:"runs"`
-	Counts     map[Verdict]int `json:"counts"`
-	Flaky      bool            `json:"flaky,omitempty"`
-	Outcome    Outcome         `json:"outcome"`
-	DurationMs float64         `json:"durationMs"`
-}
-
-// Passes is k in "k/N": runs that passed (a warning counts as a pass of a
-// MUST run only when the check warned about a tolerated deviation).
-func (r *Result) Passes() int { return r.Counts[Passed] + r.Counts[Warned] }
+type Result = report.CheckResult
 
 // Execute runs every check of the registry that applies to the transport,
 // MUST checks opts.Runs times, and returns the results in registry order
@@ -142,7 +125,7 @@ func wanted(c *Check, only []string) bool {
 }
 
 func pick(cur, o *Outcome) *Outcome {
-	if cur == nil || o.Verdict.severity() > cur.Verdict.severity() {
+	if cur == nil || severity(o.Verdict) > severity(cur.Verdict) {
 		return o
 	}
 	return cur

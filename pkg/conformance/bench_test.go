@@ -20,7 +20,7 @@ func BenchmarkCheck(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				rep, err := Run(ctx, target, Options{Options: check.Options{Runs: 5}})
+				rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 5}})
 				cancel()
 				if err != nil {
 					b.Fatal(err)

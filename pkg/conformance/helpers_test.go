@@ -63,7 +63,7 @@ func runChecks(t *testing.T, target Target, runs int, only ...string) (*Report, 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := Run(ctx, target, Options{Options: check.Options{Runs: runs, Only: only}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: runs, Only: only}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("conformance run against %s: %v", target.Describe(), err)
 	}

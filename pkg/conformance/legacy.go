@@ -7,22 +7,15 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // LegacyReport is what a 2025-11-25 (or older) server must change to serve
 // 2026-07-28: a migration list instead of a wall of unrelated failures.
-type LegacyReport struct {
-	Speaks   string          `json:"speaks"`
-	Blockers []LegacyBlocker `json:"blockers"`
-}
+type LegacyReport = report.LegacyReport
 
 // LegacyBlocker is one thing in the way, with what replaces it.
-type LegacyBlocker struct {
-	ID       string `json:"id"`
-	Found    string `json:"found"`
-	Instead  string `json:"instead"`
-	Evidence string `json:"evidence,omitempty"`
-}
+type LegacyBlocker = report.LegacyBlocker
 
 // legacyReport lists what blocks 2026-07-28 on a legacy server, from what
 // the probe saw and a few legacy requests (spec-checklist.md §2, changelog).

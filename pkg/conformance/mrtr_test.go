@@ -91,7 +91,7 @@ func featRun(t *testing.T, target Target, runs int, callTools []string, only ...
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := Run(ctx, target, Options{Options: check.Options{Runs: runs, Only: only}, CallTools: callTools, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: runs, Only: only}, CallTools: callTools, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("conformance run against %s: %v", target.Describe(), err)
 	}

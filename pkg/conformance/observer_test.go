@@ -26,7 +26,7 @@ func TestObserverSeesTheRunsRequests(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := Run(ctx, refTarget(t, "http"), Options{Options: check.Options{Runs: 1, Only: []string{"DISC", "TOOL"}}, ProbeTimeout: 2 * time.Second, Observer: obs})
+	rep, _, err := Run(ctx, refTarget(t, "http"), Options{Options: check.Options{Runs: 1, Only: []string{"DISC", "TOOL"}}, ProbeTimeout: 2 * time.Second, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

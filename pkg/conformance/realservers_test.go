@@ -58,7 +58,7 @@ func TestRealServerDeviations(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			rep, err := Run(ctx, target, Options{Options: check.Options{Runs: 2}, RequestTimeout: 10 * time.Second, ProbeTimeout: 5 * time.Second})
+			rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 2}, RequestTimeout: 10 * time.Second, ProbeTimeout: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

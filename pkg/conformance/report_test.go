@@ -88,7 +88,7 @@ func TestLegacyServerGetsMigrationReport(t *testing.T) {
 	env, _ := transport.ServerEnv(nil, nil, os.LookupEnv)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := Run(ctx, Target{Argv: argv, Dir: dir, Env: env}, Options{})
+	rep, _, err := Run(ctx, Target{Argv: argv, Dir: dir, Env: env}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/poison"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -56,34 +57,14 @@ type Options struct {
 
 // Verdicts of a whole run.
 const (
-	VerdictPass   = "pass"   // every MUST passed N/N
-	VerdictFail   = "fail"   // a MUST failed at least once
-	VerdictLegacy = "legacy" // the server does not speak 2026-07-28
+	VerdictPass   = report.ConformancePass   // every MUST passed N/N
+	VerdictFail   = report.ConformanceFail   // a MUST failed at least once
+	VerdictLegacy = report.ConformanceLegacy // the server does not speak 2026-07-28
 )
 
-// Report is Layer 0's result.
-type Report struct {
-	Target          string                    `json:"target"`
-	Transport       string                    `json:"transport"`
-	Era             mcpclient.Era             `json:"era"`
-	ProtocolVersion string                    `json:"protocolVersion"`
-	ServerInfo      *mcpclient.Implementation `json:"serverInfo,omitempty"`
-	Verdict         string                    `json:"verdict"`
-	Runs            int                       `json:"runs"`
-	Checks          []check.Result            `json:"checks"`
-	Unobservable    map[string]string         `json:"unobservable"`
-	Legacy          *LegacyReport             `json:"legacy,omitempty"`
-	Deprecated      []DeprecatedUse           `json:"deprecated"`
-	Probe           []mcpclient.ProbeStep     `json:"probe"`
-	Notes           []string                  `json:"notes"`
-	DurationMs      float64                   `json:"durationMs"`
-
-	tools []mcpclient.Tool
-}
-
-// Tools are the tools the server listed during the run (not part of the
-// JSON): the whole-run report hashes them into its tool-surface hash.
-func (r *Report) Tools() []mcpclient.Tool { return r.tools }
+// Report is Layer 0's result. It is report data, read without this
+// package, so package report owns it.
+type Report = report.Conformance
 
 // open starts a transport for the target: a new process on stdio.
 func (t Target) open(ctx context.Context, fresh bool) (transport.Transport, error) {
@@ -104,8 +85,10 @@ func (t Target) Describe() string {
 // Run connects to the server, decides its era, and runs every check that
 // applies. An error means the harness could not test the server at all
 // (unreachable, not an MCP server); a non-conformant server is a Report
-// with verdict fail.
-func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
+// with verdict fail. The tools are those the server listed (none for a
+// legacy server): the whole-run report hashes them into its tool-surface
+// hash, and they are not part of the Layer 0 JSON.
+func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient.Tool, error) {
 	start := time.Now()
 	if opts.Runs <= 0 {
 		opts.Runs = 5
@@ -113,7 +96,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
 	tr, err := target.open(ctx, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	client, err := mcpclient.Connect(ctx, tr, ccfg)
 	var fallbackNote string
@@ -125,12 +108,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		// likely a modern server without (a usable) server/discover, which
 		// DISC-1 and DISC-3 should report rather than the run dying.
 		if !errors.Is(err, mcpclient.ErrInitializeRejected) {
-			return nil, err
+			return nil, nil, err
 		}
 		firstProbe = client.Info().Probe
 		fallbackNote = "the server answered neither server/discover usefully nor initialize (" + err.Error() + "); checked as a modern server"
 		if tr, err = target.open(ctx, false); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		forced := ccfg
 		forced.ForceEra = mcpclient.EraModern
@@ -150,7 +133,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		rep.Verdict = VerdictLegacy
 		rep.Legacy = legacyReport(ctx, client, target, ccfg)
 		rep.DurationMs = ms(time.Since(start))
-		return rep, nil
+		return rep, nil, nil
 	}
 	spawn := make(chan struct{}, max(2, runtime.NumCPU()))
 	env := check.Env{
@@ -196,10 +179,10 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		env.Stdio = t
 	}
 	env.Facts = check.GatherFacts(ctx, client)
-	rep.tools = env.Facts.Tools
+	tools := env.Facts.Tools
 	rep.Deprecated = deprecatedUses(env.Facts)
 	rep.Checks = check.Execute(ctx, Registry(), env, opts.Options)
-	rep.Checks = append(rep.Checks, poisonChecks(ctx, client, rep.tools, opts.Only)...)
+	rep.Checks = append(rep.Checks, poisonChecks(ctx, client, tools, opts.Only)...)
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {
 		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
@@ -208,19 +191,14 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	}
 	rep.Notes = append(rep.Notes, client.Info().Notes[len(info.Notes):]...)
 	rep.DurationMs = ms(time.Since(start))
-	return rep, nil
+	return rep, tools, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // DeprecatedUse is a feature the server uses that 2026-07-28 deprecates
 // (deprecated.mdx): an info finding with the earliest removal.
-type DeprecatedUse struct {
-	Feature         string `json:"feature"`
-	Evidence        string `json:"evidence"`
-	Migration       string `json:"migration"`
-	EarliestRemoval string `json:"earliestRemoval"`
-}
+type DeprecatedUse = report.DeprecatedUse
 
 // deprecatedUses lists what the discover result shows of deprecated
 // features. Sampling and Roots show only when a tool asks for them through

@@ -1,10 +1,9 @@
 package conformance
 
-import _ "embed"
+import "github.com/mcp-eval/mcp-eval-action/pkg/report"
 
-// ReportSchema is report.schema.json, the shape of a Layer 0 report; the
-// whole-run report (package report) references it for its conformance
-// section.
-//
-//go:embed report.schema.json
-var ReportSchema []byte
+// ReportSchema is the JSON Schema of a Layer 0 report, what
+// `mcp-eval check --json` writes. Package report owns the type and so the
+// schema (conformance.schema.json); this is a copy for tests and tools
+// that start from this package.
+var ReportSchema = report.ConformanceSchema()

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
@@ -89,12 +88,12 @@ func TestPolicy(t *testing.T) {
 
 func TestLayer0(t *testing.T) {
 	base := reporttest.Layer0(reporttest.New(),
-		reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("TOOL-3", check.Must, 5, 5),
-		reporttest.Check("CACHE-1", check.Must, 2, 5), reporttest.Check("GONE-1", check.Must, 5, 5))
+		reporttest.Check("DISC-1", report.Must, 5, 5), reporttest.Check("TOOL-3", report.Must, 5, 5),
+		reporttest.Check("CACHE-1", report.Must, 2, 5), reporttest.Check("GONE-1", report.Must, 5, 5))
 	now := reporttest.Layer0(reporttest.New(),
-		reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("TOOL-3", check.Must, 4, 5),
-		reporttest.Check("CACHE-1", check.Must, 2, 5), reporttest.Check("NEW-1", check.Must, 3, 5),
-		reporttest.Check("LOG-2", check.Should, 0, 1))
+		reporttest.Check("DISC-1", report.Must, 5, 5), reporttest.Check("TOOL-3", report.Must, 4, 5),
+		reporttest.Check("CACHE-1", report.Must, 2, 5), reporttest.Check("NEW-1", report.Must, 3, 5),
+		reporttest.Check("LOG-2", report.Should, 0, 1))
 	g := evaluate(t, now, base)
 	wantStatus(t, one(t, g, report.KindCheck, "TOOL-3", ""), report.ItemFail, "new failure: 4/5 now, 5/5 in the baseline", "deterministic")
 	wantStatus(t, one(t, g, report.KindCheck, "CACHE-1", ""), report.ItemKnown, "known failure")
@@ -110,7 +109,7 @@ func TestLayer0(t *testing.T) {
 	}
 
 	// Only the known failure left: no red.
-	same := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("CACHE-1", check.Must, 2, 5))
+	same := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", report.Must, 5, 5), reporttest.Check("CACHE-1", report.Must, 2, 5))
 	if g := evaluate(t, same, base); g.Verdict != report.GatePass {
 		t.Errorf("known failure only: verdict %s, want pass: %+v", g.Verdict, g.Items)
 	}
@@ -134,7 +133,7 @@ func hasUnmatched(g *report.Gate, subject, side string) bool {
 
 func TestLegacy(t *testing.T) {
 	legacy := func() *report.Report { return reporttest.Legacy(reporttest.New()) }
-	modern := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", check.Must, 5, 5))
+	modern := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", report.Must, 5, 5))
 	for _, tc := range []struct {
 		name      string
 		now, base *report.Report
@@ -420,8 +419,8 @@ func TestSlowSlide(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	b, n := suitePair(30, 5, constant(5), firstDrop(10, 2, 5))
-	reporttest.Layer0(n, reporttest.Check("TOOL-3", check.Must, 4, 5))
-	reporttest.Layer0(b, reporttest.Check("TOOL-3", check.Must, 5, 5))
+	reporttest.Layer0(n, reporttest.Check("TOOL-3", report.Must, 4, 5))
+	reporttest.Layer0(b, reporttest.Check("TOOL-3", report.Must, 5, 5))
 	g1, _ := json.Marshal(evaluate(t, n, b))
 	g2, _ := json.Marshal(evaluate(t, n, b))
 	if string(g1) != string(g2) {

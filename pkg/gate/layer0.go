@@ -3,8 +3,6 @@ package gate
 import (
 	"fmt"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
-	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -15,22 +13,22 @@ func (e *evaluation) layer0() {
 	if nc == nil {
 		return
 	}
-	var bc *conformance.Report
+	var bc *report.Conformance
 	if e.base != nil {
 		bc = e.base.Conformance
 		if bc == nil {
 			e.g.Notes = append(e.g.Notes, "the baseline has no Layer 0 results: floors only for conformance")
 		}
 	}
-	if nc.Verdict == conformance.VerdictLegacy {
+	if nc.Verdict == report.ConformanceLegacy {
 		e.legacy(bc)
 		return
 	}
-	if bc != nil && bc.Verdict == conformance.VerdictLegacy {
+	if bc != nil && bc.Verdict == report.ConformanceLegacy {
 		e.g.Notes = append(e.g.Notes, "the baseline server spoke legacy MCP only: this is its first 2026-07-28 run, floors only for conformance")
 		bc = nil
 	}
-	base := map[string]check.Result{}
+	base := map[string]report.CheckResult{}
 	if bc != nil {
 		for _, r := range bc.Checks {
 			base[r.ID] = r
@@ -39,15 +37,15 @@ func (e *evaluation) layer0() {
 	seen := map[string]bool{}
 	for _, r := range nc.Checks {
 		seen[r.ID] = true
-		if r.Level != check.Must || r.Verdict == check.Skipped {
+		if r.Level != report.Must || r.Verdict == report.CheckSkipped {
 			continue
 		}
 		need := floor(e.p.FloorMust, r.Runs)
 		k := r.Passes()
-		if r.Verdict == check.Errored {
+		if r.Verdict == report.CheckErrored {
 			// The harness could not run it every time: not a pass, and
 			// Passes may still count warned runs.
-			k = min(k, r.Runs-r.Counts[check.Errored])
+			k = min(k, r.Runs-r.Counts[report.CheckErrored])
 		}
 		now := report.Count{K: k, N: r.Runs}
 		rule := fmt.Sprintf("MUST: ⌈%s·%d⌉ = %d of %d runs", num(e.p.FloorMust), r.Runs, need, r.Runs)
@@ -60,7 +58,7 @@ func (e *evaluation) layer0() {
 		case bc == nil:
 			it.Status = report.ItemFail
 			it.Reason = fmt.Sprintf("%d/%d is below its floor; no baseline to compare, floors only", k, r.Runs)
-		case !inBase || b.Verdict == check.Skipped:
+		case !inBase || b.Verdict == report.CheckSkipped:
 			it.Status = report.ItemFail
 			it.Reason = fmt.Sprintf("%d/%d is below its floor; the baseline did not run this check, floors only", k, r.Runs)
 			e.unmatched(report.Unmatched{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Side: "new", Reason: "not run in the baseline"})
@@ -81,7 +79,7 @@ func (e *evaluation) layer0() {
 		return
 	}
 	for _, b := range bc.Checks {
-		if !seen[b.ID] && b.Level == check.Must && b.Verdict != check.Skipped {
+		if !seen[b.ID] && b.Level == report.Must && b.Verdict != report.CheckSkipped {
 			e.unmatched(report.Unmatched{Layer: 0, Kind: report.KindCheck, Subject: b.ID, Side: "baseline", Reason: "ran in the baseline, not in this report"})
 		}
 	}
@@ -89,7 +87,7 @@ func (e *evaluation) layer0() {
 
 // legacy gates a server that does not speak 2026-07-28: staying legacy is
 // no regression; falling back to legacy from a modern baseline is.
-func (e *evaluation) legacy(bc *conformance.Report) {
+func (e *evaluation) legacy(bc *report.Conformance) {
 	it := report.GateItem{Layer: 0, Kind: report.KindServer, Subject: "era", Rule: "a server that spoke 2026-07-28 keeps speaking it"}
 	switch {
 	case e.p.FailOnLegacy:
@@ -99,7 +97,7 @@ func (e *evaluation) legacy(bc *conformance.Report) {
 	case bc == nil:
 		it.Status = report.ItemWarn
 		it.Reason = "the server speaks legacy MCP only: no 2026-07-28 check ran (see the migration list); with no Layer 0 baseline this is not a regression"
-	case bc.Verdict == conformance.VerdictLegacy:
+	case bc.Verdict == report.ConformanceLegacy:
 		it.Status = report.ItemPass
 		it.Reason = "legacy in the baseline and now: no regression"
 	default:

@@ -9,15 +9,17 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Era is the protocol family a server speaks (basic/versioning.mdx §eras).
-type Era string
+// The report records it, so the report owns the type.
+type Era = report.Era
 
 const (
-	EraModern Era = "modern" // 2026-07-28: server/discover, per-request _meta
-	EraLegacy Era = "legacy" // 2025-11-25 and earlier: initialize handshake
+	EraModern = report.EraModern
+	EraLegacy = report.EraLegacy
 )
 
 // Info is what Connect learnt about the server, with the evidence.
@@ -44,14 +46,8 @@ type Info struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// ProbeStep is one request of era detection.
-type ProbeStep struct {
-	Method  string `json:"method"`
-	Version string `json:"version,omitempty"`
-	Status  int    `json:"httpStatus,omitempty"`
-	Code    int64  `json:"errorCode,omitempty"`
-	Outcome string `json:"outcome"`
-}
+// ProbeStep is one request of era detection, as the report records it.
+type ProbeStep = report.ProbeStep
 
 func (i Info) versionOrLatest() string {
 	if i.ProtocolVersion != "" {

@@ -1,6 +1,10 @@
 package mcpclient
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
 
 // Protocol versions this client knows. Only Latest is spoken in the modern
 // way; the others are legacy revisions reached through initialize.
@@ -44,12 +48,9 @@ const (
 	ResultInputRequired = "input_required"
 )
 
-// Implementation is clientInfo / serverInfo.
-type Implementation struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-	Title   string `json:"title,omitempty"`
-}
+// Implementation is clientInfo / serverInfo; the report records the
+// server's, so the report owns the type.
+type Implementation = report.Implementation
 
 // DiscoverResult is the answer to server/discover.
 type DiscoverResult struct {

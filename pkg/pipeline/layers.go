@@ -117,7 +117,7 @@ func (p *Plan) runBehavior(ctx context.Context, rec *telemetry.Recorder, rep *re
 	rep.Behavior = res.Behavior
 	rep.Models = append(rep.Models, res.Models...)
 	if rep.ToolSurfaceHash == "" {
-		rep.ToolSurfaceHash = report.ToolSurfaceHash(tools)
+		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
 	}
 	return append(notes, res.Notes...), nil
 }

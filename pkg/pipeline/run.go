@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/otelexport"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
@@ -49,12 +50,12 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	if p.Has(Conformance) {
 		opts := p.Conformance
 		opts.Observer = rec.ObserveMCP
-		l0, err := conformance.Run(ctx, p.Target, opts)
+		l0, tools, err := conformance.Run(ctx, p.Target, opts)
 		if err != nil {
 			return nil, fmt.Errorf("could not test %s: %w", p.TargetDesc, err)
 		}
 		rep = report.FromConformance(l0, p.Env.Workspace)
-		rep.ToolSurfaceHash = report.ToolSurfaceHash(l0.Tools())
+		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
 	}
 	var notes []string
 	if p.Has(Behavior) {

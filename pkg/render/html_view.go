@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
@@ -229,14 +228,14 @@ func htmlConformance(rep *report.Report) *htmlLayer0 {
 	s := Summarize(c)
 	l := &htmlLayer0{Summary: fmt.Sprintf("%d checks: %d passed, %d failed, %d warnings, %d skipped, %d errors · MUST checks ran %d times",
 		len(c.Checks), s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored, c.Runs)}
-	sorted := append([]check.Result(nil), c.Checks...)
+	sorted := append([]report.CheckResult(nil), c.Checks...)
 	sort.SliceStable(sorted, func(i, j int) bool { return checkRank(sorted[i]) < checkRank(sorted[j]) })
 	for _, r := range sorted {
 		if checkRank(r) >= 4 {
 			continue
 		}
 		l.Checks = append(l.Checks, htmlCheck{ID: line(r.ID), Level: line(string(r.Level)), Verdict: line(string(r.Verdict)),
-			Class: statusClass(map[check.Verdict]string{check.Failed: "fail", check.Errored: "fail", check.Warned: "inconclusive"}[r.Verdict]),
+			Class: statusClass(map[report.CheckVerdict]string{report.CheckFailed: "fail", report.CheckErrored: "fail", report.CheckWarned: "inconclusive"}[r.Verdict]),
 			KOfN:  kOfN(r), Finding: line(headline(r))})
 	}
 	return l

@@ -3,11 +3,9 @@ package render
 import (
 	"encoding/xml"
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
-	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 type junitSuites struct {
@@ -46,60 +44,46 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-// ConformanceJUnit writes a Layer 0 report as JUnit XML: one suite per
-// family, one case per check. A failed MUST is a failure; a failed SHOULD
-// is a warning in system-out, so CI test views do not go red on it.
-func ConformanceJUnit(w io.Writer, rep *conformance.Report) error {
-	out := junitSuites{Name: "mcp-eval conformance " + xmlSafe(rep.Target), Time: seconds(rep.DurationMs)}
+// layer0Suites are Layer 0 as JUnit: one suite per family, one case per
+// check. A failed MUST is a failure; a failed SHOULD is a warning in
+// system-out, so CI test views do not go red on it.
+func layer0Suites(c *report.Conformance) []junitSuite {
+	var suites []junitSuite
 	idx := map[string]int{}
-	for _, r := range rep.Checks {
+	for _, r := range c.Checks {
 		i, ok := idx[r.Family]
 		if !ok {
-			i = len(out.Suites)
+			i = len(suites)
 			idx[r.Family] = i
-			out.Suites = append(out.Suites, junitSuite{Name: r.Family + " " + familyTitles[r.Family]})
+			suites = append(suites, junitSuite{Name: r.Family + " " + familyTitles[r.Family]})
 		}
-		s := &out.Suites[i]
-		c := junitCase{Name: fmt.Sprintf("%s %s", r.ID, xmlSafe(r.Doc)), Classname: "conformance." + r.Family, Time: seconds(r.DurationMs)}
+		s := &suites[i]
+		tc := junitCase{Name: fmt.Sprintf("%s %s", r.ID, xmlSafe(r.Doc)), Classname: "conformance." + r.Family, Time: seconds(r.DurationMs)}
 		msg := xmlSafe(fmt.Sprintf("[%s %s %s] %s", r.ID, r.Level, counts(r), r.Outcome.Message))
 		body := xmlSafe(caseBody(r))
 		switch r.Verdict {
-		case check.Failed:
-			if r.Level == check.Must {
-				c.Failure = &junitMessage{Message: msg, Type: "MUST", Body: body}
+		case report.CheckFailed:
+			if r.Level == report.Must {
+				tc.Failure = &junitMessage{Message: msg, Type: "MUST", Body: body}
 				s.Failures++
-				out.Failures++
 			} else {
-				c.SystemOut = "warning: " + msg + "\n" + body
+				tc.SystemOut = "warning: " + msg + "\n" + body
 			}
-		case check.Errored:
-			c.Error = &junitMessage{Message: msg, Body: body}
+		case report.CheckErrored:
+			tc.Error = &junitMessage{Message: msg, Body: body}
 			s.Errors++
-			out.Errors++
-		case check.Skipped:
-			c.Skipped = &junitMessage{Message: msg}
+		case report.CheckSkipped:
+			tc.Skipped = &junitMessage{Message: msg}
 			s.Skipped++
-			out.Skipped++
-		case check.Warned:
-			c.SystemOut = "warning: " + msg + "\n" + body
+		case report.CheckWarned:
+			tc.SystemOut = "warning: " + msg + "\n" + body
 		}
-		s.Cases = append(s.Cases, c)
-		s.Tests++
-		out.Tests++
+		s.Cases = append(s.Cases, tc)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("writing JUnit XML: %w", err)
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return suites
 }
 
-func caseBody(r check.Result) string {
+func caseBody(r report.CheckResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "spec: %s\n", r.Spec)
 	if r.Fix != "" {

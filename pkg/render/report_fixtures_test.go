@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
@@ -62,14 +61,14 @@ func baselineOf(r *report.Report) *report.Report {
 	return reporttest.Green(r)
 }
 
-func layer0Checks(tool3, cache1 int) []check.Result {
-	checks := []check.Result{
-		reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("TOOL-3", check.Must, tool3, 5),
-		reporttest.Check("CACHE-1", check.Must, cache1, 5), reporttest.Check("LOG-2", check.Should, 0, 1),
-		reporttest.Check("RPC-1", check.Must, 5, 5),
+func layer0Checks(tool3, cache1 int) []report.CheckResult {
+	checks := []report.CheckResult{
+		reporttest.Check("DISC-1", report.Must, 5, 5), reporttest.Check("TOOL-3", report.Must, tool3, 5),
+		reporttest.Check("CACHE-1", report.Must, cache1, 5), reporttest.Check("LOG-2", report.Should, 0, 1),
+		reporttest.Check("RPC-1", report.Must, 5, 5),
 	}
-	skip := reporttest.Check("AUTH-1", check.Must, 0, 1)
-	skip.Verdict, skip.Counts, skip.Outcome = check.Skipped, map[check.Verdict]int{check.Skipped: 1}, check.Outcome{Verdict: check.Skipped, Message: "the server has no authorization"}
+	skip := reporttest.Check("AUTH-1", report.Must, 0, 1)
+	skip.Verdict, skip.Counts, skip.Outcome = report.CheckSkipped, map[report.CheckVerdict]int{report.CheckSkipped: 1}, report.Outcome{Verdict: report.CheckSkipped, Message: "the server has no authorization"}
 	return append(checks, skip)
 }
 
@@ -260,14 +259,14 @@ func hostileFixture() *report.Report {
 		r.Server.Target = h[9]
 		r.Run.HarnessVersion = h[3]
 		r.Models = []report.Model{{ID: h[1], Provider: h[2], Requested: h[1], Served: h[6]}}
-		checks := []check.Result{}
+		checks := []report.CheckResult{}
 		for i, s := range h {
-			c := reporttest.Check(fmt.Sprintf("EVIL-%d", i+1), check.Must, k(i), 5)
+			c := reporttest.Check(fmt.Sprintf("EVIL-%d", i+1), report.Must, k(i), 5)
 			c.Doc, c.Fix = s, s
-			if c.Verdict == check.Failed {
+			if c.Verdict == report.CheckFailed {
 				c.Outcome.Message = s
 				c.Outcome.Details = []string{s}
-				c.Outcome.Evidence = []check.Evidence{{Request: s, Response: s}}
+				c.Outcome.Evidence = []report.Evidence{{Request: s, Response: s}}
 			}
 			checks = append(checks, c)
 		}

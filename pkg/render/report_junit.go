@@ -1,38 +1,24 @@
 package render
 
 import (
-	"bytes"
 	"encoding/xml"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
-// ReportJUnit writes a whole report as JUnit XML: Layer 0 exactly as
-// ConformanceJUnit does (one suite per family), then one suite per model
-// for Layer 1 cases, one for Layer 2 rates and one for the gate's suite
-// scores. A case is a failure only when the gate failed it: the renderer
-// decides nothing, so a report never gated has no Layer 1 failures.
+// ReportJUnit writes a report as JUnit XML, the one JUnit view of every
+// command: Layer 0 as one suite per family and one case per check, then
+// one suite per model for Layer 1 cases, one for Layer 2 rates and one for
+// the gate's suite scores. A Layer 1 or 2 case is a failure only when the
+// gate failed it: the renderer decides nothing, so a report never gated
+// has no Layer 1 failures.
 func ReportJUnit(w io.Writer, rep *report.Report) error {
 	out := junitSuites{Name: "mcp-eval"}
-	if rep.Conformance != nil {
-		// Reuse the Layer 0 renderer by reading back what it wrote, so the
-		// two can never disagree on a check.
-		var buf bytes.Buffer
-		if err := ConformanceJUnit(&buf, rep.Conformance); err != nil {
-			return err
-		}
-		if err := xml.Unmarshal(buf.Bytes(), &out); err != nil {
-			return fmt.Errorf("reading back the Layer 0 JUnit XML: %w", err)
-		}
-		out.Name = "mcp-eval"
-		// ConformanceJUnit keeps bidi overrides from the server (valid
-		// XML, but they reorder what a CI test view shows).
-		for i := range out.Suites {
-			cleanSuite(&out.Suites[i])
-		}
+	if c := rep.Conformance; c != nil {
+		out.Time = seconds(c.DurationMs)
+		out.Suites = layer0Suites(c)
 	}
 	items := map[string]report.GateItem{}
 	if rep.Gate != nil {
@@ -123,28 +109,4 @@ func addGateOutcome(s *junitSuite, c *junitCase, it report.GateItem, gated bool,
 	default:
 		c.SystemOut = msg + "\n" + xmlSafe(observed)
 	}
-}
-
-// cleanSuite replaces bidi and invisible tag characters in every text of a
-// suite, keeping line breaks in bodies.
-func cleanSuite(s *junitSuite) {
-	s.Name = noBidi(s.Name)
-	for i := range s.Cases {
-		c := &s.Cases[i]
-		c.Name, c.SystemOut = noBidi(c.Name), noBidi(c.SystemOut)
-		for _, m := range []*junitMessage{c.Failure, c.Error, c.Skipped} {
-			if m != nil {
-				m.Message, m.Body = noBidi(m.Message), noBidi(m.Body)
-			}
-		}
-	}
-}
-
-func noBidi(s string) string {
-	return strings.Map(func(r rune) rune {
-		if (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || (r >= 0xe0000 && r <= 0xe007f) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
 }

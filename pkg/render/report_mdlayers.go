@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
-	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -15,7 +13,7 @@ import (
 // whole table folded away.
 func layer0Blocks(d *mdDoc, rep *report.Report) {
 	c := rep.Conformance
-	if c.Verdict == conformance.VerdictLegacy && c.Legacy != nil {
+	if c.Verdict == report.ConformanceLegacy && c.Legacy != nil {
 		var rows []string
 		for _, b := range c.Legacy.Blockers {
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s |", mdCode(b.ID), mdText(b.Found), mdText(b.Instead)))
@@ -27,7 +25,7 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 	}
 	s := Summarize(c)
 	summary := fmt.Sprintf("%d checks: %d passed, %d failed, %d warnings, %d skipped, %d errors · MUST checks ran %d times", len(c.Checks), s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored, c.Runs)
-	sorted := append([]check.Result(nil), c.Checks...)
+	sorted := append([]report.CheckResult(nil), c.Checks...)
 	sort.SliceStable(sorted, func(i, j int) bool { return checkRank(sorted[i]) < checkRank(sorted[j]) })
 	header := []string{"| Check | Level | Result | k/N | Finding |", "|---|---|---|---|---|"}
 	var attention, all []string
@@ -49,25 +47,25 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 
 // checkRank orders failures first: failed or errored MUST, failed SHOULD,
 // warnings, flaky passes, then passes and skips.
-func checkRank(r check.Result) int {
+func checkRank(r report.CheckResult) int {
 	switch {
-	case r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored):
+	case r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored):
 		return 0
-	case r.Verdict == check.Failed || r.Verdict == check.Errored:
+	case r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored:
 		return 1
-	case r.Verdict == check.Warned:
+	case r.Verdict == report.CheckWarned:
 		return 2
 	case r.Flaky:
 		return 3
-	case r.Verdict == check.Passed:
+	case r.Verdict == report.CheckPassed:
 		return 4
 	}
 	return 5
 }
 
 // kOfN is k/N with the passes a MUST needs, "–" for skipped checks.
-func kOfN(r check.Result) string {
-	if r.Verdict == check.Skipped {
+func kOfN(r report.CheckResult) string {
+	if r.Verdict == report.CheckSkipped {
 		return "–"
 	}
 	return fmt.Sprintf("%d/%d", r.Passes(), r.Runs)

@@ -3,16 +3,66 @@ package render
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
-// ReportText writes a whole report for a terminal: the run, then each
-// layer present (Layer 0 through ConformanceText), then the gate. Every
-// value from the report goes through Line.
+// TextOptions adjust the terminal rendering.
+type TextOptions struct {
+	// Verbose shows passing checks too; by default only what needs
+	// attention is listed under each family.
+	Verbose bool
+	// Only, when set, writes just these sections, without the run header
+	// and the section banners, for a command that frames them itself
+	// (`mcp-eval check` shows Layer 0 alone).
+	Only []Section
+}
+
+// Section is one part of a report's text.
+type Section string
+
+const (
+	SectionConformance Section = "conformance" // Layer 0
+	SectionBehavior    Section = "behavior"    // Layer 1
+	SectionResilience  Section = "resilience"  // Layer 2
+	SectionTelemetry   Section = "telemetry"   // Layer 3
+	SectionGate        Section = "gate"
+)
+
+// ReportText writes a report for a terminal, the one text view of every
+// command: the run, then each layer present, then the gate. Every value
+// from the report goes through Line.
 func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	sections := []struct {
+		name    Section
+		banner  string
+		present bool
+		write   func()
+	}{
+		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts) }},
+		{SectionBehavior, "\n== Layer 1 · behaviour ==\n", rep.Behavior != nil, func() { behaviorText(w, rep) }},
+		{SectionResilience, "\n== Layer 2 · resilience and security ==\n", rep.Resilience != nil, func() {
+			for _, f := range rep.Resilience.Faults {
+				scoresText(w, "fault", f.Model, f.Fault, f.Scores)
+			}
+			for _, a := range rep.Resilience.Attacks {
+				scoresText(w, "attack", a.Model, a.Attack, a.Scores)
+			}
+		}},
+		{SectionTelemetry, "\n== Layer 3 · latency, tokens and cost ==\n", rep.Telemetry != nil, func() { telemetryText(w, rep) }},
+		{SectionGate, "\n", rep.Gate != nil, func() { GateText(w, rep.Gate) }},
+	}
+	if len(opts.Only) > 0 {
+		for _, s := range sections {
+			if s.present && slices.Contains(opts.Only, s.name) {
+				s.write()
+			}
+		}
+		return
+	}
 	r := rep.Run
 	p("mcp-eval report · schema %d · harness %s\n", rep.SchemaVersion, orDash(Line(r.HarnessVersion)))
 	if r.Commit != "" || r.Ref != "" || r.Event != "" {
@@ -28,30 +78,11 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 	for _, m := range rep.Models {
 		p("model %s: requested %s, served %s (%s)\n", Line(m.ID), orDash(Line(m.Requested)), orDash(Line(m.Served)), orDash(Line(m.Provider)))
 	}
-	if rep.Conformance != nil {
-		p("\n== Layer 0 · conformance ==\n")
-		ConformanceText(w, rep.Conformance, opts)
-	}
-	if rep.Behavior != nil {
-		p("\n== Layer 1 · behaviour ==\n")
-		behaviorText(w, rep)
-	}
-	if rep.Resilience != nil {
-		p("\n== Layer 2 · resilience and security ==\n")
-		for _, f := range rep.Resilience.Faults {
-			scoresText(w, "fault", f.Model, f.Fault, f.Scores)
+	for _, s := range sections {
+		if s.present {
+			p("%s", s.banner)
+			s.write()
 		}
-		for _, a := range rep.Resilience.Attacks {
-			scoresText(w, "attack", a.Model, a.Attack, a.Scores)
-		}
-	}
-	if t := rep.Telemetry; t != nil {
-		p("\n== Layer 3 · latency, tokens and cost ==\n")
-		telemetryText(w, rep)
-	}
-	if rep.Gate != nil {
-		p("\n")
-		GateText(w, rep.Gate)
 	}
 }
 

@@ -10,8 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
-	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // familyTitles names the checklist families for headings.
@@ -26,16 +25,9 @@ var familyTitles = map[string]string{
 	"POISON": "tool poisoning", "RESIL": "resilience",
 }
 
-// TextOptions adjust the terminal rendering.
-type TextOptions struct {
-	// Verbose shows passing checks too; by default only what needs
-	// attention is listed under each family.
-	Verbose bool
-}
-
-// ConformanceText writes the human summary of a Layer 0 report, grouped by
-// family in checklist order.
-func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
+// conformanceText writes the human summary of a Layer 0 result, grouped
+// by family in checklist order.
+func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	server := "(no serverInfo)"
 	if rep.ServerInfo != nil {
@@ -43,7 +35,7 @@ func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
 	}
 	p("mcp-eval check: %s\n", Line(rep.Target))
 	p("server %s · %s %s · %s · %d checks · MUST checks ×%d · %.0f ms\n", server, rep.Era, Line(rep.ProtocolVersion), rep.Transport, len(rep.Checks), rep.Runs, rep.DurationMs)
-	if rep.Verdict == conformance.VerdictLegacy {
+	if rep.Verdict == report.ConformanceLegacy {
 		legacyText(w, rep)
 		return
 	}
@@ -55,10 +47,10 @@ func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
 			family = r.Family
 			shownInFamily = 0
 		}
-		if r.Verdict == check.Skipped && strings.Contains(r.Outcome.Message, "--call-tool") {
+		if r.Verdict == report.CheckSkipped && strings.Contains(r.Outcome.Message, "--call-tool") {
 			callSkips = append(callSkips, r.ID)
 		}
-		if !opts.Verbose && r.Verdict == check.Passed && !r.Flaky {
+		if !opts.Verbose && r.Verdict == report.CheckPassed && !r.Flaky {
 			continue
 		}
 		if shownInFamily == 0 {
@@ -66,11 +58,11 @@ func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
 		}
 		shownInFamily++
 		p("  %s %-9s %-6s %-6s %s\n", mark(r), r.ID, r.Level, counts(r), Line(headline(r)))
-		if r.Verdict == check.Failed || r.Verdict == check.Errored || (r.Verdict == check.Warned && opts.Verbose) {
+		if r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored || (r.Verdict == report.CheckWarned && opts.Verbose) {
 			for _, d := range r.Outcome.Details {
 				p("        also: %s\n", Line(d))
 			}
-			if r.Fix != "" && r.Verdict == check.Failed {
+			if r.Fix != "" && r.Verdict == report.CheckFailed {
 				p("        fix: %s\n", Line(r.Fix))
 			}
 			for i, ev := range r.Outcome.Evidence {
@@ -94,14 +86,14 @@ func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
 		p("deprecated: %s (%s); migrate: %s; earliest removal: %s\n", Line(d.Feature), Line(d.Evidence), Line(d.Migration), Line(d.EarliestRemoval))
 	}
 	switch rep.Verdict {
-	case conformance.VerdictPass:
+	case report.ConformancePass:
 		p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
-	case conformance.VerdictFail:
+	case report.ConformanceFail:
 		p("verdict: FAIL: %d MUST check(s) failed: %s\n", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
 	}
 }
 
-func legacyText(w io.Writer, rep *conformance.Report) {
+func legacyText(w io.Writer, rep *report.Conformance) {
 	fmt.Fprintf(w, "\nverdict: LEGACY: this server speaks %s only; it does not serve %s\n", Line(rep.Legacy.Speaks), "2026-07-28")
 	fmt.Fprintf(w, "what blocks 2026-07-28:\n")
 	for _, b := range rep.Legacy.Blockers {
@@ -119,25 +111,25 @@ type Summary struct {
 }
 
 // Summarize counts results by verdict.
-func Summarize(rep *conformance.Report) Summary {
+func Summarize(rep *report.Conformance) Summary {
 	var s Summary
 	for _, r := range rep.Checks {
 		switch r.Verdict {
-		case check.Passed:
+		case report.CheckPassed:
 			s.Passed++
-		case check.Failed:
+		case report.CheckFailed:
 			s.Failed++
-		case check.Warned:
+		case report.CheckWarned:
 			s.Warned++
-		case check.Skipped:
+		case report.CheckSkipped:
 			s.Skipped++
-		case check.Errored:
+		case report.CheckErrored:
 			s.Errored++
 		}
 		if r.Flaky {
 			s.Flaky++
 		}
-		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
+		if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
 			s.FailedMust = append(s.FailedMust, r.ID)
 		}
 	}
@@ -145,23 +137,23 @@ func Summarize(rep *conformance.Report) Summary {
 	return s
 }
 
-func mark(r check.Result) string {
+func mark(r report.CheckResult) string {
 	switch r.Verdict {
-	case check.Passed:
+	case report.CheckPassed:
 		return "✓"
-	case check.Failed:
+	case report.CheckFailed:
 		return "✗"
-	case check.Warned:
+	case report.CheckWarned:
 		return "!"
-	case check.Errored:
+	case report.CheckErrored:
 		return "E"
 	}
 	return "-"
 }
 
 // counts is k/N for repeated checks, the verdict word otherwise.
-func counts(r check.Result) string {
-	if r.Verdict == check.Skipped {
+func counts(r report.CheckResult) string {
+	if r.Verdict == report.CheckSkipped {
 		return "skip"
 	}
 	if r.Runs > 1 {
@@ -170,7 +162,7 @@ func counts(r check.Result) string {
 	return string(r.Verdict)
 }
 
-func headline(r check.Result) string {
+func headline(r report.CheckResult) string {
 	msg := r.Outcome.Message
 	if msg == "" {
 		msg = r.Doc
@@ -184,7 +176,7 @@ func headline(r check.Result) string {
 // methodRE finds the method in a request excerpt, which may be clipped.
 var methodRE = regexp.MustCompile(`"method":"([^"]{1,80})"`)
 
-func evidenceLine(ev check.Evidence) string {
+func evidenceLine(ev report.Evidence) string {
 	var b strings.Builder
 	if m := methodRE.FindStringSubmatch(ev.Request); m != nil {
 		b.WriteString(m[1])

@@ -1,11 +1,148 @@
 package report
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+// Layer 0's section. Package conformance fills it and package check
+// aggregates its results, but the types live here so that a reader of
+// reports (the gate, the renderers, a tool reading report.json) needs
+// nothing of the harness that produced them. The JSON is also what
+// `mcp-eval check --json FILE` writes (conformance.schema.json).
+
+// Verdicts of a whole Layer 0 run (Conformance.Verdict).
+const (
+	ConformancePass   = "pass"   // every MUST passed N/N
+	ConformanceFail   = "fail"   // a MUST failed at least once
+	ConformanceLegacy = "legacy" // the server does not speak 2026-07-28
+)
+
+// Conformance is Layer 0's result: one server against the 2026-07-28
+// checklist.
+type Conformance struct {
+	Target          string            `json:"target"`
+	Transport       string            `json:"transport"`
+	Era             Era               `json:"era"`
+	ProtocolVersion string            `json:"protocolVersion"`
+	ServerInfo      *Implementation   `json:"serverInfo,omitempty"`
+	Verdict         string            `json:"verdict"`
+	Runs            int               `json:"runs"`
+	Checks          []CheckResult     `json:"checks"`
+	Unobservable    map[string]string `json:"unobservable"`
+	Legacy          *LegacyReport     `json:"legacy,omitempty"`
+	Deprecated      []DeprecatedUse   `json:"deprecated"`
+	Probe           []ProbeStep       `json:"probe"`
+	Notes           []string          `json:"notes"`
+	DurationMs      float64           `json:"durationMs"`
+}
+
+// Era is the protocol family a server speaks (basic/versioning.mdx §eras).
+type Era string
+
+const (
+	EraModern Era = "modern" // 2026-07-28: server/discover, per-request _meta
+	EraLegacy Era = "legacy" // 2025-11-25 and earlier: initialize handshake
+)
+
+// Implementation is a server's (or client's) name and version as it
+// reported them.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title,omitempty"`
+}
+
+// ProbeStep is one request of era detection.
+type ProbeStep struct {
+	Method  string `json:"method"`
+	Version string `json:"version,omitempty"`
+	Status  int    `json:"httpStatus,omitempty"`
+	Code    int64  `json:"errorCode,omitempty"`
+	Outcome string `json:"outcome"`
+}
+
+// Level is how binding a rule is.
+type Level string
+
+const (
+	Must   Level = "MUST"   // MUST / MUST NOT / derived MUST: a failure fails the run
+	Should Level = "SHOULD" // SHOULD / SHOULD NOT: a failure is reported as a warning
+	Info   Level = "info"   // not normative; reported for the reader
+)
+
+// CheckVerdict is the outcome of one run of a check.
+type CheckVerdict string
+
+const (
+	CheckPassed  CheckVerdict = "pass"
+	CheckFailed  CheckVerdict = "fail"
+	CheckWarned  CheckVerdict = "warn"
+	CheckSkipped CheckVerdict = "skip"
+	CheckErrored CheckVerdict = "error" // the harness could not run the check
+)
+
+// CheckResult is one check's aggregated outcome over its runs.
+type CheckResult struct {
+	ID         string               `json:"id"`
+	Level      Level                `json:"level"`
+	Family     string               `json:"family"`
+	Spec       string               `json:"spec"`
+	Doc        string               `json:"doc"`
+	Fix        string               `json:"fix,omitempty"`
+	Seed       int                  `json:"seed,omitempty"`
+	Verdict    CheckVerdict         `json:"verdict"`
+	Runs       int                  `json:"runs"`
+	Counts     map[CheckVerdict]int `json:"counts"`
+	Flaky      bool                 `json:"flaky,omitempty"`
+	Outcome    Outcome              `json:"outcome"`
+	DurationMs float64              `json:"durationMs"`
+}
+
+// Passes is k in "k/N": runs that passed (a warning counts as a pass of a
+// MUST run only when the check warned about a tolerated deviation).
+func (r *CheckResult) Passes() int { return r.Counts[CheckPassed] + r.Counts[CheckWarned] }
+
+// Outcome is the result of one run of one check.
+type Outcome struct {
+	Verdict  CheckVerdict `json:"verdict"`
+	Message  string       `json:"message,omitempty"`
+	Details  []string     `json:"details,omitempty"`
+	Evidence []Evidence   `json:"evidence,omitempty"`
+}
+
+// Evidence is what was sent and what came back, kept short.
+type Evidence struct {
+	Transport string            `json:"transport,omitempty"`
+	Request   string            `json:"request,omitempty"` // method and a body excerpt
+	Headers   map[string]string `json:"headers,omitempty"` // request headers that matter
+	Status    int               `json:"httpStatus,omitempty"`
+	Response  string            `json:"response,omitempty"` // excerpt
+}
+
+// LegacyReport is what a 2025-11-25 (or older) server must change to serve
+// 2026-07-28: a migration list instead of a wall of unrelated failures.
+type LegacyReport struct {
+	Speaks   string          `json:"speaks"`
+	Blockers []LegacyBlocker `json:"blockers"`
+}
+
+// LegacyBlocker is one thing in the way, with what replaces it.
+type LegacyBlocker struct {
+	ID       string `json:"id"`
+	Found    string `json:"found"`
+	Instead  string `json:"instead"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// DeprecatedUse is a feature the server uses that 2026-07-28 deprecates
+// (deprecated.mdx): an info finding with the earliest removal.
+type DeprecatedUse struct {
+	Feature         string `json:"feature"`
+	Evidence        string `json:"evidence"`
+	Migration       string `json:"migration"`
+	EarliestRemoval string `json:"earliestRemoval"`
+}
 
 // FromConformance starts a report from a Layer 0 result: the section
 // itself and the server identity it found. The target's paths are made
 // relative to the workspace.
-func FromConformance(c *conformance.Report, workspace string) *Report {
+func FromConformance(c *Conformance, workspace string) *Report {
 	r := New()
 	r.Conformance = c
 	target := c.Target

@@ -9,12 +9,22 @@ import (
 	"math"
 	"sort"
 	"strconv"
-
-	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 // HashPrefix starts every hash in a report, naming the algorithm.
 const HashPrefix = "sha256:"
+
+// ToolSurface is what a model sees of one tool, as the server sent it.
+// Producers fill it from their own tool type (mcpclient.ToolSurfaces);
+// Annotations are the hints as raw JSON, so hints no client type knows
+// still count.
+type ToolSurface struct {
+	Name         string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	Annotations  json.RawMessage
+}
 
 // ToolSurfaceHash is the SHA-256 of what a model sees of a server's tools:
 // each tool's name, description, input and output schema and annotations,
@@ -22,7 +32,7 @@ const HashPrefix = "sha256:"
 // left out (clients show them to people, not to models), as is anything the
 // server adds that a model does not read. Two servers whose tools differ
 // only in key order or whitespace hash alike.
-func ToolSurfaceHash(tools []mcpclient.Tool) string {
+func ToolSurfaceHash(tools []ToolSurface) string {
 	type surface struct {
 		Name         string          `json:"name"`
 		Description  string          `json:"description"`
@@ -32,8 +42,7 @@ func ToolSurfaceHash(tools []mcpclient.Tool) string {
 	}
 	items := make([][]byte, 0, len(tools))
 	for _, t := range tools {
-		s := surface{Name: t.Name, Description: t.Description, InputSchema: validOrNil(t.InputSchema), OutputSchema: validOrNil(t.OutputSchema)}
-		s.Annotations = annotations(t)
+		s := surface{Name: t.Name, Description: t.Description, InputSchema: validOrNil(t.InputSchema), OutputSchema: validOrNil(t.OutputSchema), Annotations: validOrNil(t.Annotations)}
 		b, err := CanonicalJSON(s)
 		if err != nil {
 			// Unreachable: every part is valid JSON by now.
@@ -54,24 +63,6 @@ func ToolSurfaceHash(tools []mcpclient.Tool) string {
 	}
 	buf.WriteByte(']')
 	return sha(buf.Bytes())
-}
-
-// annotations are taken from the tool as sent when possible, so hints the
-// client's struct does not know still count.
-func annotations(t mcpclient.Tool) json.RawMessage {
-	if len(t.Raw) > 0 {
-		var raw struct {
-			Annotations json.RawMessage `json:"annotations"`
-		}
-		if json.Unmarshal(t.Raw, &raw) == nil && len(raw.Annotations) > 0 && string(raw.Annotations) != "null" {
-			return validOrNil(raw.Annotations)
-		}
-	}
-	if t.Annotations == nil {
-		return nil
-	}
-	b, _ := json.Marshal(t.Annotations)
-	return b
 }
 
 // validOrNil keeps a schema only if it parses: a server sending broken JSON

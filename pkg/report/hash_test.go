@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -20,26 +19,21 @@ func TestCanonicalJSON(t *testing.T) {
 	}
 }
 
-func tool(name, desc, schema string) mcpclient.Tool {
-	return mcpclient.Tool{Name: name, Description: desc, InputSchema: json.RawMessage(schema)}
+func tool(name, desc, schema string) report.ToolSurface {
+	return report.ToolSurface{Name: name, Description: desc, InputSchema: json.RawMessage(schema)}
 }
 
 func TestToolSurfaceHash(t *testing.T) {
-	a := []mcpclient.Tool{tool("search", "find things", `{"type":"object","properties":{"q":{"type":"string"}}}`), tool("add", "sum", `{"type":"object"}`)}
+	a := []report.ToolSurface{tool("search", "find things", `{"type":"object","properties":{"q":{"type":"string"}}}`), tool("add", "sum", `{"type":"object"}`)}
 	h := report.ToolSurfaceHash(a)
 	if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(h) {
 		t.Fatalf("hash %q has the wrong form", h)
 	}
-	same := []mcpclient.Tool{tool("add", "sum", `{ "type" : "object" }`), tool("search", "find things", `{"properties":{"q":{"type":"string"}},"type":"object"}`)}
+	same := []report.ToolSurface{tool("add", "sum", `{ "type" : "object" }`), tool("search", "find things", `{"properties":{"q":{"type":"string"}},"type":"object"}`)}
 	if report.ToolSurfaceHash(same) != h {
 		t.Error("order, key order or whitespace changed the hash")
 	}
-	titled := []mcpclient.Tool{tool("add", "sum", `{"type":"object"}`), tool("search", "find things", `{"type":"object","properties":{"q":{"type":"string"}}}`)}
-	titled[0].Title = "Add numbers"
-	if report.ToolSurfaceHash(titled) != h {
-		t.Error("a title (not shown to models) changed the hash")
-	}
-	for name, changed := range map[string][]mcpclient.Tool{
+	for name, changed := range map[string][]report.ToolSurface{
 		"description": {tool("add", "sum two numbers", `{"type":"object"}`), a[0]},
 		"schema":      {tool("add", "sum", `{"type":"object","required":["a"]}`), a[0]},
 		"name":        {tool("plus", "sum", `{"type":"object"}`), a[0]},
@@ -49,16 +43,15 @@ func TestToolSurfaceHash(t *testing.T) {
 			t.Errorf("changing the %s did not change the hash", name)
 		}
 	}
-	ro := true
-	annotated := append([]mcpclient.Tool{}, a...)
-	annotated[1].Annotations = &mcpclient.ToolAnnotations{ReadOnlyHint: &ro}
+	annotated := append([]report.ToolSurface{}, a...)
+	annotated[1].Annotations = json.RawMessage(`{"readOnlyHint":true}`)
 	if report.ToolSurfaceHash(annotated) == h {
 		t.Error("an annotation did not change the hash")
 	}
-	raw := append([]mcpclient.Tool{}, a...)
-	raw[1].Raw = json.RawMessage(`{"name":"add","annotations":{"x-custom":1}}`)
-	if report.ToolSurfaceHash(raw) == h {
-		t.Error("an annotation only the raw tool has did not change the hash")
+	broken := append([]report.ToolSurface{}, a...)
+	broken[1].OutputSchema, broken[1].Annotations = json.RawMessage(`{broken`), json.RawMessage(`null`)
+	if report.ToolSurfaceHash(broken) != h {
+		t.Error("a broken schema or null annotations changed the hash (they count as absent)")
 	}
 	if report.ToolSurfaceHash(nil) == "" {
 		t.Error("no tools must still hash (to the empty list)")

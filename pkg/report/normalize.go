@@ -9,9 +9,8 @@ import (
 // one, so the JSON has [] and {} where a consumer iterates, never null.
 // Encode and Save call it; it changes nothing else.
 //
-// It walks the value by reflection rather than listing fields, so the
-// sections other packages own (Layer 0's conformance.Report) stay
-// null-free as they grow.
+// It walks the value by reflection rather than listing fields, so every
+// section stays null-free as it grows.
 func (r *Report) Normalize() { fillNil(reflect.ValueOf(r)) }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()

@@ -1,13 +1,16 @@
 // Package report is the one versioned result of an mcp-eval run: every
 // layer's results, the run's metadata and the gate's verdict, as plain
 // JSON-tagged data. It computes nothing and renders nothing; producers fill
-// it, package gate judges it, package render prints it.
+// it, package gate judges it, package render prints it. It imports no other
+// package of this module (TestNoModuleDependencies), so reading a report
+// never drags in the harness that wrote it.
 //
 // Quick start:
 //
-//	rep := report.FromConformance(layer0, workspace) // *conformance.Report from conformance.Run
+//	layer0, tools, err := conformance.Run(ctx, target, opts) // layer0 is a *report.Conformance
+//	rep := report.FromConformance(layer0, workspace)
 //	rep.Run = report.Run{Commit: sha, HarnessVersion: "0.1.0", StartedAt: start, FinishedAt: time.Now()}
-//	rep.ToolSurfaceHash = report.ToolSurfaceHash(tools)
+//	rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
 //	data, err := report.Marshal(rep) // validated against report.schema.json; write it with atomicfile
 //
 // and back: rep, err := report.Load("report.json") treats the file as
@@ -17,11 +20,7 @@
 // direction, and every path is relative to the workspace (RelPath).
 package report
 
-import (
-	"time"
-
-	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
-)
+import "time"
 
 // SchemaVersion is the version of the report format this package reads and
 // writes. A reader rejects any other version rather than guess at it; a
@@ -41,10 +40,10 @@ type Report struct {
 	// requested and as the provider said it served it.
 	Models []Model `json:"models"`
 
-	Conformance *conformance.Report `json:"conformance,omitempty"` // Layer 0
-	Behavior    *Behavior           `json:"behavior,omitempty"`    // Layer 1
-	Resilience  *Resilience         `json:"resilience,omitempty"`  // Layer 2
-	Telemetry   *Telemetry          `json:"telemetry,omitempty"`   // Layer 3
+	Conformance *Conformance `json:"conformance,omitempty"` // Layer 0
+	Behavior    *Behavior    `json:"behavior,omitempty"`    // Layer 1
+	Resilience  *Resilience  `json:"resilience,omitempty"`  // Layer 2
+	Telemetry   *Telemetry   `json:"telemetry,omitempty"`   // Layer 3
 
 	// Gate is the verdict of `mcp-eval gate`, absent until the report is
 	// gated.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
 )
@@ -17,7 +16,7 @@ import (
 // full is a report with every layer and a gate section.
 func full() *report.Report {
 	r := reporttest.New()
-	reporttest.Layer0(r, reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Check("TOOL-3", check.Must, 4, 5), reporttest.Check("CACHE-2", check.Should, 0, 1))
+	reporttest.Layer0(r, reporttest.Check("DISC-1", report.Must, 5, 5), reporttest.Check("TOOL-3", report.Must, 4, 5), reporttest.Check("CACHE-2", report.Should, 0, 1))
 	reporttest.Case(r, "weather-basic", report.Hard, "m1", 5, 5,
 		reporttest.Score(report.ToolSelection, 5, 5), reporttest.Score(report.ArgumentCorrectness, 5, 5), reporttest.Score(report.TaskCompletion, 5, 5))
 	reporttest.Case(r, "no-tool-needed", report.Soft, "m1", 4, 5, reporttest.Score(report.OverTrigger, 1, 5))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
-	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"regexp"
 	"sort"
 	"strings"
@@ -22,13 +21,18 @@ var schemaJSON []byte
 // the file itself.
 func Schema() []byte { return append([]byte(nil), schemaJSON...) }
 
-// layer0Schema is the Layer 0 report's schema, owned by package
-// conformance.
-var layer0Schema = conformance.ReportSchema
+// layer0Schema is conformance.schema.json, the schema of the Layer 0
+// section, which is also what `mcp-eval check --json` writes on its own.
+//
+//go:embed conformance.schema.json
+var layer0Schema []byte
+
+// ConformanceSchema returns a copy of conformance.schema.json.
+func ConformanceSchema() []byte { return append([]byte(nil), layer0Schema...) }
 
 const (
 	schemaURL       = "https://github.com/mcp-eval/mcp-eval-action/pkg/report/report.schema.json"
-	layer0SchemaURL = "https://github.com/mcp-eval/mcp-eval-action/pkg/conformance/report.schema.json"
+	layer0SchemaURL = "https://github.com/mcp-eval/mcp-eval-action/pkg/report/conformance.schema.json"
 )
 
 // compiled compiles the schemas once; the result is never modified, so

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
-	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
-	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // Surface is the tool-surface hash New reports have.
 func Surface() string {
-	return report.ToolSurfaceHash([]mcpclient.Tool{{Name: "get_weather", Description: "Current weather for a city"}})
+	return report.ToolSurfaceHash([]report.ToolSurface{{Name: "get_weather", Description: "Current weather for a city"}})
 }
 
 // Start is the fixed start time of New reports, so goldens are stable.
@@ -83,19 +80,19 @@ func Case(r *report.Report, id string, kind report.CaseKind, model string, k, n 
 }
 
 // Check is a Layer 0 result that passed k of n runs.
-func Check(id string, level check.Level, k, n int) check.Result {
-	r := check.Result{ID: id, Level: level, Family: family(id), Spec: "spec.mdx §x", Doc: "rule " + id, Runs: n, Counts: map[check.Verdict]int{}}
+func Check(id string, level report.Level, k, n int) report.CheckResult {
+	r := report.CheckResult{ID: id, Level: level, Family: family(id), Spec: "spec.mdx §x", Doc: "rule " + id, Runs: n, Counts: map[report.CheckVerdict]int{}}
 	if k > 0 {
-		r.Counts[check.Passed] = k
+		r.Counts[report.CheckPassed] = k
 	}
 	if k < n {
-		r.Counts[check.Failed] = n - k
-		r.Verdict = check.Failed
-		r.Outcome = check.Outcome{Verdict: check.Failed, Message: fmt.Sprintf("%s failed", id)}
+		r.Counts[report.CheckFailed] = n - k
+		r.Verdict = report.CheckFailed
+		r.Outcome = report.Outcome{Verdict: report.CheckFailed, Message: fmt.Sprintf("%s failed", id)}
 		r.Flaky = k > 0
 	} else {
-		r.Verdict = check.Passed
-		r.Outcome = check.Outcome{Verdict: check.Passed}
+		r.Verdict = report.CheckPassed
+		r.Outcome = report.Outcome{Verdict: report.CheckPassed}
 	}
 	return r
 }
@@ -111,13 +108,13 @@ func family(id string) string {
 
 // Layer0 sets a modern Layer 0 section with these checks; its verdict is
 // fail if a MUST check missed a run.
-func Layer0(r *report.Report, checks ...check.Result) *report.Report {
-	c := &conformance.Report{Target: r.Server.Target, Transport: r.Server.Transport, Era: mcpclient.EraModern, ProtocolVersion: "2026-07-28",
-		ServerInfo: &mcpclient.Implementation{Name: r.Server.Name, Version: r.Server.Version}, Verdict: conformance.VerdictPass, Runs: 5,
-		Checks: checks, Unobservable: map[string]string{}, Probe: []mcpclient.ProbeStep{{Method: "server/discover", Outcome: "ok"}}, Notes: []string{}, DurationMs: 1234}
+func Layer0(r *report.Report, checks ...report.CheckResult) *report.Report {
+	c := &report.Conformance{Target: r.Server.Target, Transport: r.Server.Transport, Era: report.EraModern, ProtocolVersion: "2026-07-28",
+		ServerInfo: &report.Implementation{Name: r.Server.Name, Version: r.Server.Version}, Verdict: report.ConformancePass, Runs: 5,
+		Checks: checks, Unobservable: map[string]string{}, Probe: []report.ProbeStep{{Method: "server/discover", Outcome: "ok"}}, Notes: []string{}, DurationMs: 1234}
 	for _, ch := range checks {
-		if ch.Level == check.Must && ch.Verdict != check.Passed && ch.Verdict != check.Skipped {
-			c.Verdict = conformance.VerdictFail
+		if ch.Level == report.Must && ch.Verdict != report.CheckPassed && ch.Verdict != report.CheckSkipped {
+			c.Verdict = report.ConformanceFail
 		}
 	}
 	r.Conformance = c
@@ -127,9 +124,9 @@ func Layer0(r *report.Report, checks ...check.Result) *report.Report {
 // Legacy sets a Layer 0 section for a server that speaks 2025-11-25 only.
 func Legacy(r *report.Report) *report.Report {
 	r.Server.Era, r.Server.ProtocolVersion = "legacy", "2025-11-25"
-	r.Conformance = &conformance.Report{Target: r.Server.Target, Transport: r.Server.Transport, Era: mcpclient.EraLegacy, ProtocolVersion: "2025-11-25",
-		Verdict: conformance.VerdictLegacy, Runs: 5, Checks: []check.Result{}, Unobservable: map[string]string{}, Probe: []mcpclient.ProbeStep{}, Notes: []string{},
-		Legacy: &conformance.LegacyReport{Speaks: "2025-11-25", Blockers: []conformance.LegacyBlocker{{ID: "no-discover", Found: "server/discover is not served", Instead: "implement server/discover"}}}}
+	r.Conformance = &report.Conformance{Target: r.Server.Target, Transport: r.Server.Transport, Era: report.EraLegacy, ProtocolVersion: "2025-11-25",
+		Verdict: report.ConformanceLegacy, Runs: 5, Checks: []report.CheckResult{}, Unobservable: map[string]string{}, Probe: []report.ProbeStep{}, Notes: []string{},
+		Legacy: &report.LegacyReport{Speaks: "2025-11-25", Blockers: []report.LegacyBlocker{{ID: "no-discover", Found: "server/discover is not served", Instead: "implement server/discover"}}}}
 	return r
 }
 

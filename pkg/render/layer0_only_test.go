@@ -1,0 +1,96 @@
+package render_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// `mcp-eval check` renders a report that has only Layer 0, through the
+// same renderers as a whole report. Its goldens (NAME.l0.golden.*) were
+// first written by the former Layer 0 renderers (ConformanceText, and
+// ConformanceJUnit with the root name now "mcp-eval"), so CI consumers of
+// check --junit keep seeing the same tests.
+func TestLayer0Only(t *testing.T) {
+	for _, name := range []string{"layer0", "legacy", "hostile"} {
+		full, err := report.Load(filepath.Join("testdata", "report", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := &report.Report{Conformance: full.Conformance}
+		for _, f := range []struct {
+			ext    string
+			render func(*bytes.Buffer) error
+		}{
+			{"txt", func(b *bytes.Buffer) error {
+				render.ReportText(b, rep, render.TextOptions{Only: []render.Section{render.SectionConformance}})
+				return nil
+			}},
+			{"verbose.txt", func(b *bytes.Buffer) error {
+				render.ReportText(b, rep, render.TextOptions{Verbose: true, Only: []render.Section{render.SectionConformance}})
+				return nil
+			}},
+			{"xml", func(b *bytes.Buffer) error { return render.ReportJUnit(b, rep) }},
+		} {
+			t.Run(name+"."+f.ext, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := f.render(&buf); err != nil {
+					t.Fatal(err)
+				}
+				golden := filepath.Join("testdata", "report", name+".l0.golden."+f.ext)
+				if *update {
+					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (write the goldens with: go test ./pkg/render -run TestLayer0Only -update)", err)
+				}
+				if !bytes.Equal(buf.Bytes(), want) {
+					t.Errorf("%s differs from the rendering\n--- got ---\n%s", golden, buf.String())
+				}
+			})
+		}
+	}
+}
+
+// A whole report's JUnit starts with exactly the suites of its Layer 0
+// alone: adding layers adds suites, never changes a check's test case.
+func TestLayer0JUnitPrefix(t *testing.T) {
+	type suites struct {
+		Suites []struct {
+			Raw []byte `xml:",innerxml"`
+		} `xml:"testsuite"`
+	}
+	decode := func(r *report.Report) suites {
+		var b bytes.Buffer
+		if err := render.ReportJUnit(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		var s suites
+		if err := xml.Unmarshal(b.Bytes(), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	full, err := report.Load(filepath.Join("testdata", "report", "full.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, l0 := decode(full), decode(&report.Report{Conformance: full.Conformance})
+	if len(l0.Suites) == 0 || len(all.Suites) <= len(l0.Suites) {
+		t.Fatalf("%d Layer 0 suites, %d in the whole report", len(l0.Suites), len(all.Suites))
+	}
+	for i := range l0.Suites {
+		if !bytes.Equal(l0.Suites[i].Raw, all.Suites[i].Raw) {
+			t.Errorf("suite %d differs:\nLayer 0 alone: %s\nwhole report:  %s", i, l0.Suites[i].Raw, all.Suites[i].Raw)
+		}
+	}
+}
