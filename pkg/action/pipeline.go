@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
-	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -125,7 +125,7 @@ func annotations(rep *report.Report) []Annotation {
 	var out []Annotation
 	if rep.Conformance != nil {
 		for _, r := range rep.Conformance.Checks {
-			if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
+			if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
 				out = append(out, Annotation{Title: r.ID + " " + r.Doc, Message: r.Outcome.Message + " (fix: " + r.Fix + ")"})
 			}
 		}
@@ -146,11 +146,11 @@ func scores(rep *report.Report) map[string]string {
 	if c := rep.Conformance; c != nil {
 		pass, total := 0, 0
 		for _, r := range c.Checks {
-			if r.Level != check.Must || r.Verdict == check.Skipped {
+			if r.Level != report.Must || r.Verdict == report.CheckSkipped {
 				continue
 			}
 			total++
-			if r.Verdict == check.Passed || r.Verdict == check.Warned {
+			if r.Verdict == report.CheckPassed || r.Verdict == report.CheckWarned {
 				pass++
 			}
 		}

@@ -53,7 +53,37 @@ func gatedWith(now *report.Report, p gate.Policy, base *report.Report, hist ...*
 		in.History = append(in.History, gate.Historic{Ref: report.ReportRef{Path: fmt.Sprintf(".mcp-eval/history/%d.json", i), Commit: h.Run.Commit, WorkflowRunID: h.Run.WorkflowRunID, FinishedAt: h.Run.FinishedAt, ToolSurfaceHash: h.ToolSurfaceHash}, Report: h})
 	}
 	now.Gate = gate.Evaluate(in, p)
+	// Every fixture is re-gated under the policy its gate section
+	// records, through a JSON round trip, as mcp-eval gate would read it:
+	// the verdict must not change (TestFixturesRegateToTheirVerdict).
+	if b, err := report.Marshal(now); err != nil {
+		regateMismatches = append(regateMismatches, err.Error())
+	} else if again, err := report.Parse(b); err != nil {
+		regateMismatches = append(regateMismatches, err.Error())
+	} else {
+		in.New = again
+		if g := gate.Evaluate(in, gate.PolicyFromReport(again.Gate.Policy)); g.Verdict != now.Gate.Verdict {
+			regateMismatches = append(regateMismatches, fmt.Sprintf("verdict %s, re-gated %s (policy %s)", now.Gate.Verdict, g.Verdict, again.Gate.Policy.Text))
+		}
+	}
+	regatedFixtures++
 	return now
+}
+
+// What gatedWith found re-gating the fixtures.
+var (
+	regateMismatches []string
+	regatedFixtures  int
+)
+
+func TestFixturesRegateToTheirVerdict(t *testing.T) {
+	regateMismatches, regatedFixtures = nil, 0
+	for _, f := range []func() *report.Report{layer0Fixture, fullFixture, hostileFixture, legacyFixture} {
+		f()
+	}
+	if regatedFixtures < 4 || len(regateMismatches) > 0 {
+		t.Fatalf("%d fixtures re-gated; mismatches: %q", regatedFixtures, regateMismatches)
+	}
 }
 
 func baselineOf(r *report.Report) *report.Report {
