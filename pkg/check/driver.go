@@ -25,19 +25,22 @@ type Options struct {
 
 // Result is one check's aggregated outcome over its runs.
 type Result struct {
-	ID         string          `json:"id"`
-	Level      Level           `json:"level"`
-	Family     string          `json:"family"`
-	Spec       string          `json:"spec"`
-	Doc        string          `json:"doc"`
-	Fix        string          `json:"fix,omitempty"`
-	Seed       int             `json:"seed,omitempty"`
-	Verdict    Verdict         `json:"verdict"`
-	Runs       int             `json:"runs"`
-	Counts     map[Verdict]int `json:"counts"`
-	Flaky      bool            `json:"flaky,omitempty"`
-	Outcome    Outcome         `json:"outcome"`
-	DurationMs float64         `json:"durationMs"`
+	ID     string `json:"id"`
+	Level  Level  `json:"level"`
+	Family string `json:"family"`
+	// FamilyTitle is the family's title from the registry, so that a
+	// report read later needs no table to head its families.
+	FamilyTitle string          `json:"familyTitle,omitempty"`
+	Spec        string          `json:"spec"`
+	Doc         string          `json:"doc"`
+	Fix         string          `json:"fix,omitempty"`
+	Seed        int             `json:"seed,omitempty"`
+	Verdict     Verdict         `json:"verdict"`
+	Runs        int             `json:"runs"`
+	Counts      map[Verdict]int `json:"counts"`
+	Flaky       bool            `json:"flaky,omitempty"`
+	Outcome     Outcome         `json:"outcome"`
+	DurationMs  float64         `json:"durationMs"`
 }
 
 // Passes is k in "k/N": runs that passed (a warning counts as a pass of a
@@ -48,8 +51,15 @@ func (r *Result) Passes() int { return r.Counts[Passed] + r.Counts[Warned] }
 // MUST checks opts.Runs times, and returns the results in registry order
 // whatever the concurrency. Runs of one check may overlap: each run sends
 // its own requests, and a check that cannot share the server with others
-// is marked Exclusive.
-func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Result {
+// is marked Exclusive. An invalid registry is an error before any check
+// runs.
+func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]Result, error) {
+	if err := Validate(registry); err != nil {
+		return nil, err
+	}
+	if env.Memo == nil {
+		env.Memo = &Memo{}
+	}
 	if opts.Runs <= 0 {
 		opts.Runs = 5
 	}
@@ -57,7 +67,7 @@ func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Re
 		opts.Concurrency = 8
 	}
 	var selected []*Check
-	for _, c := range registry {
+	for _, c := range registry.Checks {
 		if c.Transports.Has(env.Transport) && wanted(c, opts.Only) {
 			selected = append(selected, c)
 		}
@@ -105,8 +115,9 @@ func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Re
 	results := make([]Result, len(selected))
 	for i, c := range selected {
 		results[i] = aggregate(c, outcomes[i], took[i])
+		results[i].FamilyTitle = registry.Title(c.Family())
 	}
-	return results
+	return results, nil
 }
 
 // aggregate folds a check's runs into one result: the worst outcome is

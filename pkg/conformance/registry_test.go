@@ -14,8 +14,24 @@ import (
 )
 
 func TestRegistryIsValid(t *testing.T) {
-	if err := check.Validate(Registry()); err != nil {
+	if err := check.Validate(registry()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestKnownIDs(t *testing.T) {
+	for _, ok := range [][]string{nil, {"DISC"}, {"DISC-3", "TOOL-2"}} {
+		if err := KnownIDs(ok); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+	for _, bad := range [][]string{{"DISC-99"}, {"DISC", "disc"}, {"NOPE"}} {
+		if err := KnownIDs(bad); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+	if FamilyTitle("DISC") != "server/discover" || FamilyTitle("NOPE") != "" {
+		t.Error("family titles")
 	}
 }
 
@@ -43,16 +59,25 @@ func checklistIDs(t *testing.T) []string {
 }
 
 // Every checklist item is either a check or listed as unobservable with a
-// reason, never both, and nothing else is registered.
+// reason, never both, and nothing else is registered but the families the
+// harness adds beyond the checklist, each with its reason.
 func TestRegistryCoversTheChecklist(t *testing.T) {
 	want := checklistIDs(t)
 	un := Unobservable()
 	var got []string
-	for _, c := range Registry() {
-		if _, dup := un[c.ID]; dup {
-			t.Errorf("%s is both a check and unobservable", c.ID)
+	for _, f := range families() {
+		if f.beyondChecklist != "" {
+			if len(f.unobservable) > 0 || slices.ContainsFunc(want, func(id string) bool { return strings.HasPrefix(id, f.name+"-") }) {
+				t.Errorf("family %s is said to be beyond the checklist, but the checklist has items of it", f.name)
+			}
+			continue
 		}
-		got = append(got, c.ID)
+		for _, c := range f.checks {
+			if _, dup := un[c.ID]; dup {
+				t.Errorf("%s is both a check and unobservable", c.ID)
+			}
+			got = append(got, c.ID)
+		}
 	}
 	for id, why := range un {
 		if strings.TrimSpace(why) == "" {

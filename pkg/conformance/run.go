@@ -110,6 +110,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	if opts.Runs <= 0 {
 		opts.Runs = 5
 	}
+	// Before the server starts: a broken registry is a harness bug, not a
+	// finding about the server.
+	reg := registry()
+	if err := check.Validate(reg); err != nil {
+		return nil, err
+	}
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
 	tr, err := target.open(ctx, false)
 	if err != nil {
@@ -198,7 +204,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 	env.Facts = check.GatherFacts(ctx, client)
 	rep.tools = env.Facts.Tools
 	rep.Deprecated = deprecatedUses(env.Facts)
-	rep.Checks = check.Execute(ctx, Registry(), env, opts.Options)
+	if rep.Checks, err = check.Execute(ctx, reg, env, opts.Options); err != nil {
+		return nil, err
+	}
 	rep.Checks = append(rep.Checks, poisonChecks(ctx, client, rep.tools, opts.Only)...)
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {
