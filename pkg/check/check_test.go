@@ -116,7 +116,7 @@ func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	}
 }
 
-// Nothing runs from an invalid registry.
+// Nothing runs from an invalid registry or for a selection naming nothing.
 func TestExecuteRefusesBeforeRunning(t *testing.T) {
 	ran := false
 	c := &Check{ID: "A-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(*Pass) error { ran = true; return nil }}
@@ -124,6 +124,9 @@ func TestExecuteRefusesBeforeRunning(t *testing.T) {
 		t.Errorf("a check of no family: %v", err)
 	}
 	reg := Registry{Families: []Family{{"A", "a"}}, Checks: []*Check{c}}
+	if _, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Only: []string{"A-2"}}); err == nil || !strings.Contains(err.Error(), `"A-2"`) {
+		t.Errorf("an unknown selection: %v", err)
+	}
 	if ran {
 		t.Fatal("a check ran although the run was refused")
 	}

@@ -51,11 +51,14 @@ func (r *Result) Passes() int { return r.Counts[Passed] + r.Counts[Warned] }
 // MUST checks opts.Runs times, and returns the results in registry order
 // whatever the concurrency. Runs of one check may overlap: each run sends
 // its own requests, and a check that cannot share the server with others
-// is marked Exclusive. An invalid registry is an error before any check
-// runs.
+// is marked Exclusive. An invalid registry, or a selection that names no
+// check or family, is an error before any check runs.
 func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]Result, error) {
 	if err := Validate(registry); err != nil {
 		return nil, err
+	}
+	if err := registry.Known(opts.Only); err != nil {
+		return nil, fmt.Errorf("selecting checks: %w", err)
 	}
 	if env.Memo == nil {
 		env.Memo = &Memo{}

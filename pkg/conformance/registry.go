@@ -14,7 +14,7 @@ type family struct {
 	title        string // for headings: "server/discover"
 	checks       []*check.Check
 	unobservable map[string]string // checklist id → why no check can observe it
-	// beyondChecklist says why a family the harness adds (POISON, RESIL)
+	// beyondChecklist says why a family the harness adds (POISON)
 	// has no items in the spec checklist; empty for checklist families.
 	beyondChecklist string
 }
@@ -28,6 +28,7 @@ func families() []*family {
 		&rsrcFamily, &promptFamily, &compFamily, &mrtrFamily, &subFamily, &logFamily,
 		&progFamily, &cancFamily, &remFamily, &otelFamily, &httpFamily, &hdrFamily,
 		&stdioFamily, &authFamily, &taskFamily,
+		&poisonFamily,
 	}
 }
 
@@ -42,7 +43,8 @@ func registry() check.Registry {
 	return r
 }
 
-// Registry returns every check in checklist order.
+// Registry returns every check in report order: the checklist's, then
+// POISON.
 func Registry() []*check.Check { return registry().Checks }
 
 // Families returns every family, with its title, in report order.
@@ -53,7 +55,7 @@ func Families() []check.Family { return registry().Families }
 func FamilyTitle(family string) string { return registry().Title(family) }
 
 // KnownIDs returns an error unless every one of ids is a check id
-// ("DISC-3") or a family ("DISC") of the registry, so that a
+// ("POISON-3") or a family ("POISON") of the registry, so that a
 // selection with a typo is refused instead of running nothing.
 func KnownIDs(ids []string) error { return registry().Known(ids) }
 

@@ -19,19 +19,42 @@ func TestRegistryIsValid(t *testing.T) {
 	}
 }
 
+// Run refuses an invalid registry before it starts the server: the target
+// here does not exist, so any attempt to reach it would fail differently.
+func TestRunRefusesUnknownSelection(t *testing.T) {
+	_, err := Run(t.Context(), Target{Argv: []string{"/nonexistent/server"}}, Options{Options: check.Options{Only: []string{"POISON-9"}}})
+	if err == nil || !strings.Contains(err.Error(), `"POISON-9" names no check or family`) {
+		t.Fatalf("Run with --only POISON-9: %v", err)
+	}
+}
+
 func TestKnownIDs(t *testing.T) {
-	for _, ok := range [][]string{nil, {"DISC"}, {"DISC-3", "TOOL-2"}} {
+	for _, ok := range [][]string{nil, {"POISON"}, {"POISON-3"}, {"POISON-1", "DISC", "TOOL-2"}} {
 		if err := KnownIDs(ok); err != nil {
 			t.Errorf("%v: %v", ok, err)
 		}
 	}
-	for _, bad := range [][]string{{"DISC-99"}, {"DISC", "disc"}, {"NOPE"}} {
+	for _, bad := range [][]string{{"POISON-9"}, {"DISC", "disc"}, {"NOPE"}} {
 		if err := KnownIDs(bad); err == nil {
 			t.Errorf("%v: accepted", bad)
 		}
 	}
-	if FamilyTitle("DISC") != "server/discover" || FamilyTitle("NOPE") != "" {
+	if FamilyTitle("POISON") != "tool poisoning" || FamilyTitle("DISC") != "server/discover" || FamilyTitle("NOPE") != "" {
 		t.Error("family titles")
+	}
+}
+
+// The POISON checks keep their place at the end of the report, where they
+// were when the scan ran after the registry.
+func TestRegistryEndsWithPoison(t *testing.T) {
+	reg := Registry()
+	var tail []string
+	for _, c := range reg[len(reg)-8:] {
+		tail = append(tail, c.ID)
+	}
+	want := "POISON-1 POISON-2 POISON-3 POISON-4 POISON-5 POISON-6 POISON-7 POISON-8"
+	if strings.Join(tail, " ") != want {
+		t.Fatalf("registry ends with %v, want %s", tail, want)
 	}
 }
 

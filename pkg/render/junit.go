@@ -57,7 +57,7 @@ func ConformanceJUnit(w io.Writer, rep *conformance.Report) error {
 		if !ok {
 			i = len(out.Suites)
 			idx[r.Family] = i
-			out.Suites = append(out.Suites, junitSuite{Name: r.Family + " " + familyTitles[r.Family]})
+			out.Suites = append(out.Suites, junitSuite{Name: r.Family + " " + familyTitle(r)})
 		}
 		s := &out.Suites[i]
 		c := junitCase{Name: fmt.Sprintf("%s %s", r.ID, xmlSafe(r.Doc)), Classname: "conformance." + r.Family, Time: seconds(r.DurationMs)}

@@ -14,16 +14,13 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 )
 
-// familyTitles names the checklist families for headings.
-var familyTitles = map[string]string{
-	"RPC": "JSON-RPC base", "META": "per-request _meta", "VER": "versioning", "STATE": "statelessness",
-	"ERR": "error codes", "DISC": "server/discover", "RES": "every result", "CACHE": "caching",
-	"PAGE": "pagination", "TOOL": "tools/list", "CALL": "tools/call", "SCHEMA": "JSON Schema",
-	"RSRC": "resources", "PROMPT": "prompts", "COMP": "completion", "MRTR": "multi round-trip requests",
-	"SUB": "subscriptions/listen", "LOG": "logging", "PROG": "progress", "CANC": "cancellation",
-	"REM": "removed methods", "OTEL": "trace context", "HTTP": "Streamable HTTP", "HDR": "HTTP headers",
-	"STDIO": "stdio", "AUTH": "authorization", "TASK": "tasks extension",
-	"POISON": "tool poisoning", "RESIL": "resilience",
+// familyTitle heads a family: the title the result carries, or for a
+// report written before results carried one, the registry's.
+func familyTitle(r check.Result) string {
+	if r.FamilyTitle != "" {
+		return r.FamilyTitle
+	}
+	return conformance.FamilyTitle(r.Family)
 }
 
 // TextOptions adjust the terminal rendering.
@@ -62,7 +59,7 @@ func ConformanceText(w io.Writer, rep *conformance.Report, opts TextOptions) {
 			continue
 		}
 		if shownInFamily == 0 {
-			p("\n%s  %s\n", r.Family, familyTitles[r.Family])
+			p("\n%s  %s\n", r.Family, familyTitle(r))
 		}
 		shownInFamily++
 		p("  %s %-9s %-6s %-6s %s\n", mark(r), r.ID, r.Level, counts(r), Line(headline(r)))
