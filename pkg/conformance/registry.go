@@ -14,7 +14,7 @@ type family struct {
 	title        string // for headings: "server/discover"
 	checks       []*check.Check
 	unobservable map[string]string // checklist id → why no check can observe it
-	// beyondChecklist says why a family the harness adds (POISON)
+	// beyondChecklist says why a family the harness adds (POISON, RESIL)
 	// has no items in the spec checklist; empty for checklist families.
 	beyondChecklist string
 }
@@ -28,7 +28,7 @@ func families() []*family {
 		&rsrcFamily, &promptFamily, &compFamily, &mrtrFamily, &subFamily, &logFamily,
 		&progFamily, &cancFamily, &remFamily, &otelFamily, &httpFamily, &hdrFamily,
 		&stdioFamily, &authFamily, &taskFamily,
-		&poisonFamily,
+		&poisonFamily, &resilFamily,
 	}
 }
 
@@ -44,7 +44,7 @@ func registry() check.Registry {
 }
 
 // Registry returns every check in report order: the checklist's, then
-// POISON.
+// POISON and RESIL.
 func Registry() []*check.Check { return registry().Checks }
 
 // Families returns every family, with its title, in report order.

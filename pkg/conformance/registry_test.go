@@ -29,7 +29,7 @@ func TestRunRefusesUnknownSelection(t *testing.T) {
 }
 
 func TestKnownIDs(t *testing.T) {
-	for _, ok := range [][]string{nil, {"POISON"}, {"POISON-3"}, {"POISON-1", "DISC", "TOOL-2"}} {
+	for _, ok := range [][]string{nil, {"POISON"}, {"POISON-3"}, {"RESIL"}, {"RESIL-1", "DISC", "TOOL-2"}} {
 		if err := KnownIDs(ok); err != nil {
 			t.Errorf("%v: %v", ok, err)
 		}
@@ -45,14 +45,14 @@ func TestKnownIDs(t *testing.T) {
 }
 
 // The POISON checks keep their place at the end of the report, where they
-// were when the scan ran after the registry.
-func TestRegistryEndsWithPoison(t *testing.T) {
+// were when the scan ran after the registry, and RESIL-1 follows them.
+func TestRegistryEndsWithPoisonThenResil(t *testing.T) {
 	reg := Registry()
 	var tail []string
-	for _, c := range reg[len(reg)-8:] {
+	for _, c := range reg[len(reg)-9:] {
 		tail = append(tail, c.ID)
 	}
-	want := "POISON-1 POISON-2 POISON-3 POISON-4 POISON-5 POISON-6 POISON-7 POISON-8"
+	want := "POISON-1 POISON-2 POISON-3 POISON-4 POISON-5 POISON-6 POISON-7 POISON-8 RESIL-1"
 	if strings.Join(tail, " ") != want {
 		t.Fatalf("registry ends with %v, want %s", tail, want)
 	}
