@@ -3,7 +3,10 @@
 // driver that runs them. A check is an immutable value with an id from the
 // spec checklist, a level, the transports it applies to, a spec reference,
 // a one-line doc and a run function; it reports through a Pass and never
-// prints, exits or opens files.
+// prints, exits or opens files. Checks and their families (Family, with
+// the title reports head them with) make a Registry, which Execute
+// validates before it runs anything: an id in a report is always a
+// registered check.
 package check
 
 import (
