@@ -21,12 +21,12 @@ var resilFamily = family{name: "RESIL", title: "resilience",
 	checks:          []*check.Check{RESIL1},
 	beyondChecklist: "the checklist lists CANC-3 (closing the stream cancels the request) as unobservable; RESIL-1 checks what a client can see of it, that the server serves on"}
 
-// RESIL-1 is SHOULD: streamable-http.mdx §Cancellation makes closing a
-// response stream a cancellation the server MUST honour, and cancelling one
-// request must not end the others, but no sentence says the server MUST
-// keep answering; a failure is a warning with evidence, not a conformance
-// failure. It is Exclusive because a server it wedges would fail whatever
-// ran beside it, and those failures belong to this check.
+// RESIL-1 is SHOULD: streamable-http.mdx §Cancellation says closing a
+// response stream MUST be treated as cancellation of that request (CANC-3),
+// and a cancellation ends that request only, but no sentence says the
+// server MUST go on answering others; a failure warns with evidence and
+// does not fail conformance. It runs alone (Exclusive) so that no check in
+// flight shares the server with its drops and fails for them.
 var RESIL1 = &check.Check{
 	ID: "RESIL-1", Level: check.Should, Transports: check.HTTP, Exclusive: true,
 	Spec: "basic/transports/streamable-http.mdx §Cancellation (closing the response stream cancels that request only)",
