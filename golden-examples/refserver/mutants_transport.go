@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // The behaviour behind the mutants of the transport, header, removed-method,
@@ -72,7 +74,7 @@ func (s *Server) mutRewriteRequest(body []byte) []byte {
 }
 
 // httpMutants are the rules mutHTTPHandler breaks.
-var httpMutants = []string{"HTTP-1", "HTTP-2", "HTTP-3", "HTTP-4", "HTTP-5", "HTTP-6", "HTTP-7", "HDR-1", "HDR-2", "HDR-3", "HDR-4", "HDR-5", "REM-3", "REM-4", "LOG-4"}
+var httpMutants = []string{"RESIL-1", "HTTP-1", "HTTP-2", "HTTP-3", "HTTP-4", "HTTP-5", "HTTP-6", "HTTP-7", "HDR-1", "HDR-2", "HDR-3", "HDR-4", "HDR-5", "REM-3", "REM-4", "LOG-4"}
 
 // mutHTTPHandler wraps the Streamable HTTP endpoint with the HTTP mutants.
 func (s *Server) mutHTTPHandler(next http.Handler) http.Handler {
@@ -80,7 +82,17 @@ func (s *Server) mutHTTPHandler(next http.Handler) http.Handler {
 		return next
 	}
 	b := s.opts.breaks
+	var wedged atomic.Bool // RESIL-1: a client left mid-request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b("RESIL-1") && wedged.Load() {
+			// Mutant: breaks RESIL-1 (no answer since a client left
+			// mid-request; bounded, and the connection is then dropped).
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+			panic(http.ErrAbortHandler)
+		}
 		if r.Method != http.MethodPost {
 			if b("REM-4") {
 				// Mutant: breaks REM-4 (400 instead of 405, and a session id).
@@ -100,6 +112,16 @@ func (s *Server) mutHTTPHandler(next http.Handler) http.Handler {
 		if err != nil {
 			next.ServeHTTP(w, r)
 			return
+		}
+		if b("RESIL-1") {
+			// Once the body is read net/http watches the connection; the
+			// pause lets a client that left right after writing be seen.
+			select {
+			case <-r.Context().Done():
+				wedged.Store(true)
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 		var v mutRequestView
 		_ = json.Unmarshal(body, &v)

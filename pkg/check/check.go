@@ -3,7 +3,10 @@
 // driver that runs them. A check is an immutable value with an id from the
 // spec checklist, a level, the transports it applies to, a spec reference,
 // a one-line doc and a run function; it reports through a Pass and never
-// prints, exits or opens files.
+// prints, exits or opens files. Checks and their families (Family, with
+// the title reports head them with) make a Registry, which Execute
+// validates before it runs anything: an id in a report is always a
+// registered check.
 package check
 
 import (
@@ -208,20 +211,89 @@ func (p *Pass) Outcome(err error) Outcome {
 	return out
 }
 
-var idRE = regexp.MustCompile(`^[A-Z]+-[0-9]+$`)
+var (
+	idRE     = regexp.MustCompile(`^[A-Z]+-[0-9]+$`)
+	familyRE = regexp.MustCompile(`^[A-Z]+$`)
+)
 
-// Validate checks a registry before anything runs: well-formed unique ids,
+// Family is one family of checks as data: the id prefix its checks share
+// and the title a report heads them with. The package that defines the
+// checks defines the family, so that a renderer needs no table of its own.
+type Family struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Registry is what a driver runs: the families, and every check in report
+// order. It is a plain value; Validate says whether it can be run.
+type Registry struct {
+	Families []Family
+	Checks   []*Check
+}
+
+// Title is the title of a family, "" for a family the registry does not
+// have.
+func (r Registry) Title(family string) string {
+	for _, f := range r.Families {
+		if f.ID == family {
+			return f.Title
+		}
+	}
+	return ""
+}
+
+// Known returns an error naming the first of ids that is neither a check
+// id nor a family of the registry, so that a typo in a selection (Options.
+// Only) is refused instead of running nothing.
+func (r Registry) Known(ids []string) error {
+	known := map[string]bool{}
+	for _, f := range r.Families {
+		known[f.ID] = true
+	}
+	for _, c := range r.Checks {
+		known[c.ID] = true
+	}
+	for _, id := range ids {
+		if !known[id] {
+			return fmt.Errorf("%q names no check or family (ids look like DISC-1, families like DISC)", id)
+		}
+	}
+	return nil
+}
+
+// Validate checks a registry before anything runs: well-formed unique
+// families with a title; well-formed unique check ids of a known family;
 // a level, transports, a spec reference, a doc line and a run function.
-func Validate(checks []*Check) error {
-	seen := map[string]bool{}
+func Validate(r Registry) error {
 	var errs []string
-	for i, c := range checks {
+	families := map[string]bool{}
+	for i, f := range r.Families {
+		where := fmt.Sprintf("family #%d (%s)", i, f.ID)
+		switch {
+		case !familyRE.MatchString(f.ID):
+			errs = append(errs, where+": id must look like DISC")
+		case families[f.ID]:
+			errs = append(errs, where+": duplicate family")
+		}
+		families[f.ID] = true
+		if strings.TrimSpace(f.Title) == "" || strings.Contains(f.Title, "\n") {
+			errs = append(errs, where+": needs a one-line title")
+		}
+	}
+	seen := map[string]bool{}
+	for i, c := range r.Checks {
+		if c == nil {
+			errs = append(errs, fmt.Sprintf("check #%d: nil", i))
+			continue
+		}
 		where := fmt.Sprintf("check #%d (%s)", i, c.ID)
 		switch {
 		case !idRE.MatchString(c.ID):
 			errs = append(errs, where+": id must look like DISC-1")
 		case seen[c.ID]:
 			errs = append(errs, where+": duplicate id")
+		case !families[c.Family()]:
+			errs = append(errs, where+": unknown family "+c.Family())
 		}
 		seen[c.ID] = true
 		if c.Level != Must && c.Level != Should && c.Level != Info {

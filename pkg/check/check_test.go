@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -54,12 +56,18 @@ func TestFailOnShouldIsAWarningAndSkipIsFinalOnlyAlone(t *testing.T) {
 
 func TestValidateRegistry(t *testing.T) {
 	ok := &Check{ID: "A-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(*Pass) error { return nil }}
-	if err := Validate([]*Check{ok}); err != nil {
+	fams := []Family{{ID: "A", Title: "a family"}}
+	if err := Validate(Registry{Families: fams, Checks: []*Check{ok}}); err != nil {
 		t.Fatal(err)
 	}
-	bad := []*Check{ok, ok, {ID: "bad", Level: "maybe", Doc: "two\nlines"}}
+	stray := &Check{ID: "B-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: ok.Run}
+	bad := Registry{
+		Families: []Family{fams[0], fams[0], {ID: "c-", Title: "x"}, {ID: "D"}},
+		Checks:   []*Check{ok, ok, {ID: "bad", Level: "maybe", Doc: "two\nlines"}, stray, nil},
+	}
 	err := Validate(bad)
-	for _, want := range []string{"duplicate id", "id must look like", "level must be", "no transports", "one-line doc", "no run function"} {
+	for _, want := range []string{"duplicate id", "id must look like", "level must be", "no transports", "one-line doc", "no run function",
+		"duplicate family", "must look like DISC", "one-line title", "unknown family B", "check #4: nil"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v, want %q", err, want)
 		}
@@ -82,7 +90,11 @@ func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	panics := &Check{ID: "P-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { panic("oops") }}
 	skips := &Check{ID: "K-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { p.Skipf("n/a"); return nil }}
 	httpOnly := &Check{ID: "H-1", Level: Must, Transports: HTTP, Spec: "s", Doc: "d", Run: func(p *Pass) error { return nil }}
-	res := Execute(context.Background(), []*Check{slow, flaky, panics, skips, httpOnly}, Env{Transport: "stdio"}, Options{Runs: 5})
+	reg := Registry{Families: []Family{{"S", "s"}, {"F", "f"}, {"P", "p"}, {"K", "k"}, {"H", "h"}}, Checks: []*Check{slow, flaky, panics, skips, httpOnly}}
+	res, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Runs: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var ids []string
 	for _, r := range res {
 		ids = append(ids, r.ID)
@@ -90,7 +102,7 @@ func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	if strings.Join(ids, ",") != "S-1,F-1,P-1,K-1" {
 		t.Fatalf("order/selection %v", ids)
 	}
-	if r := res[0]; r.Runs != 1 || r.Verdict != Passed {
+	if r := res[0]; r.Runs != 1 || r.Verdict != Passed || r.FamilyTitle != "s" {
 		t.Errorf("a SHOULD check runs once: %+v", r)
 	}
 	if r := res[1]; !r.Flaky || r.Verdict != Failed || r.Counts[Passed] != 4 || r.Counts[Failed] != 1 || r.Passes() != 4 {
@@ -101,5 +113,45 @@ func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	}
 	if r := res[3]; r.Verdict != Skipped || r.Runs != 1 || r.Flaky {
 		t.Errorf("a skipping check counts once: %+v", r)
+	}
+}
+
+// Nothing runs from an invalid registry or for a selection naming nothing.
+func TestExecuteRefusesBeforeRunning(t *testing.T) {
+	ran := false
+	c := &Check{ID: "A-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(*Pass) error { ran = true; return nil }}
+	if _, err := Execute(context.Background(), Registry{Checks: []*Check{c}}, Env{Transport: "stdio"}, Options{}); err == nil || !strings.Contains(err.Error(), "unknown family") {
+		t.Errorf("a check of no family: %v", err)
+	}
+	reg := Registry{Families: []Family{{"A", "a"}}, Checks: []*Check{c}}
+	if _, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Only: []string{"A-2"}}); err == nil || !strings.Contains(err.Error(), `"A-2"`) {
+		t.Errorf("an unknown selection: %v", err)
+	}
+	if ran {
+		t.Fatal("a check ran although the run was refused")
+	}
+	if err := reg.Known([]string{"A", "A-1"}); err != nil {
+		t.Error(err)
+	}
+}
+
+// Checks that ask a Memo for one key share one computation.
+func TestMemoComputesOnce(t *testing.T) {
+	type key struct{}
+	var m Memo
+	var calls atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v := m.Do(key{}, func() any { calls.Add(1); time.Sleep(5 * time.Millisecond); return 42 }); v != 42 {
+				t.Errorf("got %v", v)
+			}
+		}()
+	}
+	wg.Wait()
+	if calls.Load() != 1 {
+		t.Fatalf("computed %d times", calls.Load())
 	}
 }

@@ -31,8 +31,18 @@ type Result = report.CheckResult
 // MUST checks opts.Runs times, and returns the results in registry order
 // whatever the concurrency. Runs of one check may overlap: each run sends
 // its own requests, and a check that cannot share the server with others
-// is marked Exclusive.
-func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Result {
+// is marked Exclusive. An invalid registry, or a selection that names no
+// check or family, is an error before any check runs.
+func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]Result, error) {
+	if err := Validate(registry); err != nil {
+		return nil, err
+	}
+	if err := registry.Known(opts.Only); err != nil {
+		return nil, fmt.Errorf("selecting checks: %w", err)
+	}
+	if env.Memo == nil {
+		env.Memo = &Memo{}
+	}
 	if opts.Runs <= 0 {
 		opts.Runs = 5
 	}
@@ -40,7 +50,7 @@ func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Re
 		opts.Concurrency = 8
 	}
 	var selected []*Check
-	for _, c := range registry {
+	for _, c := range registry.Checks {
 		if c.Transports.Has(env.Transport) && wanted(c, opts.Only) {
 			selected = append(selected, c)
 		}
@@ -88,8 +98,9 @@ func Execute(ctx context.Context, registry []*Check, env Env, opts Options) []Re
 	results := make([]Result, len(selected))
 	for i, c := range selected {
 		results[i] = aggregate(c, outcomes[i], took[i])
+		results[i].FamilyTitle = registry.Title(c.Family())
 	}
-	return results
+	return results, nil
 }
 
 // aggregate folds a check's runs into one result: the worst outcome is

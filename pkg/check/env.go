@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -36,6 +37,42 @@ type Env struct {
 	// CallTools names tools the user allows the harness to call although
 	// they are not annotated readOnlyHint: true.
 	CallTools map[string]bool
+	// Memo holds what several checks derive from the server once per run
+	// and share (the poisoning scan of the tool list). Execute sets a new
+	// one when it is nil.
+	Memo *Memo
+}
+
+// Memo computes a value once per run for every check that asks for it.
+// Keys are values of a type unexported by the package that computes them
+// (as with context.Context values), so packages cannot collide.
+type Memo struct {
+	mu      sync.Mutex
+	entries map[any]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	v    any
+}
+
+// Do returns the value for key, calling compute for the first caller
+// only; later callers wait for it. A compute that panics leaves nil.
+func (m *Memo) Do(key any, compute func() any) any {
+	m.mu.Lock()
+	if m.entries == nil {
+		m.entries = map[any]*memoEntry{}
+	}
+	e := m.entries[key]
+	if e == nil {
+		e = &memoEntry{}
+		m.entries[key] = e
+	}
+	m.mu.Unlock()
+	// Outside the lock: the computation makes requests, and checks that
+	// want other keys must not wait for it.
+	e.once.Do(func() { e.v = compute() })
+	return e.v
 }
 
 // Facts are read once per run and shared by every check, to choose targets

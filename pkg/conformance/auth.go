@@ -342,4 +342,4 @@ var AUTH4 = &check.Check{
 	},
 }
 
-var authFamily = family{name: "AUTH", checks: []*check.Check{AUTH1, AUTH2, AUTH3, AUTH4}}
+var authFamily = family{name: "AUTH", title: "authorization", checks: []*check.Check{AUTH1, AUTH2, AUTH3, AUTH4}}

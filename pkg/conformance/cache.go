@@ -13,6 +13,7 @@ import (
 
 var cacheFamily = family{
 	name:   "CACHE",
+	title:  "caching",
 	checks: []*check.Check{CACHE1, CACHE2, CACHE3},
 	unobservable: map[string]string{
 		"CACHE-4": "not a server rule: GetPromptResult, CallToolResult and CompleteResult may leave ttlMs out, and the harness keeps no cache, so it never caches results of requests that carried inputResponses or requestState",

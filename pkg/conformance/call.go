@@ -470,4 +470,4 @@ var CALL7 = &check.Check{
 	},
 }
 
-var callFamily = family{name: "CALL", checks: []*check.Check{CALL1, CALL2, CALL3, CALL4, CALL5, CALL6, CALL7}}
+var callFamily = family{name: "CALL", title: "tools/call", checks: []*check.Check{CALL1, CALL2, CALL3, CALL4, CALL5, CALL6, CALL7}}

@@ -155,7 +155,7 @@ var CANC2 = &check.Check{
 	},
 }
 
-var cancFamily = family{name: "CANC", checks: []*check.Check{CANC1, CANC2},
+var cancFamily = family{name: "CANC", title: "cancellation", checks: []*check.Check{CANC1, CANC2},
 	unobservable: map[string]string{
 		"CANC-3": "closing an SSE response stream cancels the request, which a client cannot observe (the checklist says so); server health afterwards is covered by every later check",
 	}}

@@ -133,4 +133,4 @@ var COMP2 = &check.Check{
 	},
 }
 
-var compFamily = family{name: "COMP", checks: []*check.Check{COMP1, COMP2}}
+var compFamily = family{name: "COMP", title: "completion", checks: []*check.Check{COMP1, COMP2}}

@@ -11,7 +11,7 @@ import (
 
 // ERR: error codes (basic/index.mdx §Error Codes, checklist §1.3).
 
-var errFamily = family{name: "ERR", checks: []*check.Check{ERR1, ERR2, ERR3, ERR4}}
+var errFamily = family{name: "ERR", title: "error codes", checks: []*check.Check{ERR1, ERR2, ERR3, ERR4}}
 
 // errSample is one request sent to make the server fail, and its answer.
 type errSample struct {

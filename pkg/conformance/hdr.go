@@ -451,4 +451,4 @@ var HDR6 = &check.Check{
 	},
 }
 
-var hdrFamily = family{name: "HDR", checks: []*check.Check{HDR1, HDR2, HDR3, HDR4, HDR5, HDR6}}
+var hdrFamily = family{name: "HDR", title: "HTTP headers", checks: []*check.Check{HDR1, HDR2, HDR3, HDR4, HDR5, HDR6}}

@@ -341,4 +341,4 @@ func httpBodyMeta(m map[string]any) map[string]any {
 	return meta
 }
 
-var httpFamily = family{name: "HTTP", checks: []*check.Check{HTTP1, HTTP2, HTTP3, HTTP4, HTTP5, HTTP6, HTTP7}}
+var httpFamily = family{name: "HTTP", title: "Streamable HTTP", checks: []*check.Check{HTTP1, HTTP2, HTTP3, HTTP4, HTTP5, HTTP6, HTTP7}}

@@ -147,4 +147,4 @@ var LOG4 = &check.Check{
 	},
 }
 
-var logFamily = family{name: "LOG", checks: []*check.Check{LOG1, LOG2, LOG3, LOG4}}
+var logFamily = family{name: "LOG", title: "logging", checks: []*check.Check{LOG1, LOG2, LOG3, LOG4}}

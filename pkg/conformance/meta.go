@@ -12,7 +12,7 @@ import (
 
 // META: per-request _meta (basic/index.mdx §_meta, checklist §1.2).
 
-var metaFamily = family{name: "META", checks: []*check.Check{META1, META2, META3, META4}}
+var metaFamily = family{name: "META", title: "per-request _meta", checks: []*check.Check{META1, META2, META3, META4}}
 
 // metaMethods are the requests the META checks vary: server/discover and
 // the first list the server answers.

@@ -560,4 +560,4 @@ var MRTR9 = &check.Check{
 	},
 }
 
-var mrtrFamily = family{name: "MRTR", checks: []*check.Check{MRTR1, MRTR2, MRTR3, MRTR4, MRTR5, MRTR6, MRTR7, MRTR8, MRTR9}}
+var mrtrFamily = family{name: "MRTR", title: "multi round-trip requests", checks: []*check.Check{MRTR1, MRTR2, MRTR3, MRTR4, MRTR5, MRTR6, MRTR7, MRTR8, MRTR9}}

@@ -192,4 +192,4 @@ var OTEL3 = &check.Check{
 	},
 }
 
-var otelFamily = family{name: "OTEL", checks: []*check.Check{OTEL1, OTEL2, OTEL3}}
+var otelFamily = family{name: "OTEL", title: "trace context", checks: []*check.Check{OTEL1, OTEL2, OTEL3}}

@@ -12,7 +12,7 @@ import (
 
 // PAGE: pagination (server/utilities/pagination.mdx, checklist §1.7).
 
-var pageFamily = family{name: "PAGE", checks: []*check.Check{PAGE1, PAGE2, PAGE3}}
+var pageFamily = family{name: "PAGE", title: "pagination", checks: []*check.Check{PAGE1, PAGE2, PAGE3}}
 
 // pageList is one paginated list method and the member holding its items.
 type pageList struct {

@@ -69,4 +69,4 @@ var PROG1 = &check.Check{
 	},
 }
 
-var progFamily = family{name: "PROG", checks: []*check.Check{PROG1}}
+var progFamily = family{name: "PROG", title: "progress", checks: []*check.Check{PROG1}}

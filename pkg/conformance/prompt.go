@@ -178,4 +178,4 @@ func promptExpect32602(p *check.Pass, name string, args map[string]string, what 
 	return nil
 }
 
-var promptFamily = family{name: "PROMPT", checks: []*check.Check{PROMPT1, PROMPT2}}
+var promptFamily = family{name: "PROMPT", title: "prompts", checks: []*check.Check{PROMPT1, PROMPT2}}

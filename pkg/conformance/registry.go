@@ -11,11 +11,16 @@ import "github.com/mcp-eval/mcp-eval-action/pkg/check"
 // family is one checklist family: its checks and the ids it cannot observe.
 type family struct {
 	name         string
+	title        string // for headings: "server/discover"
 	checks       []*check.Check
 	unobservable map[string]string // checklist id → why no check can observe it
+	// beyondChecklist says why a family the harness adds (POISON, RESIL)
+	// has no items in the spec checklist; empty for checklist families.
+	beyondChecklist string
 }
 
-// families lists every family in checklist order.
+// families lists every family in checklist order, then the families the
+// harness adds beyond the checklist, in the order they report.
 func families() []*family {
 	return []*family{
 		&rpcFamily, &metaFamily, &verFamily, &stateFamily, &errFamily, &discFamily,
@@ -23,17 +28,36 @@ func families() []*family {
 		&rsrcFamily, &promptFamily, &compFamily, &mrtrFamily, &subFamily, &logFamily,
 		&progFamily, &cancFamily, &remFamily, &otelFamily, &httpFamily, &hdrFamily,
 		&stdioFamily, &authFamily, &taskFamily,
+		&poisonFamily, &resilFamily,
 	}
 }
 
-// Registry returns every check in checklist order.
-func Registry() []*check.Check {
-	var out []*check.Check
+// registry is what Run executes: every family and every check, in report
+// order.
+func registry() check.Registry {
+	var r check.Registry
 	for _, f := range families() {
-		out = append(out, f.checks...)
+		r.Families = append(r.Families, check.Family{ID: f.name, Title: f.title})
+		r.Checks = append(r.Checks, f.checks...)
 	}
-	return out
+	return r
 }
+
+// Registry returns every check in report order: the checklist's, then
+// POISON and RESIL.
+func Registry() []*check.Check { return registry().Checks }
+
+// Families returns every family, with its title, in report order.
+func Families() []check.Family { return registry().Families }
+
+// FamilyTitle is the title of a family ("" for an unknown one), for
+// reports written before results carried check.Result.FamilyTitle.
+func FamilyTitle(family string) string { return registry().Title(family) }
+
+// KnownIDs returns an error unless every one of ids is a check id
+// ("POISON-3") or a family ("POISON") of the registry, so that a
+// selection with a typo is refused instead of running nothing.
+func KnownIDs(ids []string) error { return registry().Known(ids) }
 
 // Unobservable returns the checklist ids no check implements, with the
 // reason.
@@ -47,4 +71,4 @@ func Unobservable() map[string]string {
 	return out
 }
 
-var discFamily = family{name: "DISC", checks: []*check.Check{DISC1, DISC2, DISC3, DISC4, DISC5, DISC6, DISC7, DISC8}}
+var discFamily = family{name: "DISC", title: "server/discover", checks: []*check.Check{DISC1, DISC2, DISC3, DISC4, DISC5, DISC6, DISC7, DISC8}}

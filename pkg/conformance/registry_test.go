@@ -14,8 +14,47 @@ import (
 )
 
 func TestRegistryIsValid(t *testing.T) {
-	if err := check.Validate(Registry()); err != nil {
+	if err := check.Validate(registry()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Run refuses an invalid registry before it starts the server: the target
+// here does not exist, so any attempt to reach it would fail differently.
+func TestRunRefusesUnknownSelection(t *testing.T) {
+	_, _, err := Run(t.Context(), Target{Argv: []string{"/nonexistent/server"}}, Options{Options: check.Options{Only: []string{"POISON-9"}}})
+	if err == nil || !strings.Contains(err.Error(), `"POISON-9" names no check or family`) {
+		t.Fatalf("Run with --only POISON-9: %v", err)
+	}
+}
+
+func TestKnownIDs(t *testing.T) {
+	for _, ok := range [][]string{nil, {"POISON"}, {"POISON-3"}, {"RESIL"}, {"RESIL-1", "DISC", "TOOL-2"}} {
+		if err := KnownIDs(ok); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+	for _, bad := range [][]string{{"POISON-9"}, {"DISC", "disc"}, {"NOPE"}} {
+		if err := KnownIDs(bad); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+	if FamilyTitle("POISON") != "tool poisoning" || FamilyTitle("DISC") != "server/discover" || FamilyTitle("NOPE") != "" {
+		t.Error("family titles")
+	}
+}
+
+// The POISON checks keep their place at the end of the report, where they
+// were when the scan ran after the registry, and RESIL-1 follows them.
+func TestRegistryEndsWithPoisonThenResil(t *testing.T) {
+	reg := Registry()
+	var tail []string
+	for _, c := range reg[len(reg)-9:] {
+		tail = append(tail, c.ID)
+	}
+	want := "POISON-1 POISON-2 POISON-3 POISON-4 POISON-5 POISON-6 POISON-7 POISON-8 RESIL-1"
+	if strings.Join(tail, " ") != want {
+		t.Fatalf("registry ends with %v, want %s", tail, want)
 	}
 }
 
@@ -43,16 +82,25 @@ func checklistIDs(t *testing.T) []string {
 }
 
 // Every checklist item is either a check or listed as unobservable with a
-// reason, never both, and nothing else is registered.
+// reason, never both, and nothing else is registered but the families the
+// harness adds beyond the checklist, each with its reason.
 func TestRegistryCoversTheChecklist(t *testing.T) {
 	want := checklistIDs(t)
 	un := Unobservable()
 	var got []string
-	for _, c := range Registry() {
-		if _, dup := un[c.ID]; dup {
-			t.Errorf("%s is both a check and unobservable", c.ID)
+	for _, f := range families() {
+		if f.beyondChecklist != "" {
+			if len(f.unobservable) > 0 || slices.ContainsFunc(want, func(id string) bool { return strings.HasPrefix(id, f.name+"-") }) {
+				t.Errorf("family %s is said to be beyond the checklist, but the checklist has items of it", f.name)
+			}
+			continue
 		}
-		got = append(got, c.ID)
+		for _, c := range f.checks {
+			if _, dup := un[c.ID]; dup {
+				t.Errorf("%s is both a check and unobservable", c.ID)
+			}
+			got = append(got, c.ID)
+		}
 	}
 	for id, why := range un {
 		if strings.TrimSpace(why) == "" {

@@ -347,4 +347,4 @@ var REM4 = &check.Check{
 	},
 }
 
-var remFamily = family{name: "REM", checks: []*check.Check{REM1, REM2, REM3, REM4}}
+var remFamily = family{name: "REM", title: "removed methods", checks: []*check.Check{REM1, REM2, REM3, REM4}}

@@ -16,7 +16,7 @@ import (
 // RES: what every result carries (basic/index.mdx §ResultType, §_meta;
 // checklist §1.5).
 
-var resFamily = family{name: "RES", checks: []*check.Check{RES1, RES2, RES3, RES4, RES5}}
+var resFamily = family{name: "RES", title: "every result", checks: []*check.Check{RES1, RES2, RES3, RES4, RES5}}
 
 // resSample is one result (or error) of a request the RES checks sent.
 type resSample struct {

@@ -19,7 +19,7 @@ import (
 
 // RPC: the JSON-RPC base (basic/index.mdx, checklist §1.1).
 
-var rpcFamily = family{name: "RPC", checks: []*check.Check{RPC1, RPC2, RPC3, RPC4, RPC5, RPC6}}
+var rpcFamily = family{name: "RPC", title: "JSON-RPC base", checks: []*check.Check{RPC1, RPC2, RPC3, RPC4, RPC5, RPC6}}
 
 var RPC1 = &check.Check{
 	ID: "RPC-1", Level: check.Must, Transports: check.Both,

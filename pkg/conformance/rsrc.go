@@ -315,4 +315,4 @@ var RSRC4 = &check.Check{
 	},
 }
 
-var rsrcFamily = family{name: "RSRC", checks: []*check.Check{RSRC1, RSRC2, RSRC3, RSRC4}}
+var rsrcFamily = family{name: "RSRC", title: "resources", checks: []*check.Check{RSRC1, RSRC2, RSRC3, RSRC4}}

@@ -3,15 +3,14 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
-	"github.com/mcp-eval/mcp-eval-action/pkg/poison"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
@@ -92,6 +91,15 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	start := time.Now()
 	if opts.Runs <= 0 {
 		opts.Runs = 5
+	}
+	// Before the server starts: a broken registry or a selection that
+	// names nothing is the caller's error, not a finding about the server.
+	reg := registry()
+	if err := check.Validate(reg); err != nil {
+		return nil, nil, err
+	}
+	if err := reg.Known(opts.Only); err != nil {
+		return nil, nil, fmt.Errorf("selecting checks: %w", err)
 	}
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
 	tr, err := target.open(ctx, false)
@@ -181,8 +189,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	env.Facts = check.GatherFacts(ctx, client)
 	tools := env.Facts.Tools
 	rep.Deprecated = deprecatedUses(env.Facts)
-	rep.Checks = check.Execute(ctx, Registry(), env, opts.Options)
-	rep.Checks = append(rep.Checks, poisonChecks(ctx, client, tools, opts.Only)...)
+	if rep.Checks, err = check.Execute(ctx, reg, env, opts.Options); err != nil {
+		return nil, nil, err
+	}
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {
 		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
@@ -215,23 +224,4 @@ func deprecatedUses(f *check.Facts) []DeprecatedUse {
 		})
 	}
 	return out
-}
-
-// poisonChecks scans the tool surface for poisoning (hidden Unicode,
-// instructions aimed at the model, exfiltration URLs, descriptions that
-// change between listings; package poison). It costs one more tools/list
-// and runs with every Layer 0 run; its findings are SHOULD-level checks
-// (family POISON) that warn and never fail conformance.
-func poisonChecks(ctx context.Context, c *mcpclient.Client, tools []mcpclient.Tool, only []string) []check.Result {
-	if len(only) > 0 && !slices.ContainsFunc(only, func(s string) bool { return strings.HasPrefix(s, poison.Family) }) {
-		return nil
-	}
-	start := time.Now()
-	fs, err := poison.ScanServer(ctx, c, tools)
-	if err != nil {
-		// The second listing failed; what the first showed is still
-		// scanned, and the drift rule is skipped.
-		fs = poison.Scan(tools, nil)
-	}
-	return poison.Results(fs, err == nil, time.Since(start))
 }

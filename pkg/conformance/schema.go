@@ -131,4 +131,4 @@ var SCHEMA4 = &check.Check{
 	},
 }
 
-var schemaFamily = family{name: "SCHEMA", checks: []*check.Check{SCHEMA1, SCHEMA2, SCHEMA3, SCHEMA4}}
+var schemaFamily = family{name: "SCHEMA", title: "JSON Schema", checks: []*check.Check{SCHEMA1, SCHEMA2, SCHEMA3, SCHEMA4}}

@@ -10,7 +10,7 @@ import (
 
 // STATE: statelessness (basic/index.mdx §Statelessness, checklist §1.2).
 
-var stateFamily = family{name: "STATE", checks: []*check.Check{STATE1, STATE2}}
+var stateFamily = family{name: "STATE", title: "statelessness", checks: []*check.Check{STATE1, STATE2}}
 
 var STATE1 = &check.Check{
 	ID: "STATE-1", Level: check.Must, Transports: check.Both,

@@ -220,4 +220,4 @@ var STDIO5 = &check.Check{
 	},
 }
 
-var stdioFamily = family{name: "STDIO", checks: []*check.Check{STDIO1, STDIO2, STDIO3, STDIO4, STDIO5}}
+var stdioFamily = family{name: "STDIO", title: "stdio", checks: []*check.Check{STDIO1, STDIO2, STDIO3, STDIO4, STDIO5}}

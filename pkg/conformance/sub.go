@@ -307,7 +307,7 @@ var SUB8 = &check.Check{
 	},
 }
 
-var subFamily = family{name: "SUB", checks: []*check.Check{SUB1, SUB2, SUB3, SUB4, SUB5, SUB7, SUB8},
+var subFamily = family{name: "SUB", title: "subscriptions/listen", checks: []*check.Check{SUB1, SUB2, SUB3, SUB4, SUB5, SUB7, SUB8},
 	unobservable: map[string]string{
 		"SUB-6": "needs the server to end a subscription by itself, which the harness cannot cause on an arbitrary server",
 		"SUB-9": "needs a list to change while a subscription is open, which takes a fixture tool that changes it",

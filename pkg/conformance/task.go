@@ -203,4 +203,4 @@ var TASK2 = &check.Check{
 	},
 }
 
-var taskFamily = family{name: "TASK", checks: []*check.Check{TASK1, TASK2}}
+var taskFamily = family{name: "TASK", title: "tasks extension", checks: []*check.Check{TASK1, TASK2}}

@@ -390,7 +390,7 @@ var TOOL7 = &check.Check{
 	},
 }
 
-var toolFamily = family{name: "TOOL", checks: []*check.Check{TOOL1, TOOL2, TOOL3, TOOL4, TOOL5, TOOL6, TOOL7}}
+var toolFamily = family{name: "TOOL", title: "tools/list", checks: []*check.Check{TOOL1, TOOL2, TOOL3, TOOL4, TOOL5, TOOL6, TOOL7}}
 
 // toolListed is the opening of the checks that judge every listed tool:
 // skip when the server serves no tools, list them all, and keep the

@@ -12,7 +12,7 @@ import (
 
 // VER: protocol version negotiation (basic/versioning.mdx, checklist §1.2).
 
-var verFamily = family{name: "VER", checks: []*check.Check{VER1, VER2, VER3, VER4}}
+var verFamily = family{name: "VER", title: "versioning", checks: []*check.Check{VER1, VER2, VER3, VER4}}
 
 // verUnsupported is a version no server supports. It goes in both the
 // header and _meta, so the request is not also a header mismatch (AMB-11).

@@ -283,26 +283,13 @@ func (p *Plan) resolveConformance(s Settings) error {
 			}
 		}
 	}
-	if err := knownIDs(only); err != nil {
-		return err
+	// A typo must not silently run nothing: --only is checked against
+	// the registry before anything starts.
+	if err := conformance.KnownIDs(only); err != nil {
+		return fmt.Errorf("--only: %w", err)
 	}
 	p.Conformance.Runs, p.Conformance.Concurrency, p.Conformance.Only = runs, lanes, only
 	p.Conformance.CallTools = append([]string(nil), s.CallTools...)
-	return nil
-}
-
-// knownIDs rejects --only values that name no check or family, so a typo
-// does not silently run nothing.
-func knownIDs(ids []string) error {
-	known := map[string]bool{}
-	for _, c := range conformance.Registry() {
-		known[c.ID], known[c.Family()] = true, true
-	}
-	for _, id := range ids {
-		if !known[id] {
-			return fmt.Errorf("--only %q names no check or family (ids look like DISC-1, families like DISC)", id)
-		}
-	}
 	return nil
 }
 

@@ -7,9 +7,9 @@
 // Top 10 MCP03 Tool Poisoning).
 //
 // The scan is deterministic and costs no model call: it runs with Layer 0
-// on every push. Scan takes the tools of two tools/list calls; Results
-// turns the findings into Layer 0 check results (family POISON, level
-// SHOULD: a finding warns, it never fails conformance).
+// on every push. Scan takes the tools of two tools/list calls; the Layer 0
+// checks POISON-1 to POISON-8 (package conformance, level SHOULD: a finding
+// warns, it never fails conformance) report its findings, one rule each.
 //
 // Every rule looks for something a legitimate description has no reason
 // to contain; each rule's exemptions (emoji sequences, joiners inside
@@ -55,27 +55,26 @@ const (
 	RuleConfusableName Rule = "confusable-name"
 )
 
-// RuleInfo describes a rule for reports.
+// RuleInfo names a rule's Layer 0 check; the check itself (its doc and
+// fix) is in package conformance.
 type RuleInfo struct {
 	Rule Rule
 	// ID is the Layer 0 check id (POISON-n).
-	ID  string
-	Doc string
-	Fix string
+	ID string
 }
 
 // Rules lists every rule in check-id order. It returns a new slice each
 // time: callers may keep or change it.
 func Rules() []RuleInfo {
 	return []RuleInfo{
-		{RuleTagChars, "POISON-1", "tool names, descriptions and schemas carry no Unicode tag characters (hidden ASCII)", "remove the U+E0000–U+E007F characters; they spell text only a model reads"},
-		{RuleInvisible, "POISON-2", "tool text carries no zero-width, invisible format or control characters", "remove the invisible characters shown as <U+…> in the evidence"},
-		{RuleBidi, "POISON-3", "tool text carries no bidirectional override, embedding or isolate controls", "remove the U+202A–U+202E and U+2066–U+2069 characters"},
-		{RuleOverride, "POISON-4", "tool text does not tell the model to ignore its instructions or pose as a system message", "describe what the tool does; never address the model's instructions"},
-		{RuleDirective, "POISON-5", "tool text does not direct the model to hide things from the user, handle secrets or change other tools", "describe the tool's own behaviour and inputs only"},
-		{RuleExfilURL, "POISON-6", "tool text carries no URL built to send data out", "remove the URL, or link plain documentation without placeholders or query data"},
-		{RuleDrift, "POISON-7", "two tools/list calls in one run describe every tool the same way", "serve one tool list: a description that changes after review is a rug pull"},
-		{RuleConfusableName, "POISON-8", "tool names are ASCII and distinct once case and separators are ignored", "rename the tool: look-alike names let one tool shadow another"},
+		{RuleTagChars, "POISON-1"},
+		{RuleInvisible, "POISON-2"},
+		{RuleBidi, "POISON-3"},
+		{RuleOverride, "POISON-4"},
+		{RuleDirective, "POISON-5"},
+		{RuleExfilURL, "POISON-6"},
+		{RuleDrift, "POISON-7"},
+		{RuleConfusableName, "POISON-8"},
 	}
 }
 

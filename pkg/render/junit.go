@@ -55,7 +55,7 @@ func layer0Suites(c *report.Conformance) []junitSuite {
 		if !ok {
 			i = len(suites)
 			idx[r.Family] = i
-			suites = append(suites, junitSuite{Name: r.Family + " " + familyTitles[r.Family]})
+			suites = append(suites, junitSuite{Name: r.Family + " " + familyTitle(r)})
 		}
 		s := &suites[i]
 		tc := junitCase{Name: fmt.Sprintf("%s %s", r.ID, xmlSafe(r.Doc)), Classname: "conformance." + r.Family, Time: seconds(r.DurationMs)}

@@ -13,16 +13,14 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
-// familyTitles names the checklist families for headings.
-var familyTitles = map[string]string{
-	"RPC": "JSON-RPC base", "META": "per-request _meta", "VER": "versioning", "STATE": "statelessness",
-	"ERR": "error codes", "DISC": "server/discover", "RES": "every result", "CACHE": "caching",
-	"PAGE": "pagination", "TOOL": "tools/list", "CALL": "tools/call", "SCHEMA": "JSON Schema",
-	"RSRC": "resources", "PROMPT": "prompts", "COMP": "completion", "MRTR": "multi round-trip requests",
-	"SUB": "subscriptions/listen", "LOG": "logging", "PROG": "progress", "CANC": "cancellation",
-	"REM": "removed methods", "OTEL": "trace context", "HTTP": "Streamable HTTP", "HDR": "HTTP headers",
-	"STDIO": "stdio", "AUTH": "authorization", "TASK": "tasks extension",
-	"POISON": "tool poisoning", "RESIL": "resilience",
+// familyTitle heads a family: the title the result carries, or for a
+// report written before results carried one, the family id.
+func familyTitle(r report.CheckResult) string {
+	if r.FamilyTitle != "" {
+		return r.FamilyTitle
+	}
+	// A report written before results carried their family's title.
+	return r.Family
 }
 
 // conformanceText writes the human summary of a Layer 0 result, grouped
@@ -54,7 +52,7 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 			continue
 		}
 		if shownInFamily == 0 {
-			p("\n%s  %s\n", r.Family, familyTitles[r.Family])
+			p("\n%s  %s\n", r.Family, familyTitle(r))
 		}
 		shownInFamily++
 		p("  %s %-9s %-6s %-6s %s\n", mark(r), r.ID, r.Level, counts(r), Line(headline(r)))

@@ -79,19 +79,22 @@ const (
 
 // CheckResult is one check's aggregated outcome over its runs.
 type CheckResult struct {
-	ID         string               `json:"id"`
-	Level      Level                `json:"level"`
-	Family     string               `json:"family"`
-	Spec       string               `json:"spec"`
-	Doc        string               `json:"doc"`
-	Fix        string               `json:"fix,omitempty"`
-	Seed       int                  `json:"seed,omitempty"`
-	Verdict    CheckVerdict         `json:"verdict"`
-	Runs       int                  `json:"runs"`
-	Counts     map[CheckVerdict]int `json:"counts"`
-	Flaky      bool                 `json:"flaky,omitempty"`
-	Outcome    Outcome              `json:"outcome"`
-	DurationMs float64              `json:"durationMs"`
+	ID     string `json:"id"`
+	Level  Level  `json:"level"`
+	Family string `json:"family"`
+	// FamilyTitle is the family's title from the check registry, so that
+	// a report read later needs no table to head its families.
+	FamilyTitle string               `json:"familyTitle,omitempty"`
+	Spec        string               `json:"spec"`
+	Doc         string               `json:"doc"`
+	Fix         string               `json:"fix,omitempty"`
+	Seed        int                  `json:"seed,omitempty"`
+	Verdict     CheckVerdict         `json:"verdict"`
+	Runs        int                  `json:"runs"`
+	Counts      map[CheckVerdict]int `json:"counts"`
+	Flaky       bool                 `json:"flaky,omitempty"`
+	Outcome     Outcome              `json:"outcome"`
+	DurationMs  float64              `json:"durationMs"`
 }
 
 // Passes is k in "k/N": runs that passed (a warning counts as a pass of a

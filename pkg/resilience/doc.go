@@ -24,6 +24,7 @@
 // Run fills report.Resilience: a faultHandled rate per model and fault
 // type, attackSuccess and refusal rates per model and attack category
 // (the gate compares them with the baseline), and every run with its
-// evidence. CheckDisconnect is the transport-level check that a server
-// keeps answering after a client drops a request mid-stream.
+// evidence. The transport-level half, that a server keeps answering after
+// a client drops a request mid-stream, is the Layer 0 check RESIL-1
+// (package conformance), which mcp-eval check runs over Streamable HTTP.
 package resilience

@@ -1,0 +1,31 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+)
+
+// RESIL-1 passes on the reference server and warns on the mutant that
+// stops answering once a client has dropped a request.
+func TestRESIL1(t *testing.T) { assertShould(t, RESIL1) }
+
+// RESIL-1 applies to Streamable HTTP only: a stdio run does not list it.
+func TestRESIL1NotOnStdio(t *testing.T) {
+	_, res := runChecks(t, refTarget(t, "stdio"), 1, "RESIL")
+	if r, ok := res["RESIL-1"]; ok {
+		t.Fatalf("RESIL-1 ran over stdio: %s %s", r.Verdict, r.Outcome.Message)
+	}
+}
+
+// The warning says which drop the server did not survive, with evidence.
+func TestRESIL1SaysWhichDrop(t *testing.T) {
+	_, res := runChecks(t, refTarget(t, "http", "RESIL-1"), 1, "RESIL-1")
+	r := res["RESIL-1"]
+	if r.Verdict != check.Warned || r.FamilyTitle != "resilience" || len(r.Outcome.Evidence) == 0 {
+		t.Fatalf("%s %q %+v", r.Verdict, r.Outcome.Message, r.Outcome.Evidence)
+	}
+	if want := "after a tools/list request was dropped as soon as the request was written (drop 1 of 4)"; len(r.Outcome.Message) < len(want) || r.Outcome.Message[:len(want)] != want {
+		t.Fatalf("message %q", r.Outcome.Message)
+	}
+}
