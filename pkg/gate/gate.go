@@ -13,8 +13,8 @@ import (
 // Version 2 narrowed inconclusive suite scores to drops whose bound is
 // above zero.
 const Method = "mcp-eval-gate/2: floors ⌈f·N⌉; Layer 0 exact; case falls and Layer 2 rates by one-sided Fisher exact test, " +
-	"family-wise with Tarone–Bonferroni; suite scores by paired case-level one-sided t bound (Bonferroni over scores): fail beyond max-drop, " +
-	"inconclusive only when the bound is above 0; docs/gate.md"
+	"family-wise with Tarone–Bonferroni; suite scores by paired case-level one-sided t bound (Bonferroni over scores), " +
+	"inconclusive only above 0; docs/gate.md"
 
 // Input is what the gate judges. Baseline nil means floors only;
 // BaselineNote then says why (none given, unreadable, wrong version, …).

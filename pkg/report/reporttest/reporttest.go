@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -81,7 +82,7 @@ func Case(r *report.Report, id string, kind report.CaseKind, model string, k, n 
 
 // Check is a Layer 0 result that passed k of n runs.
 func Check(id string, level report.Level, k, n int) report.CheckResult {
-	r := report.CheckResult{ID: id, Level: level, Family: family(id), Spec: "spec.mdx §x", Doc: "rule " + id, Runs: n, Counts: map[report.CheckVerdict]int{}}
+	r := report.CheckResult{ID: id, Level: level, Family: family(id), FamilyTitle: conformance.FamilyTitle(family(id)), Spec: "spec.mdx §x", Doc: "rule " + id, Runs: n, Counts: map[report.CheckVerdict]int{}}
 	if k > 0 {
 		r.Counts[report.CheckPassed] = k
 	}
