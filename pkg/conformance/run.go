@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"errors"
-	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -12,31 +11,13 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/poison"
+	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
-// Target says how to reach the server under test: URL for Streamable HTTP,
-// Argv for stdio.
-type Target struct {
-	URL    string
-	Header http.Header
-	Argv   []string
-	Dir    string
-	Env    []string
-	// MaxMessageBytes bounds one response (default 4 MiB).
-	MaxMessageBytes int64
-	// RunAs runs a stdio server, and every fresh process of it, under an
-	// unprivileged uid (see transport.RunAs); nil runs it as the harness.
-	RunAs *transport.RunAs
-}
-
-// Kind is "http" or "stdio".
-func (t Target) Kind() string {
-	if t.URL != "" {
-		return "http"
-	}
-	return "stdio"
-}
+// Target says how to reach the server under test; package target opens
+// it, for this layer as for every other.
+type Target = target.Target
 
 // Options configure a conformance run. The zero value is the default.
 type Options struct {
@@ -85,22 +66,6 @@ type Report struct {
 // JSON): the whole-run report hashes them into its tool-surface hash.
 func (r *Report) Tools() []mcpclient.Tool { return r.tools }
 
-// open starts a transport for the target: a new process on stdio.
-func (t Target) open(ctx context.Context, fresh bool) (transport.Transport, error) {
-	if t.URL != "" {
-		return transport.NewHTTP(transport.HTTPConfig{URL: t.URL, Header: t.Header, MaxMessageBytes: t.MaxMessageBytes, DisableKeepAlives: fresh})
-	}
-	return transport.StartStdio(ctx, transport.StdioConfig{Argv: t.Argv, Dir: t.Dir, Env: t.Env, MaxMessageBytes: int(t.MaxMessageBytes), RunAs: t.RunAs})
-}
-
-// Describe names the target for reports, without secrets.
-func (t Target) Describe() string {
-	if t.URL != "" {
-		return t.URL
-	}
-	return strings.Join(t.Argv, " ")
-}
-
 // Run connects to the server, decides its era, and runs every check that
 // applies. An error means the harness could not test the server at all
 // (unreachable, not an MCP server); a non-conformant server is a Report
@@ -111,7 +76,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		opts.Runs = 5
 	}
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
-	tr, err := target.open(ctx, false)
+	tr, err := target.Open(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +94,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		}
 		firstProbe = client.Info().Probe
 		fallbackNote = "the server answered neither server/discover usefully nor initialize (" + err.Error() + "); checked as a modern server"
-		if tr, err = target.open(ctx, false); err != nil {
+		if tr, err = target.Open(ctx, false); err != nil {
 			return nil, err
 		}
 		forced := ccfg
@@ -172,7 +137,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 					<-spawn
 				}
 			}
-			t, err := target.open(ctx, true)
+			t, err := target.Open(ctx, true)
 			if err != nil {
 				release()
 				return nil, nil, err
