@@ -21,7 +21,6 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
-	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 const evalExamples = `  mcp-eval eval --golden golden/tasks.yaml --cmd "node dist/server.js"        # no key: the baseline, no LLM
@@ -237,22 +236,13 @@ func orNone(s string) string {
 	return s
 }
 
-// openClient connects one client to the server for Layer 1: one stdio
-// process or one HTTP connection pool, shared by every run.
+// openClient connects one client to the server for Layers 1 and 2: one
+// stdio process or one HTTP connection pool, shared by every run. It opens
+// the target like every other layer (package target), so the server runs
+// as the same user as in Layer 0.
 func openClient(ctx context.Context, t conformance.Target, reqTimeout, probeTimeout time.Duration, observer func(mcpclient.Call)) (*mcpclient.Client, func(), error) {
-	var tr transport.Transport
-	var err error
-	if t.URL != "" {
-		tr, err = transport.NewHTTP(transport.HTTPConfig{URL: t.URL, Header: t.Header, MaxMessageBytes: t.MaxMessageBytes})
-	} else {
-		tr, err = transport.StartStdio(ctx, transport.StdioConfig{Argv: t.Argv, Dir: t.Dir, Env: t.Env, MaxMessageBytes: int(t.MaxMessageBytes)})
-	}
+	cl, err := t.Connect(ctx, false, mcpclient.Config{RequestTimeout: reqTimeout, ProbeTimeout: probeTimeout, Observer: observer})
 	if err != nil {
-		return nil, nil, err
-	}
-	cl, err := mcpclient.Connect(ctx, tr, mcpclient.Config{RequestTimeout: reqTimeout, ProbeTimeout: probeTimeout, Observer: observer})
-	if err != nil {
-		tr.Close()
 		return nil, nil, err
 	}
 	return cl, func() { cl.Close() }, nil

@@ -6,11 +6,12 @@ import (
 	"io"
 	"net/url"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 )
 
 // redactor holds the secret values of a run and takes them out of
@@ -35,24 +36,15 @@ const minSecret = 6
 // mask replaces a secret.
 const mask = "***"
 
-// secretName matches environment variable names that hold credentials by
-// convention: GITHUB_TOKEN, INPUT_GITHUB-TOKEN, OPENAI_API_KEY,
-// DB_PASSWORD, AWS_SECRET_ACCESS_KEY, …
-var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE|AUTHORIZATION|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|(^|[_-])KEY$|(^|[_-])AUTH($|[_-]))`)
-
-// wellKnownSecrets are read even when the environment cannot be listed
-// (Command.Environ is optional).
-var wellKnownSecrets = []string{"GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY", "AZURE_OPENAI_API_KEY"}
-
 // newRedactor seeds a redactor with the harness's own secrets: every
-// environment variable whose name looks like a credential.
+// environment variable whose name looks like a credential
+// (target.SecretEnvName, which the server-user policy shares).
 func (c *Command) newRedactor() *redactor {
 	r := &redactor{}
-	names := append([]string(nil), wellKnownSecrets...)
+	names := target.WellKnownSecrets()
 	if c.Environ != nil {
 		for _, kv := range c.Environ() {
-			if k, _, ok := strings.Cut(kv, "="); ok && secretName.MatchString(k) {
+			if k, _, ok := strings.Cut(kv, "="); ok && target.SecretEnvName(k) {
 				names = append(names, k)
 			}
 		}
@@ -107,7 +99,7 @@ func credentialParts(v string) []string {
 func (r *redactor) addServerEnv(env []string) {
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		if secretName.MatchString(k) {
+		if target.SecretEnvName(k) {
 			r.add(v)
 		} else if parts := credentialParts(v); len(parts) > 0 && strings.Contains(v, "://") {
 			r.add(parts...)

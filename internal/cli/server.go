@@ -102,42 +102,20 @@ func (sf *serverFlags) target() string {
 // On error the transport, when one was made, is returned closed so that the
 // caller can still show what a stdio server wrote to stderr.
 func (sf *serverFlags) open(ctx context.Context, c *Command, cfg mcpclient.Config) (*mcpclient.Client, transport.Transport, error) {
-	var tr transport.Transport
-	if sf.url != "" {
-		h, err := parseHeaders(sf.headers)
-		if err != nil {
-			return nil, nil, err
-		}
-		c.redactHeaders(h)
-		ht, err := transport.NewHTTP(transport.HTTPConfig{URL: sf.url, Header: h, MaxMessageBytes: sf.maxResponse})
-		if err != nil {
-			return nil, nil, err
-		}
-		tr = ht
-	} else {
-		argv, err := SplitCommand(sf.cmd)
-		if err != nil {
-			return nil, nil, err
-		}
-		env, err := transport.ServerEnv(sf.passEnv, sf.serverEnv, c.LookupEnv)
-		if err != nil {
-			return nil, nil, err
-		}
-		c.redact.addServerEnv(env)
-		st, err := transport.StartStdio(ctx, transport.StdioConfig{Argv: argv, Dir: sf.cwd, Env: env, MaxMessageBytes: int(sf.maxResponse), RunAs: c.serverUser()})
-		if err != nil {
-			return nil, nil, err
-		}
-		tr = st
+	t, err := sf.conformanceTarget(c)
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg.RequestTimeout = sf.requestTimeout
 	cfg.ProbeTimeout = sf.probeTimeout
-	cl, err := mcpclient.Connect(ctx, tr, cfg)
+	cl, err := t.Connect(ctx, false, cfg)
 	if err != nil {
-		tr.Close()
-		return nil, tr, err
+		if cl != nil {
+			return nil, cl.Transport(), err
+		}
+		return nil, nil, err
 	}
-	return cl, tr, nil
+	return cl, cl.Transport(), nil
 }
 
 // explain turns a harness error into a message with what to do next.
