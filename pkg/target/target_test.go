@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/action"
+	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
@@ -367,6 +369,24 @@ func TestEnvHoldsSecrets(t *testing.T) {
 	for _, k := range WellKnownSecrets() {
 		if !SecretEnvName(k) {
 			t.Errorf("SecretEnvName(%q) is false for a well-known secret", k)
+		}
+	}
+}
+
+// server.user in mcp-eval.yaml and the action input server-user accept
+// exactly the policies ResolveUser knows.
+func TestPolicyNamesMatchConfigAndInputs(t *testing.T) {
+	for _, v := range []string{"auto", "unprivileged", "current", "root", "nobody", "Current"} {
+		_, perr := ParseUserPolicy(v)
+		_, cerr := config.Parse("mcp-eval.yaml", []byte("server:\n  command: srv\n  user: "+v+"\n"))
+		_, aerr := action.ParseInputs(func(k string) string {
+			if k == "INPUT_SERVER-USER" {
+				return v
+			}
+			return ""
+		})
+		if (perr == nil) != (cerr == nil) || (perr == nil) != (aerr == nil) {
+			t.Errorf("%q: ParseUserPolicy %v, server.user %v, input server-user %v", v, perr, cerr, aerr)
 		}
 	}
 }
