@@ -80,6 +80,9 @@ func (e *UnreachableError) bit() string {
 // (RunAs starts it with none); ACLs and mount options are not read, and a
 // refusal they cause is explained when the start fails (explainStart).
 func (t Target) preflight() error {
+	if len(t.Argv) == 0 || t.Argv[0] == "" {
+		return nil // StartStdio says what to pass
+	}
 	op := fmt.Sprintf("start %q", t.Argv[0])
 	fail := func(e *UnreachableError) error {
 		e.RunAs = t.RunAs

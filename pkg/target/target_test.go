@@ -250,6 +250,14 @@ func TestPreflightNeedsAScriptReadable(t *testing.T) {
 	}
 }
 
+// No command is StartStdio's usage error, not a panic.
+func TestOpenWithoutACommand(t *testing.T) {
+	_, err := Target{RunAs: transport.Nobody()}.Open(context.Background(), false)
+	if err == nil || !strings.Contains(err.Error(), "no server command given") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // An open path passes the preflight and the server starts as nobody.
 func TestPreflightPassesAnOpenPath(t *testing.T) {
 	needRoot(t)
