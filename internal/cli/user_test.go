@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -47,4 +49,15 @@ func TestLayer1ServerRunsAsTheTargetSays(t *testing.T) {
 		}
 	}
 	t.Fatal("no Uid line in /proc/<pid>/status")
+}
+
+// A server the unprivileged user cannot reach gets its own two fixes, not
+// the generic "is the command right?" hint.
+func TestExplainLeavesAnUnreachableServerAlone(t *testing.T) {
+	err := &transport.Error{Kind: transport.KindConnect, Op: `start "node"`, Err: &target.UnreachableError{
+		RunAs: transport.Nobody(), What: "the working directory", Target: "/tmp/x/repo", Blocked: "/tmp/x", Need: "enter", Mode: fs.ModeDir | 0o700,
+	}}
+	if msg := explain(err); strings.Contains(msg, "hint:") || !strings.Contains(msg, "chmod o+x /tmp/x") {
+		t.Fatalf("explain = %s", msg)
+	}
 }
