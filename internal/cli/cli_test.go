@@ -18,12 +18,19 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/internal/interop"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: os.LookupEnv}
+	// The server runs as the test's own user: these tests are about the
+	// command, not the drop to uid 65534, and as root that user could
+	// not reach servers in a checkout others cannot enter (a clone in
+	// `mktemp -d`). The drop is proven where it is decided (pkg/target)
+	// and end to end with the built binary (action_e2e_test.go,
+	// internal/hostile).
+	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: os.LookupEnv, ServerUser: func() *transport.RunAs { return nil }}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code = c.Main(ctx, args)
@@ -207,6 +214,10 @@ func TestInterruptLeavesNoChildProcess(t *testing.T) {
 	// A silent server with a child of its own: sh writes its pid, then waits
 	// on sleep, and answers nothing.
 	cmd := exec.Command(bin, "probe", "--probe-timeout", "30s", "--cmd", `sh -c "echo $$ > `+pidFile+`; sleep 300"`)
+	// As root the binary starts the server as uid 65534 in its own
+	// directory, which must be one that user can enter wherever the
+	// checkout is.
+	cmd.Dir = filepath.Dir(pidFile)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {

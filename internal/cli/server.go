@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"errors"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // explain turns a harness error into a message with what to do next.
 func explain(err error) string {
 	msg := err.Error()
+	if ue := (*target.UnreachableError)(nil); errors.As(err, &ue) {
+		return msg // it names both fixes; "is the command right?" would mislead
+	}
 	switch transport.KindOf(err) {
 	case transport.KindConnect:
 		msg += "\nhint: is the server running and is the URL or command right?"

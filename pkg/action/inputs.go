@@ -33,6 +33,7 @@ func InputSpecs() []Input {
 	return []Input{
 		{"server-url", "", "Streamable HTTP endpoint of the MCP server. In the Docker action the runner's localhost is not reachable: use a services: container's hostname, or bind 0.0.0.0 and use the Docker bridge IP (http://172.17.0.1:PORT/mcp). Exactly one of server-url and server-command (or set it in the config file)."},
 		{"server-command", "", "Command line of a stdio MCP server, run without a shell from the workspace. The Docker image has node and python3; anything else needs the host action."},
+		{"server-user", "", "Who a stdio server runs as: auto (uid 65534 when mcp-eval runs as root, as the Docker action does, in a workflow or with a secret in its environment), unprivileged (always uid 65534; needs root) or current (mcp-eval's own user: the server can then read mcp-eval's environment, model keys and token included). Default: from the config file (server.user), else auto."},
 		{"golden", "", "Golden set file or directory, relative to the workspace (default: from the config file)."},
 		{"layers", "auto", "auto (by event: push and pull requests run Layer 0; schedule, workflow_dispatch and a pull request labelled run-evals run all), or a comma list of 0,1,2,3 or conformance,behavior,resilience,telemetry."},
 		{"max-drop", "", "Largest drop of a score vs the baseline that is not a regression, a fraction between 0 and 1 (default: from the config file, else 0.02)."},
@@ -74,7 +75,7 @@ func OutputSpecs() []Output {
 type Inputs struct {
 	ServerURL        string
 	ServerCommand    string
-	ServerUser       string
+	ServerUser       string // "": from the config file
 	Golden           string
 	AutoLayers       bool
 	Layers           []Layer  // when !AutoLayers
@@ -127,6 +128,11 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 	}
 	if strings.ContainsAny(in.ServerCommand, "\r\n") {
 		bad("server-command", "must be one line (a command and its arguments)")
+	}
+	switch in.ServerUser = get("server-user"); in.ServerUser {
+	case "", "auto", "unprivileged", "current":
+	default:
+		bad("server-user", "%q is not auto, unprivileged or current", in.ServerUser)
 	}
 
 	in.Golden = get("golden")

@@ -22,6 +22,7 @@ func TestParseInputsReadsHyphenatedNames(t *testing.T) {
 		"INPUT_GITHUB-TOKEN":      canary,
 		"INPUT_COMMENT":           "False",
 		"INPUT_CONFIG":            "ci/mcp-eval.yaml",
+		"INPUT_SERVER-USER":       "current",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +30,7 @@ func TestParseInputsReadsHyphenatedNames(t *testing.T) {
 	if in.ServerURL != "http://svc:3000/mcp" || in.Golden != "evals/golden.yaml" || in.AutoLayers ||
 		!reflect.DeepEqual(in.Layers, []Layer{0, 1}) || in.MaxDrop == nil || *in.MaxDrop != 0.05 || in.Runs != 3 ||
 		!reflect.DeepEqual(in.Models, []string{"openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"}) ||
-		in.BaselineArtifact != "evals-report" || !in.HasToken || in.Comment || in.Config != "ci/mcp-eval.yaml" {
+		in.BaselineArtifact != "evals-report" || !in.HasToken || in.Comment || in.Config != "ci/mcp-eval.yaml" || in.ServerUser != "current" {
 		t.Errorf("inputs = %+v", in)
 	}
 }
@@ -39,7 +40,7 @@ func TestParseInputsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.AutoLayers || in.MaxDrop != nil || in.Runs != 0 || in.BaselineArtifact != DefaultArtifact || !in.Comment || in.HasToken {
+	if !in.AutoLayers || in.MaxDrop != nil || in.Runs != 0 || in.BaselineArtifact != DefaultArtifact || !in.Comment || in.HasToken || in.ServerUser != "" {
 		t.Errorf("defaults = %+v", in)
 	}
 }
@@ -61,6 +62,7 @@ func TestParseInputsNamesTheInputAtFault(t *testing.T) {
 		{map[string]string{"INPUT_BASELINE-ARTIFACT": "a/b"}, []string{`input "baseline-artifact"`}},
 		{map[string]string{"INPUT_BASELINE": "base.json", "INPUT_BASELINE-ARTIFACT": "other"}, []string{`input "baseline"`, "not both"}},
 		{map[string]string{"INPUT_SERVER-COMMAND": "node a.js\nrm -rf /"}, []string{`input "server-command"`, "one line"}},
+		{map[string]string{"INPUT_SERVER-USER": "root"}, []string{`input "server-user"`, "auto, unprivileged or current"}},
 	}
 	for _, tt := range tests {
 		_, err := ParseInputs(inputEnv(tt.vars))

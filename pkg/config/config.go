@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -93,9 +94,13 @@ type Server struct {
 	// Headers values may name environment variables as ${NAME}, so tokens
 	// stay out of the file.
 	Headers map[string]string `yaml:"headers"`
-	// User is who a stdio server runs as: auto, unprivileged or current.
+	// User says who a stdio server runs as: auto (the default, also
+	// empty), unprivileged or current; target.ResolveUser applies it.
 	User string `yaml:"user"`
 }
+
+// serverUsers are the values of server.user (target.UserPolicy).
+var serverUsers = []string{"auto", "unprivileged", "current"}
 
 // Conformance configures Layer 0.
 type Conformance struct {
@@ -220,6 +225,10 @@ func (c *Config) validate(path string, src []byte) error {
 	}
 	if c.Server.URL != "" && c.Server.Command != "" {
 		return at("url", "server.url and server.command are exclusive", "test one server per config")
+	}
+	if c.Server.User != "" && !slices.Contains(serverUsers, c.Server.User) {
+		return at("user", fmt.Sprintf("server.user is %q, want auto, unprivileged or current", c.Server.User),
+			"auto runs the server as uid 65534 when mcp-eval runs as root in the GitHub Action or with secrets in its environment; current runs it as mcp-eval's own user")
 	}
 	if c.Conformance.Runs < 0 || c.Conformance.Runs > 100 {
 		return at("runs", fmt.Sprintf("conformance.runs is %d, want 1..100", c.Conformance.Runs), "")

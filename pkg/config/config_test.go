@@ -11,6 +11,7 @@ server:
   command: go run ./golden-examples/cmd/example-server
   headers:
     Authorization: Bearer ${TOKEN}
+  user: current
 layers: [auto]
 conformance:
   runs: 3
@@ -21,7 +22,7 @@ gate:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Server.Command == "" || c.Conformance.Runs != 3 || *c.Gate.MaxDrop != 0.05 || c.Conformance.CallTools[0] != "send_email" {
+	if c.Server.Command == "" || c.Conformance.Runs != 3 || *c.Gate.MaxDrop != 0.05 || c.Conformance.CallTools[0] != "send_email" || c.Server.User != "current" {
 		t.Fatalf("parsed %+v", c)
 	}
 }
@@ -35,6 +36,7 @@ func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 		"server:\n  url: http://x\n  command: srv\n":    "mcp-eval.yaml:2: server.url and server.command are exclusive",
 		"conformance:\n  runs: many\n":                  "mcp-eval.yaml:2:",
 		"server: [\n":                                   "mcp-eval.yaml:",
+		"server:\n  command: srv\n  user: root\n":       "mcp-eval.yaml:3: server.user is \"root\", want auto, unprivileged or current",
 	}
 	for src, want := range cases {
 		_, err := Parse("mcp-eval.yaml", []byte(src))

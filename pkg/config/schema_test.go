@@ -22,6 +22,14 @@ func TestSchemaMatchesStruct(t *testing.T) {
 		t.Fatal(err)
 	}
 	compare(t, "", reflect.TypeOf(Config{}), schema)
+	user := schema["properties"].(map[string]any)["server"].(map[string]any)["properties"].(map[string]any)["user"].(map[string]any)
+	var enum []string
+	for _, v := range user["enum"].([]any) {
+		enum = append(enum, v.(string))
+	}
+	if !reflect.DeepEqual(enum, serverUsers) {
+		t.Errorf("server.user: schema enum %q, loader accepts %q", enum, serverUsers)
+	}
 }
 
 func compare(t *testing.T, path string, typ reflect.Type, schema map[string]any) {

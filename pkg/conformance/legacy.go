@@ -89,7 +89,7 @@ func preGA(code int64, add func(id, found, instead, ev string)) {
 // freshLegacy opens a new connection in the legacy era, with no handshake
 // yet: some servers fix their era per process on the first message.
 func freshLegacy(ctx context.Context, target Target, cfg mcpclient.Config) (*mcpclient.Client, func()) {
-	t, err := target.open(ctx, true)
+	t, err := target.Open(ctx, true)
 	if err != nil {
 		return nil, nil
 	}

@@ -4,39 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
-// Target says how to reach the server under test: URL for Streamable HTTP,
-// Argv for stdio.
-type Target struct {
-	URL    string
-	Header http.Header
-	Argv   []string
-	Dir    string
-	Env    []string
-	// MaxMessageBytes bounds one response (default 4 MiB).
-	MaxMessageBytes int64
-	// RunAs runs a stdio server, and every fresh process of it, under an
-	// unprivileged uid (see transport.RunAs); nil runs it as the harness.
-	RunAs *transport.RunAs
-}
-
-// Kind is "http" or "stdio".
-func (t Target) Kind() string {
-	if t.URL != "" {
-		return "http"
-	}
-	return "stdio"
-}
+// Target says how to reach the server under test; package target opens
+// it, for this layer as for every other.
+type Target = target.Target
 
 // Options configure a conformance run. The zero value is the default.
 type Options struct {
@@ -65,22 +45,6 @@ const (
 // package, so package report owns it.
 type Report = report.Conformance
 
-// open starts a transport for the target: a new process on stdio.
-func (t Target) open(ctx context.Context, fresh bool) (transport.Transport, error) {
-	if t.URL != "" {
-		return transport.NewHTTP(transport.HTTPConfig{URL: t.URL, Header: t.Header, MaxMessageBytes: t.MaxMessageBytes, DisableKeepAlives: fresh})
-	}
-	return transport.StartStdio(ctx, transport.StdioConfig{Argv: t.Argv, Dir: t.Dir, Env: t.Env, MaxMessageBytes: int(t.MaxMessageBytes), RunAs: t.RunAs})
-}
-
-// Describe names the target for reports, without secrets.
-func (t Target) Describe() string {
-	if t.URL != "" {
-		return t.URL
-	}
-	return strings.Join(t.Argv, " ")
-}
-
 // Run connects to the server, decides its era, and runs every check that
 // applies. An error means the harness could not test the server at all
 // (unreachable, not an MCP server); a non-conformant server is a Report
@@ -102,7 +66,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		return nil, nil, fmt.Errorf("selecting checks: %w", err)
 	}
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
-	tr, err := target.open(ctx, false)
+	tr, err := target.Open(ctx, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -120,7 +84,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		}
 		firstProbe = client.Info().Probe
 		fallbackNote = "the server answered neither server/discover usefully nor initialize (" + err.Error() + "); checked as a modern server"
-		if tr, err = target.open(ctx, false); err != nil {
+		if tr, err = target.Open(ctx, false); err != nil {
 			return nil, nil, err
 		}
 		forced := ccfg
@@ -163,7 +127,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 					<-spawn
 				}
 			}
-			t, err := target.open(ctx, true)
+			t, err := target.Open(ctx, true)
 			if err != nil {
 				release()
 				return nil, nil, err

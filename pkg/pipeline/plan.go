@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/redact"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -89,7 +90,7 @@ func (e Env) warnf(format string, a ...any) {
 // Plan is a whole run, resolved: nothing in it is a default waiting to be
 // applied.
 type Plan struct {
-	Target     conformance.Target
+	Target     target.Target
 	TargetDesc string
 	// Build runs once before the server starts (server.build).
 	Build  []string
@@ -235,7 +236,7 @@ func (p *Plan) resolveTarget(s Settings) error {
 		if _, err := transport.NewHTTP(transport.HTTPConfig{URL: s.URL}); err != nil {
 			return err
 		}
-		p.Target = conformance.Target{URL: s.URL, Header: h, MaxMessageBytes: maxBytes}
+		p.Target = target.Target{URL: s.URL, Header: h, MaxMessageBytes: maxBytes}
 		p.TargetDesc = "http " + s.URL
 		return nil
 	}
@@ -251,12 +252,12 @@ func (p *Plan) resolveTarget(s Settings) error {
 		return err
 	}
 	env.Redact.AddServerEnv(srvEnv)
-	runAs, note, err := p.serverUser(s.User)
+	runAs, note, err := p.serverUser(s.User, s.KeyEnvs)
 	if err != nil {
 		return err
 	}
 	p.ServerUserNote = note
-	p.Target = conformance.Target{Argv: argv, Dir: s.Cwd, Env: srvEnv, MaxMessageBytes: maxBytes, RunAs: runAs}
+	p.Target = target.Target{Argv: argv, Dir: s.Cwd, Env: srvEnv, MaxMessageBytes: maxBytes, RunAs: runAs}
 	p.TargetDesc = "stdio " + s.Command
 	if s.Build != "" {
 		if p.Build, err = SplitCommand(s.Build); err != nil {

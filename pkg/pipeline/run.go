@@ -37,6 +37,9 @@ var ErrPreviewOnly = errors.New("preview only")
 // still show it.
 func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	started := time.Now().UTC()
+	if p.ServerUserNote != "" && p.Env.Stderr != nil {
+		fmt.Fprintf(p.Env.Stderr, "mcp-eval: note: %s\n", p.ServerUserNote)
+	}
 	if len(p.Build) > 0 {
 		if err := p.buildServer(ctx); err != nil {
 			return nil, err

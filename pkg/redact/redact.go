@@ -42,8 +42,11 @@ const mask = "***"
 // DB_PASSWORD, AWS_SECRET_ACCESS_KEY, …
 var secretName = regexp.MustCompile(`(?i)(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE|AUTHORIZATION|API[_-]?KEY|ACCESS[_-]?KEY|PRIVATE[_-]?KEY|(^|[_-])KEY$|(^|[_-])AUTH($|[_-]))`)
 
-// wellKnownSecrets are read even when the environment cannot be listed
-// (Command.Environ is optional).
+// WellKnownSecrets are the credentials mcp-eval itself uses or finds on a
+// GitHub runner; they are looked up by name even when the environment
+// cannot be listed.
+func WellKnownSecrets() []string { return append([]string(nil), wellKnownSecrets...) }
+
 var wellKnownSecrets = []string{"GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
 	"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY", "AZURE_OPENAI_API_KEY"}
 

@@ -138,17 +138,9 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
 		cfg.TermGrace = 2 * time.Second
 	}
 	op := fmt.Sprintf("start %q", cfg.Argv[0])
-	lookup := cfg.Argv[0]
-	if cfg.Dir != "" && strings.ContainsRune(lookup, '/') && !filepath.IsAbs(lookup) {
-		// A relative program path names a file under the working
-		// directory the server runs in, not the harness's.
-		if abs, err := filepath.Abs(filepath.Join(cfg.Dir, lookup)); err == nil {
-			lookup = abs
-		}
-	}
-	path, err := exec.LookPath(lookup)
+	path, err := LookCommand(cfg.Argv[0], cfg.Dir)
 	if err != nil {
-		return nil, &Error{Kind: KindConnect, Op: op, Err: fmt.Errorf("command not found (is it installed and on PATH?): %w", err)}
+		return nil, &Error{Kind: KindConnect, Op: op, Err: err}
 	}
 	if cfg.Env == nil {
 		cfg.Env, _ = ServerEnv(nil, nil, os.LookupEnv)
@@ -219,6 +211,23 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
 		}
 	}()
 	return t, nil
+}
+
+// LookCommand resolves a server's program as StartStdio runs it: a bare
+// name through PATH, a relative path under dir (the directory the server
+// runs in, not the harness's).
+func LookCommand(argv0, dir string) (string, error) {
+	lookup := argv0
+	if dir != "" && strings.ContainsRune(lookup, '/') && !filepath.IsAbs(lookup) {
+		if abs, err := filepath.Abs(filepath.Join(dir, lookup)); err == nil {
+			lookup = abs
+		}
+	}
+	path, err := exec.LookPath(lookup)
+	if err != nil {
+		return "", fmt.Errorf("command not found (is it installed and on PATH?): %w", err)
+	}
+	return path, nil
 }
 
 // Kind implements Transport.

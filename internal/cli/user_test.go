@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
+	"github.com/mcp-eval/mcp-eval-action/pkg/target"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// Layers 1 and 2 start the server as the same user as Layer 0: their
+// client once skipped the target's RunAs, so as root `check` ran the
+// server as uid 65534 and `eval`, where the model keys are, as root.
+func TestLayer1ServerRunsAsTheTargetSays(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only root can start a server as another user")
+	}
+	dir := reachableTempDir(t)
+	server := filepath.Join(dir, "example-server")
+	if b, err := exec.Command("go", "build", "-o", server, "github.com/mcp-eval/mcp-eval-action/golden-examples/cmd/example-server").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pl := &pipeline.Plan{Target: conformance.Target{Argv: []string{server}, Dir: dir, RunAs: transport.Nobody()}}
+	cl, err := pl.Connect(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pid := cl.Transport().(*transport.StdioTransport).Pid()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" {
+			if f[1] != "65534" {
+				t.Fatalf("the Layer 1 server runs as uid %s, want 65534", f[1])
+			}
+			return
+		}
+	}
+	t.Fatal("no Uid line in /proc/<pid>/status")
+}
+
+// A server the unprivileged user cannot reach gets its own two fixes, not
+// the generic "is the command right?" hint.
+func TestExplainLeavesAnUnreachableServerAlone(t *testing.T) {
+	err := &transport.Error{Kind: transport.KindConnect, Op: `start "node"`, Err: &target.UnreachableError{
+		RunAs: transport.Nobody(), What: "the working directory", Target: "/tmp/x/repo", Blocked: "/tmp/x", Need: "enter", Mode: fs.ModeDir | 0o700,
+	}}
+	if msg := explain(err); strings.Contains(msg, "hint:") || !strings.Contains(msg, "chmod o+x /tmp/x") {
+		t.Fatalf("explain = %s", msg)
+	}
+}
