@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -121,10 +122,10 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	} else if base, err := report.Load(basePath); err != nil {
 		// A broken baseline must not turn a run red or block it: warn and
 		// fall back to the floors (issue 4, "Bad input").
-		fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: baseline %s is unusable, gating on floors only: %s\n", sanitize(basePath), sanitizeText(brief(err)))
-		in.BaselineNote = fmt.Sprintf("baseline %s is unusable (%s)", report.RelPath(ws, abs(basePath)), brief(err))
+		fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: baseline %s is unusable, gating on floors only: %s\n", sanitize(basePath), sanitizeText(pipeline.Brief(err)))
+		in.BaselineNote = fmt.Sprintf("baseline %s is unusable (%s)", report.RelPath(ws, abs(basePath)), pipeline.Brief(err))
 	} else {
-		in.Baseline, in.BaselineRef = base, ref(ws, basePath, base)
+		in.Baseline, in.BaselineRef = base, pipeline.Ref(ws, basePath, base)
 	}
 	for _, h := range history {
 		in.History = append(in.History, c.loadHistory(ws, h)...)
@@ -171,10 +172,10 @@ func (c *Command) loadHistory(ws, arg string) []gate.Historic {
 	for _, p := range paths {
 		r, err := report.Load(p)
 		if err != nil {
-			fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: skipping history report: %s\n", sanitizeText(brief(err)))
+			fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: skipping history report: %s\n", sanitizeText(pipeline.Brief(err)))
 			continue
 		}
-		out = append(out, gate.Historic{Ref: ref(ws, p, r), Report: r})
+		out = append(out, gate.Historic{Ref: pipeline.Ref(ws, p, r), Report: r})
 	}
 	return out
 }
@@ -189,11 +190,6 @@ func optional(s string, parse func(string) (float64, error)) (*float64, error) {
 		return nil, err
 	}
 	return &v, nil
-}
-
-func ref(ws, path string, r *report.Report) report.ReportRef {
-	return report.ReportRef{Path: report.RelPath(ws, abs(path)), Commit: r.Run.Commit, WorkflowRunID: r.Run.WorkflowRunID,
-		FinishedAt: r.Run.FinishedAt, ToolSurfaceHash: r.ToolSurfaceHash}
 }
 
 // workspace is where report paths are relative to: GITHUB_WORKSPACE on a
@@ -213,18 +209,4 @@ func abs(p string) string {
 		return a
 	}
 	return p
-}
-
-// brief is an error on one line, with at most its first detail: enough
-// for a warning and a note in the report, where a schema error's full
-// list would drown the verdict.
-func brief(err error) string {
-	lines := strings.Split(err.Error(), "\n")
-	if len(lines) > 2 {
-		lines = append(lines[:2], "…")
-	}
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
-	}
-	return strings.Join(lines, " ")
 }

@@ -16,24 +16,28 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
-// models makes the providers of Layers 1 and 2, each measured by Layer 3.
-func (p *Plan) models(rec *telemetry.Recorder) (models []llm.Provider, judge llm.Provider, err error) {
+// cases loads the golden set and makes the providers of Layers 1 and 2,
+// each measured by Layer 3.
+func (p *Plan) cases(rec *telemetry.Recorder) (set *golden.Set, models []llm.Provider, judge llm.Provider, err error) {
 	b := p.Behavior
+	if set, err = golden.Load(b.Golden); err != nil {
+		return nil, nil, nil, fmt.Errorf("golden set: %w", err)
+	}
 	for _, spec := range b.Models {
 		m, err := llm.New(spec, b.Endpoints, p.Env.lookup, llm.Options{})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		models = append(models, rec.Provider(m, false))
 	}
 	if b.Judge != "" && b.Judge != "none" {
 		j, err := llm.New(b.Judge, b.Endpoints, p.Env.lookup, llm.Options{})
 		if err != nil {
-			return nil, nil, fmt.Errorf("judge: %w", err)
+			return nil, nil, nil, fmt.Errorf("judge: %w", err)
 		}
 		judge = rec.Provider(j, true)
 	}
-	return models, judge, nil
+	return set, models, judge, nil
 }
 
 // session opens the one client that Layers 1 and 2 share: one stdio
@@ -61,11 +65,7 @@ func (p *Plan) runBehavior(ctx context.Context, rec *telemetry.Recorder, rep *re
 	if b.Golden == "" {
 		return []string{`layer "behavior" was selected but no golden set is configured (golden: in mcp-eval.yaml, --golden, or the golden input); nothing was measured for it`}, nil
 	}
-	set, err := golden.Load(b.Golden)
-	if err != nil {
-		return nil, fmt.Errorf("golden set: %w", err)
-	}
-	models, judge, err := p.models(rec)
+	set, models, judge, err := p.cases(rec)
 	if err != nil {
 		return nil, err
 	}
@@ -134,11 +134,7 @@ func (p *Plan) runResilience(ctx context.Context, rec *telemetry.Recorder, rep *
 	case len(b.Models) == 0:
 		return []string{`layer "resilience" was selected but no model is configured (models: or --models): faults and injections test how a model copes, so nothing was measured for it`}, nil
 	}
-	set, err := golden.Load(b.Golden)
-	if err != nil {
-		return nil, fmt.Errorf("golden set: %w", err)
-	}
-	models, judge, err := p.models(rec)
+	set, models, judge, err := p.cases(rec)
 	if err != nil {
 		return nil, err
 	}
