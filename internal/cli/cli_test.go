@@ -303,3 +303,44 @@ func TestCheckWritesAReport(t *testing.T) {
 		t.Error("the reports were not re-gated")
 	}
 }
+
+// A legacy server fails check (it asks whether the server speaks
+// 2026-07-28) but not run (it asks whether the server regressed), and
+// mcp-eval gate on each report gives the same exit code: check records
+// fail-on-legacy in the report's policy. The server is the legacy
+// server-everything from npm, written by others.
+func TestLegacyServerFailsCheckNotRun(t *testing.T) {
+	tg, ok := interop.Lookup("everything-stdio")
+	if !ok {
+		t.Fatal("no everything-stdio target")
+	}
+	tg.Require(t)
+	argv, dir, err := tg.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"check", "--out", filepath.Join(out, "check.json")}, ExitFindings},
+		{[]string{"run", "--layers", "0", "--out", filepath.Join(out, "run.json")}, ExitOK},
+	} {
+		before := regated.Load()
+		code, stdout, stderr := run(t, append(tc.args, "--cwd", dir, "--cmd", quoteArgv(argv))...)
+		if code != tc.want {
+			t.Errorf("%s on a legacy server: exit %d, want %d\n%s\n%s", tc.args[0], code, tc.want, stdout, stderr)
+		}
+		rep, err := report.Load(flagValue(tc.args, "--out"))
+		if err != nil || rep.Conformance == nil || rep.Conformance.Verdict != report.ConformanceLegacy {
+			t.Fatalf("%s: %v", tc.args[0], err)
+		}
+		if rep.Gate.Policy.FailOnLegacy != (tc.args[0] == "check") {
+			t.Errorf("%s recorded failOnLegacy %v", tc.args[0], rep.Gate.Policy.FailOnLegacy)
+		}
+		if regated.Load() != before+1 {
+			t.Errorf("%s's report was not re-gated", tc.args[0])
+		}
+	}
+}
