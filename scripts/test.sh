@@ -88,7 +88,7 @@ if ! go test -count=1 -v -run TestRealServerDeviations ./pkg/conformance >>"$log
 fi
 grep -E '^(ok|FAIL).*pkg/conformance' "$log" | tail -1
 
-real='(TestRealServers/|TestRealServerDeviations/|TestProbeRealServersJSON/|TestTargets/|TestLegacyServerGetsMigrationReport )'
+real='(TestRealServers/|TestRealServerDeviations/|TestProbeRealServersJSON/|TestTargets/|TestLegacyServerGetsMigrationReport |TestLegacyServerFailsCheckNotRun |TestEvalOnARealServerRegates )'
 passed=$(grep -cE -- "--- PASS: $real" "$log" || true)
 skipped=$(grep -cE -- "--- SKIP: $real" "$log" || true)
 failed=$(grep -cE -- "--- FAIL: $real" "$log" || true)

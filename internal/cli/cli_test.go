@@ -344,3 +344,35 @@ func TestLegacyServerFailsCheckNotRun(t *testing.T) {
 		}
 	}
 }
+
+// eval and run with Layer 1 on a server written by others (the TS SDK v2),
+// through the lexical baseline: the reports re-gate to the same exit code.
+func TestEvalOnARealServerRegates(t *testing.T) {
+	tg, ok := interop.Lookup("ts-v2-stdio")
+	if !ok {
+		t.Fatal("no ts-v2-stdio target")
+	}
+	tg.Require(t)
+	argv, dir, err := tg.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	golden := filepath.Join(out, "tasks.yaml")
+	body := "version: 1\ncases:\n  - id: first-tool\n    prompt: please use " + tg.Tools[0] + "\n    expect_tool: " + tg.Tools[0] + "\n  - id: none\n    prompt: tell me a joke\n    expect_tool: null\n"
+	if err := os.WriteFile(golden, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := regated.Load()
+	for _, args := range [][]string{
+		{"eval", "--golden", golden, "--runs", "2", "--cache-dir", filepath.Join(out, "cache"), "--out", filepath.Join(out, "eval.json")},
+		{"run", "--layers", "0,1,3", "--golden", golden, "--runs", "2", "--conformance-runs", "1", "--cache-dir", filepath.Join(out, "cache"), "--out", filepath.Join(out, "run.json")},
+	} {
+		if code, stdout, stderr := run(t, append(args, "--cwd", dir, "--cmd", quoteArgv(argv))...); code == ExitError {
+			t.Fatalf("%s: exit 2\n%s\n%s", args[0], stdout, stderr)
+		}
+	}
+	if regated.Load() != before+2 {
+		t.Error("the reports were not re-gated")
+	}
+}
