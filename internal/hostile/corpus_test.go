@@ -86,7 +86,11 @@ var expectations = map[string]expectation{
 	"exit-mid-response/http":  {findings: []finding{{"TOOL-1", "cut its answer short"}}},
 	"ignore-sigterm":          {pass: true, findings: []finding{{"STDIO-4", "SIGKILL"}}, slow: true, flags: []string{"--only", "STDIO"}},
 	"orphan-child":            {findings: []finding{{"TOOL-1", "exited with code 0"}}},
-	"null-id/stdio":           {findings: []finding{{"TOOL-1", "ids never sent"}}, flags: fastTimeouts},
+	// With one request in flight the null id is that request's broken
+	// answer ("result with id null"); with several it answers none of
+	// them ("ids never sent", quoting it): which depends on timing, and
+	// both name the null id.
+	"null-id/stdio":           {findings: []finding{{"TOOL-1", "null"}}, flags: fastTimeouts},
 	"null-id/http":            {findings: []finding{{"TOOL-1", "result without an id"}}},
 	"server-request":          {findings: []finding{{"RPC-4", "sampling/createMessage"}}},
 	// On stdio a stray response reaches the checks that listen for

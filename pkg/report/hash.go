@@ -45,7 +45,16 @@ func ToolSurfaceHash(tools []ToolSurface) string {
 		s := surface{Name: t.Name, Description: t.Description, InputSchema: validOrNil(t.InputSchema), OutputSchema: validOrNil(t.OutputSchema), Annotations: validOrNil(t.Annotations)}
 		b, err := CanonicalJSON(s)
 		if err != nil {
-			// Unreachable: every part is valid JSON by now.
+			// Valid JSON that has no canonical form (a number beyond
+			// float64, from a hostile server): its parts are hashed by
+			// their bytes, as JSON strings, so the hash stays stable and
+			// still changes when they do.
+			s.InputSchema, s.OutputSchema, s.Annotations = asString(s.InputSchema), asString(s.OutputSchema), asString(s.Annotations)
+			b, err = CanonicalJSON(s)
+		}
+		if err != nil {
+			// Unreachable: names, descriptions and strings always have a
+			// canonical form.
 			panic(fmt.Sprintf("report: canonicalising tool %q: %v", t.Name, err))
 		}
 		items = append(items, b)
@@ -63,6 +72,15 @@ func ToolSurfaceHash(tools []ToolSurface) string {
 	}
 	buf.WriteByte(']')
 	return sha(buf.Bytes())
+}
+
+// asString is raw JSON as a JSON string of its bytes.
+func asString(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	s, _ := json.Marshal(string(b))
+	return s
 }
 
 // validOrNil keeps a schema only if it parses: a server sending broken JSON

@@ -57,3 +57,15 @@ func TestToolSurfaceHash(t *testing.T) {
 		t.Error("no tools must still hash (to the empty list)")
 	}
 }
+
+// A schema that is valid JSON without a canonical form (a hostile server's
+// 1e400) still hashes, stably, and differently from another such schema.
+func TestToolSurfaceHashTakesNumbersBeyondFloat64(t *testing.T) {
+	mk := func(n string) string {
+		return report.ToolSurfaceHash([]report.ToolSurface{{Name: "big", InputSchema: json.RawMessage(`{"type":"object","maximum":` + n + `}`)}})
+	}
+	a, b := mk("1e400"), mk("1e401")
+	if a == "" || a != mk("1e400") || a == b {
+		t.Fatalf("hashes %s %s", a, b)
+	}
+}
