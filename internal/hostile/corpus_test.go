@@ -90,9 +90,9 @@ var expectations = map[string]expectation{
 	// answer ("result with id null"); with several it answers none of
 	// them ("ids never sent", quoting it): which depends on timing, and
 	// both name the null id.
-	"null-id/stdio":           {findings: []finding{{"TOOL-1", "null"}}, flags: fastTimeouts},
-	"null-id/http":            {findings: []finding{{"TOOL-1", "result without an id"}}},
-	"server-request":          {findings: []finding{{"RPC-4", "sampling/createMessage"}}},
+	"null-id/stdio":  {findings: []finding{{"TOOL-1", "null"}}, flags: fastTimeouts},
+	"null-id/http":   {findings: []finding{{"TOOL-1", "result without an id"}}},
+	"server-request": {findings: []finding{{"RPC-4", "sampling/createMessage"}}},
 	// On stdio a stray response reaches the checks that listen for
 	// answers to notifications; on HTTP the stream check sees it.
 	"wrong-then-right-id/stdio":  {findings: []finding{{"RPC-3", "JSON-RPC response"}}},
