@@ -376,3 +376,42 @@ func TestEvalOnARealServerRegates(t *testing.T) {
 		t.Error("the reports were not re-gated")
 	}
 }
+
+// Every id in a report is a registered check: --only takes POISON and
+// RESIL like any family, RESIL-1 runs in check over HTTP, and a name the
+// registry does not know is refused before anything starts.
+func TestOnlySelectsRegisteredFamilies(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		only   string
+		prefix string
+	}{{"POISON", "POISON-"}, {"POISON-3", "POISON-3"}, {"RESIL", "RESIL-1"}} {
+		p := filepath.Join(dir, tc.only+".json")
+		code, out, errOut := run(t, "check", "--url", hs.URL, "--runs", "1", "--only", tc.only, "--out", p)
+		if code != ExitOK {
+			t.Fatalf("--only %s: exit %d\n%s\n%s", tc.only, code, out, errOut)
+		}
+		rep, err := report.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Conformance.Checks) == 0 {
+			t.Fatalf("--only %s ran nothing", tc.only)
+		}
+		for _, r := range rep.Conformance.Checks {
+			if !strings.HasPrefix(r.ID, tc.prefix) || r.FamilyTitle == "" {
+				t.Errorf("--only %s ran %s (family title %q)", tc.only, r.ID, r.FamilyTitle)
+			}
+			if r.ID == "RESIL-1" && r.Verdict != report.CheckPassed {
+				t.Errorf("RESIL-1 on the reference server: %s %s", r.Verdict, r.Outcome.Message)
+			}
+		}
+	}
+	if code, _, errOut := run(t, "check", "--url", hs.URL, "--only", "POISON-9"); code != ExitError || !strings.Contains(errOut, "POISON-9") {
+		t.Errorf("--only POISON-9: exit %d, %q", code, errOut)
+	}
+}
