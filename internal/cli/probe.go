@@ -60,6 +60,9 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 		c.errorf("probe", "%v", err)
 		return ExitError
 	}
+	if pl.ServerUserNote != "" {
+		fmt.Fprintln(c.Stderr, "mcp-eval: note:", pl.ServerUserNote)
+	}
 	ctx, cancel := context.WithTimeout(ctx, pl.Timeout)
 	defer cancel()
 	cl, err := pl.Connect(ctx, nil)
