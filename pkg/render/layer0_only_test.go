@@ -3,7 +3,6 @@ package render_test
 import (
 	"bytes"
 	"encoding/xml"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -38,24 +37,7 @@ func TestLayer0Only(t *testing.T) {
 			{"xml", func(b *bytes.Buffer) error { return render.ReportJUnit(b, rep) }},
 		} {
 			t.Run(name+"."+f.ext, func(t *testing.T) {
-				var buf bytes.Buffer
-				if err := f.render(&buf); err != nil {
-					t.Fatal(err)
-				}
-				golden := filepath.Join("testdata", "report", name+".l0.golden."+f.ext)
-				if *update {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (write the goldens with: go test ./pkg/render -run TestLayer0Only -update)", err)
-				}
-				if !bytes.Equal(buf.Bytes(), want) {
-					t.Errorf("%s differs from the rendering\n--- got ---\n%s", golden, buf.String())
-				}
+				compareGolden(t, filepath.Join("testdata", "report", name+".l0.golden."+f.ext), f.render, "TestLayer0Only")
 			})
 		}
 	}

@@ -45,24 +45,7 @@ func TestGolden(t *testing.T) {
 			{"html", func(b *bytes.Buffer) error { return render.HTML(b, rep, render.HTMLOptions{}) }},
 		} {
 			t.Run(name+"."+f.ext, func(t *testing.T) {
-				var buf bytes.Buffer
-				if err := f.render(&buf); err != nil {
-					t.Fatal(err)
-				}
-				golden := filepath.Join("testdata", "report", name+".golden."+f.ext)
-				if *update {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (write the goldens with: go test ./pkg/render -run TestGolden -update)", err)
-				}
-				if !bytes.Equal(buf.Bytes(), want) {
-					t.Errorf("%s differs from the rendering; if the change is intended, run: go test ./pkg/render -run TestGolden -update\n--- got ---\n%s", golden, buf.String())
-				}
+				compareGolden(t, filepath.Join("testdata", "report", name+".golden."+f.ext), f.render, "TestGolden")
 			})
 		}
 	}
@@ -310,5 +293,28 @@ func TestHostileTextAndJUnitAreClean(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// compareGolden renders and compares with the golden file, or rewrites it
+// under -update; test names the test to rerun with -update.
+func compareGolden(t *testing.T, golden string, render func(*bytes.Buffer) error, test string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (write the goldens with: go test ./pkg/render -run %s -update)", err, test)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("%s differs from the rendering; if the change is intended, run: go test ./pkg/render -run %s -update\n--- got ---\n%s", golden, test, buf.String())
 	}
 }
