@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -25,7 +27,10 @@ func TestRESIL1SaysWhichDrop(t *testing.T) {
 	if r.Verdict != check.Warned || r.FamilyTitle != "resilience" || len(r.Outcome.Evidence) == 0 {
 		t.Fatalf("%s %q %+v", r.Verdict, r.Outcome.Message, r.Outcome.Evidence)
 	}
-	if want := "after a tools/list request was dropped as soon as the request was written (drop 1 of 4)"; len(r.Outcome.Message) < len(want) || r.Outcome.Message[:len(want)] != want {
-		t.Fatalf("message %q", r.Outcome.Message)
+	// Which drop the mutant first notices depends on timing (a request
+	// dropped as soon as it is written may never reach its handler), so
+	// the message must name a drop, not a particular one.
+	if msg := r.Outcome.Message; !strings.HasPrefix(msg, "after a tools/list request was dropped ") || !regexp.MustCompile(`\(drop [1-4] of 4\)`).MatchString(msg) {
+		t.Fatalf("message %q", msg)
 	}
 }
