@@ -431,6 +431,12 @@ func (c *Client) sendOnce(ctx context.Context, req *Request) (*Response, error) 
 		c.cfg.Observer(observed(req, start, traceparent, ex, err))
 	}
 	resp := &Response{ID: id, Sent: out.Body, SentHeader: out.Header, Exchange: ex, Request: req}
+	if te := (*transport.Error)(nil); errors.As(err, &te) && te.Kind == transport.KindTimeout && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		// The request's own bound ran out: say the bound that was set,
+		// not the transport's measurement, which starts a moment later
+		// and reads 499ms for a 500ms deadline on a busy machine.
+		te.After = timeout
+	}
 	if err != nil {
 		return resp, err
 	}
