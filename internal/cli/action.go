@@ -51,7 +51,7 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 		r.Error("mcp-eval", err.Error())
 		return ExitError
 	}
-	c.printReport(rep, pl.Outputs.Report, false)
+	c.printReport(rep, pl.Outputs, false)
 	var md bytes.Buffer
 	if err := render.Markdown(&md, rep, render.MarkdownOptions{RunURL: plan.RunURL}); err != nil {
 		r.Error("mcp-eval: summary", err.Error())

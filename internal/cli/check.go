@@ -28,13 +28,22 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 	if code := c.parse(fs, args); code >= 0 {
 		return code
 	}
+	if jsonOut != "" && f.s.Report != "" {
+		c.errorf("check", "--json is the old name of --out: give one of them")
+		return ExitError
+	}
 	if jsonOut != "" {
 		c.warnf("check", "--json is deprecated; use --out %s (the same report.json)", jsonOut)
-		f.s.Report = or(f.s.Report, jsonOut)
+		f.s.Report = jsonOut
 	}
-	if runs < 0 || lanes < 0 || (runs == 0 && f.isSet("runs")) || (lanes == 0 && f.isSet("concurrency")) {
-		c.errorf("check", "--runs must be 1..100 and --concurrency 1..64")
-		return ExitError
+	for _, n := range []struct {
+		name   string
+		v, max int
+	}{{"runs", runs, 100}, {"concurrency", lanes, 64}} {
+		if n.v < 0 || n.v > n.max || (n.v == 0 && f.isSet(n.name)) {
+			c.errorf("check", "--%s must be 1..%d, not %d", n.name, n.max, n.v)
+			return ExitError
+		}
 	}
 	f.s.ConformanceRuns, f.s.ConformanceConcurrency = or(f.s.ConformanceRuns, runs), or(f.s.ConformanceConcurrency, lanes)
 	force := pipeline.Settings{Layers: []string{pipeline.Conformance}, FailOnLegacy: ptr(true)}

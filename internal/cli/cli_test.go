@@ -51,6 +51,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"probe", "--cmd", "srv", "--header", "A: b"}, "only applies to a --url server"},
 		{[]string{"probe", "--url", "http://x/mcp", "stray"}, "unexpected argument"},
 		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"check", "--cmd", "srv", "--only", "RESIL"}, "selects no check that runs over stdio"},
+		{[]string{"check", "--cmd", "srv", "--json", "a.json", "--out", "b.json"}, "give one of them"},
+		{[]string{"check", "--cmd", "srv", "--runs", "0"}, "--runs must be 1..100, not 0"},
+		{[]string{"check", "--url", "http://x/mcp", "--server-user", "nobody"}, "server user"},
 	}
 	for _, tc := range cases {
 		code, _, stderr := run(t, tc.args...)

@@ -64,7 +64,7 @@ func (c *Command) execute(ctx context.Context, e evaluation, f *planFlags) int {
 	if rep == nil && err != nil {
 		return fail(err)
 	}
-	c.printReport(rep, plan.Outputs.Report, f.verbose)
+	c.printReport(rep, plan.Outputs, f.verbose)
 	if err != nil {
 		return fail(err)
 	}
@@ -77,17 +77,24 @@ func (c *Command) env() pipeline.Env {
 		Stdout: c.Stdout, Stderr: c.Stderr, ServerUser: c.ServerUser}
 }
 
-// printReport shows a run's report on the terminal: Layer 0's findings,
-// Layer 1's matrix, the verdict and where the report went.
-func (c *Command) printReport(rep *report.Report, path string, verbose bool) {
+// printReport shows a run's report on the terminal: what each layer that
+// ran found (Layer 0's findings, Layer 1's matrix, Layer 2's rates,
+// Layer 3's latency and cost), the verdict and where the files went.
+func (c *Command) printReport(rep *report.Report, outs pipeline.Outputs, verbose bool) {
 	if rep.Conformance != nil {
 		render.ReportText(c.Stdout, rep, render.TextOptions{Verbose: verbose, Only: []render.Section{render.SectionConformance}})
 		fmt.Fprintln(c.Stdout)
 	}
 	matrixText(c.Stdout, rep)
+	if rep.Resilience != nil || rep.Telemetry != nil {
+		render.ReportText(c.Stdout, rep, render.TextOptions{Only: []render.Section{render.SectionResilience, render.SectionTelemetry}, Banners: true})
+		fmt.Fprintln(c.Stdout)
+	}
 	render.GateText(c.Stdout, rep.Gate)
-	if path != "" {
-		fmt.Fprintf(c.Stdout, "report: %s\n", report.RelPath(workspace(c), abs(path)))
+	for _, o := range []struct{ name, path string }{{"report", outs.Report}, {"html", outs.HTML}, {"junit", outs.JUnit}, {"markdown", outs.Markdown}} {
+		if o.path != "" {
+			fmt.Fprintf(c.Stdout, "%s: %s\n", o.name, report.RelPath(workspace(c), abs(o.path)))
+		}
 	}
 }
 

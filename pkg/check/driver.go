@@ -27,6 +27,18 @@ type Options struct {
 // Result is one check's aggregated outcome over its runs.
 type Result = report.CheckResult
 
+// Selected are the checks of the registry that apply to the transport
+// and that only (ids or families; empty: all) names, in registry order.
+func (r Registry) Selected(transport string, only []string) []*Check {
+	var out []*Check
+	for _, c := range r.Checks {
+		if c.Transports.Has(transport) && wanted(c, only) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Execute runs every check of the registry that applies to the transport,
 // MUST checks opts.Runs times, and returns the results in registry order
 // whatever the concurrency. Runs of one check may overlap: each run sends
@@ -49,12 +61,7 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 8
 	}
-	var selected []*Check
-	for _, c := range registry.Checks {
-		if c.Transports.Has(env.Transport) && wanted(c, opts.Only) {
-			selected = append(selected, c)
-		}
-	}
+	selected := registry.Selected(env.Transport, opts.Only)
 	outcomes := make([][]Outcome, len(selected))
 	took := make([]time.Duration, len(selected))
 	var mu sync.Mutex

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -64,6 +65,10 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	if err := reg.Known(opts.Only); err != nil {
 		return nil, nil, fmt.Errorf("selecting checks: %w", err)
+	}
+	if len(opts.Only) > 0 && len(reg.Selected(target.Kind(), opts.Only)) == 0 {
+		// A run that checks nothing must not read as a pass.
+		return nil, nil, fmt.Errorf("--only %s selects no check that runs over %s (RESIL-1, for one, runs over Streamable HTTP only)", strings.Join(opts.Only, ","), target.Kind())
 	}
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
 	tr, err := target.Open(ctx, false)

@@ -215,6 +215,9 @@ func (p *Plan) resolveTarget(s Settings) error {
 		maxBytes = transport.DefaultMaxMessageBytes
 	}
 	env := p.Env
+	if _, err := target.ParseUserPolicy(s.User); err != nil {
+		return fmt.Errorf("server user (--server-user, server.user, or the server-user input): %w", err)
+	}
 	if s.URL != "" {
 		if len(s.ServerEnv) > 0 || len(s.PassEnv) > 0 || s.Build != "" {
 			return errors.New("--server-env, --pass-env and server.build only apply to a stdio server (--cmd / server.command)")
@@ -252,12 +255,12 @@ func (p *Plan) resolveTarget(s Settings) error {
 		return err
 	}
 	env.Redact.AddServerEnv(srvEnv)
-	runAs, note, err := p.serverUser(s.User, s.KeyEnvs)
+	runAs, why, note, err := p.serverUser(s.User, s.KeyEnvs)
 	if err != nil {
 		return err
 	}
 	p.ServerUserNote = note
-	p.Target = target.Target{Argv: argv, Dir: s.Cwd, Env: srvEnv, MaxMessageBytes: maxBytes, RunAs: runAs}
+	p.Target = target.Target{Argv: argv, Dir: s.Cwd, Env: srvEnv, MaxMessageBytes: maxBytes, RunAs: runAs, Why: why}
 	p.TargetDesc = "stdio " + s.Command
 	if s.Build != "" {
 		if p.Build, err = SplitCommand(s.Build); err != nil {

@@ -18,6 +18,8 @@ type TextOptions struct {
 	// and the section banners, for a command that frames them itself
 	// (`mcp-eval check` shows Layer 0 alone).
 	Only []Section
+	// Banners keeps the section banners with Only.
+	Banners bool
 }
 
 // Section is one part of a report's text.
@@ -58,6 +60,9 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 	if len(opts.Only) > 0 {
 		for _, s := range sections {
 			if s.present && slices.Contains(opts.Only, s.name) {
+				if opts.Banners {
+					p("%s", s.banner)
+				}
 				s.write()
 			}
 		}

@@ -85,7 +85,17 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 	}
 	switch rep.Verdict {
 	case report.ConformancePass:
-		p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
+		must := 0
+		for _, r := range rep.Checks {
+			if r.Level == report.Must && r.Verdict != report.CheckSkipped {
+				must++
+			}
+		}
+		if must == 0 {
+			p("verdict: PASS: no MUST check ran (the selection holds SHOULD and info checks only, or every MUST was skipped)\n")
+		} else {
+			p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
+		}
 	case report.ConformanceFail:
 		p("verdict: FAIL: %d MUST check(s) failed: %s\n", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
 	}

@@ -20,6 +20,8 @@ import (
 // which root enters and nobody else does.
 type UnreachableError struct {
 	RunAs *transport.RunAs
+	// Why is Target.Why: what made mcp-eval drop privileges.
+	Why string
 	// What is what the server needed: "the working directory", "the
 	// command", "the argument".
 	What string
@@ -41,7 +43,11 @@ type UnreachableError struct {
 
 func (e *UnreachableError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcp-eval runs as root, so it starts the stdio server as %s", e.RunAs)
+	why := ""
+	if e.Why != "" {
+		why = " " + e.Why
+	}
+	fmt.Fprintf(&b, "mcp-eval runs as root%s, so it starts the stdio server as %s", why, e.RunAs)
 	switch {
 	case e.Blocked == "":
 		fmt.Fprintf(&b, ", and the system refused %s %s: %v", e.What, e.Target, e.Err)
@@ -85,7 +91,7 @@ func (t Target) preflight() error {
 	}
 	op := fmt.Sprintf("start %q", t.Argv[0])
 	fail := func(e *UnreachableError) error {
-		e.RunAs = t.RunAs
+		e.RunAs, e.Why = t.RunAs, t.Why
 		return &transport.Error{Kind: transport.KindConnect, Op: op, Err: e}
 	}
 	dir := t.Dir
@@ -266,7 +272,7 @@ func (t Target) explainStart(err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
-	e := &UnreachableError{RunAs: t.RunAs, What: "the command", Target: pe.Path, Err: pe}
+	e := &UnreachableError{RunAs: t.RunAs, Why: t.Why, What: "the command", Target: pe.Path, Err: pe}
 	if pe.Op == "chdir" {
 		e.What = "the working directory"
 	}

@@ -30,6 +30,10 @@ type Target struct {
 	// unprivileged uid (see transport.RunAs and ResolveUser); nil runs it
 	// as the harness.
 	RunAs *transport.RunAs
+	// Why says why the server runs as RunAs, for the reader of an error:
+	// "in the GitHub Action", "with secrets in its environment
+	// (OPENAI_API_KEY)". Empty: root, and nothing more to say.
+	Why string
 }
 
 // Kind is "http" or "stdio".
