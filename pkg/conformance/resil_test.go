@@ -14,7 +14,13 @@ func TestRESIL1(t *testing.T) { assertShould(t, RESIL1) }
 
 // RESIL-1 applies to Streamable HTTP only: a stdio run does not list it.
 func TestRESIL1NotOnStdio(t *testing.T) {
-	_, res := runChecks(t, refTarget(t, "stdio"), 1, "RESIL")
+	// Selecting only RESIL over stdio selects nothing, which is refused
+	// before the server starts: a run that checks nothing is no pass.
+	_, _, err := Run(t.Context(), refTarget(t, "stdio"), Options{Options: check.Options{Runs: 1, Only: []string{"RESIL"}}})
+	if err == nil || !strings.Contains(err.Error(), "selects no check that runs over stdio") {
+		t.Fatalf("--only RESIL over stdio: %v", err)
+	}
+	_, res := runChecks(t, refTarget(t, "stdio"), 1, "RESIL", "DISC-1")
 	if r, ok := res["RESIL-1"]; ok {
 		t.Fatalf("RESIL-1 ran over stdio: %s %s", r.Verdict, r.Outcome.Message)
 	}
