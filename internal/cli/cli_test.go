@@ -314,15 +314,7 @@ func TestCheckWritesAReport(t *testing.T) {
 // fail-on-legacy in the report's policy. The server is the legacy
 // server-everything from npm, written by others.
 func TestLegacyServerFailsCheckNotRun(t *testing.T) {
-	tg, ok := interop.Lookup("everything-stdio")
-	if !ok {
-		t.Fatal("no everything-stdio target")
-	}
-	tg.Require(t)
-	argv, dir, err := tg.Command()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, argv, dir := realServer(t, "everything-stdio")
 	out := t.TempDir()
 	for _, tc := range []struct {
 		args []string
@@ -332,7 +324,7 @@ func TestLegacyServerFailsCheckNotRun(t *testing.T) {
 		{[]string{"run", "--layers", "0", "--out", filepath.Join(out, "run.json")}, ExitOK},
 	} {
 		before := regated.Load()
-		code, stdout, stderr := run(t, append(tc.args, "--cwd", dir, "--cmd", quoteArgv(argv))...)
+		code, stdout, stderr := run(t, append(tc.args, "--cwd", dir, "--cmd", argv)...)
 		if code != tc.want {
 			t.Errorf("%s on a legacy server: exit %d, want %d\n%s\n%s", tc.args[0], code, tc.want, stdout, stderr)
 		}
@@ -352,15 +344,7 @@ func TestLegacyServerFailsCheckNotRun(t *testing.T) {
 // eval and run with Layer 1 on a server written by others (the TS SDK v2),
 // through the lexical baseline: the reports re-gate to the same exit code.
 func TestEvalOnARealServerRegates(t *testing.T) {
-	tg, ok := interop.Lookup("ts-v2-stdio")
-	if !ok {
-		t.Fatal("no ts-v2-stdio target")
-	}
-	tg.Require(t)
-	argv, dir, err := tg.Command()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tg, argv, dir := realServer(t, "ts-v2-stdio")
 	out := t.TempDir()
 	golden := filepath.Join(out, "tasks.yaml")
 	body := "version: 1\ncases:\n  - id: first-tool\n    prompt: please use " + tg.Tools[0] + "\n    expect_tool: " + tg.Tools[0] + "\n  - id: none\n    prompt: tell me a joke\n    expect_tool: null\n"
@@ -372,7 +356,7 @@ func TestEvalOnARealServerRegates(t *testing.T) {
 		{"eval", "--golden", golden, "--runs", "2", "--cache-dir", filepath.Join(out, "cache"), "--out", filepath.Join(out, "eval.json")},
 		{"run", "--layers", "0,1,3", "--golden", golden, "--runs", "2", "--conformance-runs", "1", "--cache-dir", filepath.Join(out, "cache"), "--out", filepath.Join(out, "run.json")},
 	} {
-		if code, stdout, stderr := run(t, append(args, "--cwd", dir, "--cmd", quoteArgv(argv))...); code == ExitError {
+		if code, stdout, stderr := run(t, append(args, "--cwd", dir, "--cmd", argv)...); code == ExitError {
 			t.Fatalf("%s: exit 2\n%s\n%s", args[0], stdout, stderr)
 		}
 	}
@@ -418,4 +402,21 @@ func TestOnlySelectsRegisteredFamilies(t *testing.T) {
 	if code, _, errOut := run(t, "check", "--url", hs.URL, "--only", "POISON-9"); code != ExitError || !strings.Contains(errOut, "POISON-9") {
 		t.Errorf("--only POISON-9: exit %d, %q", code, errOut)
 	}
+}
+
+// realServer is an installed third-party server (internal/interop): the
+// target, its command line quoted for --cmd, and its directory. The test
+// skips with a hint when it is not installed (fails under CI=true).
+func realServer(t *testing.T, name string) (interop.Target, string, string) {
+	t.Helper()
+	tg, ok := interop.Lookup(name)
+	if !ok {
+		t.Fatalf("no target %s", name)
+	}
+	tg.Require(t)
+	argv, dir, err := tg.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg, quoteArgv(argv), dir
 }

@@ -142,16 +142,12 @@ func runGate(_ context.Context, c *Command, args []string) int {
 		return fail("%v", err)
 	}
 	render.GateText(c.Stdout, rep.Gate)
-	switch rep.Gate.Verdict {
-	case report.GateFail:
-		return ExitFindings
-	case report.GateInconclusive:
+	if rep.Gate.Verdict == report.GateInconclusive {
 		fmt.Fprintln(c.Stderr, "mcp-eval gate: warning: the verdict is inconclusive: a real drop not clearly beyond max-drop, or runs left undecided; more runs or cases would tell")
-		if p.FailOnInconclusive {
-			return ExitFindings
-		}
 	}
-	return ExitOK
+	// The same mapping as the command that wrote the report, from the
+	// gate section just written.
+	return exitFor(rep)
 }
 
 // loadHistory reads one --history argument: a directory's *.json files

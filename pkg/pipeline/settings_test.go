@@ -96,3 +96,20 @@ func TestResolveDefaults(t *testing.T) {
 		t.Fatalf("%v timeout %v models %q", err, p.Timeout, p.Behavior.Models)
 	}
 }
+
+// A variable an endpoint's key-env names is a secret whatever its name:
+// as root it makes auto drop privileges, and the reason names it.
+func TestKeyEnvMakesAutoDrop(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root drops privileges")
+	}
+	lookup := func(k string) (string, bool) { return "abc123456", k == "MY_LLM" }
+	p, err := Resolve(Settings{Command: "srv", KeyEnvs: []string{"MY_LLM"}}, Env{Redact: &redact.Redactor{}, LookupEnv: lookup})
+	if err != nil || p.Target.RunAs == nil || !strings.Contains(p.Target.Why, "MY_LLM") {
+		t.Fatalf("%v: runs as %v, why %q", err, p.Target.RunAs, p.Target.Why)
+	}
+	p, err = Resolve(Settings{Command: "srv"}, Env{Redact: &redact.Redactor{}, LookupEnv: lookup})
+	if err != nil || p.Target.RunAs != nil {
+		t.Fatalf("%v: without key-env MY_LLM is no secret, yet runs as %v", err, p.Target.RunAs)
+	}
+}

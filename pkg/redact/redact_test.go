@@ -63,3 +63,36 @@ func TestLineWriterRedactsAcrossWrites(t *testing.T) {
 		t.Fatalf("wrote %q", out.String())
 	}
 }
+
+// SecretNames finds the set, non-empty variables that hold a secret: the
+// server-user policy drops privileges exactly when it finds one.
+func TestSecretNames(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"PATH=/bin", "HOME=/root"}, ""},
+		{[]string{"OPENAI_API_KEY=sk-x"}, "OPENAI_API_KEY"},
+		{[]string{"ACTIONS_RUNTIME_TOKEN=x"}, "ACTIONS_RUNTIME_TOKEN"},
+		{[]string{"GITHUB_TOKEN="}, ""}, // set but empty holds nothing
+		{[]string{"MY_LLM=abc"}, ""},    // a key-env name is the caller's to add
+	} {
+		environ := func() []string { return tc.env }
+		lookup := func(k string) (string, bool) {
+			for _, kv := range tc.env {
+				if name, v, _ := strings.Cut(kv, "="); name == k {
+					return v, true
+				}
+			}
+			return "", false
+		}
+		if got := strings.Join(SecretNames(environ, lookup), ","); got != tc.want {
+			t.Errorf("SecretNames(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+	for _, k := range WellKnownSecrets() {
+		if !IsSecretName(k) {
+			t.Errorf("IsSecretName(%q) is false for a well-known secret", k)
+		}
+	}
+}

@@ -350,31 +350,3 @@ func TestResolveUser(t *testing.T) {
 		}
 	}
 }
-
-func TestEnvHoldsSecrets(t *testing.T) {
-	none := func(string) (string, bool) { return "", false }
-	cases := []struct {
-		environ []string
-		lookup  func(string) (string, bool)
-		extra   []string
-		want    bool
-	}{
-		{[]string{"PATH=/bin", "HOME=/root"}, none, nil, false},
-		{[]string{"OPENAI_API_KEY=sk-x"}, nil, nil, true},
-		{[]string{"ACTIONS_RUNTIME_TOKEN=x"}, nil, nil, true},
-		{[]string{"GITHUB_TOKEN="}, nil, nil, false}, // set but empty holds nothing
-		{nil, func(k string) (string, bool) { return "ghs_x", k == "GITHUB_TOKEN" }, nil, true},
-		{[]string{"MY_LLM=abc"}, func(k string) (string, bool) { return "abc", k == "MY_LLM" }, []string{"MY_LLM"}, true},
-		{[]string{"MY_LLM=abc"}, none, nil, false},
-	}
-	for _, tc := range cases {
-		if got := EnvHoldsSecrets(tc.environ, tc.lookup, tc.extra...); got != tc.want {
-			t.Errorf("EnvHoldsSecrets(%q, extra %q) = %v, want %v", tc.environ, tc.extra, got, tc.want)
-		}
-	}
-	for _, k := range WellKnownSecrets() {
-		if !SecretEnvName(k) {
-			t.Errorf("SecretEnvName(%q) is false for a well-known secret", k)
-		}
-	}
-}

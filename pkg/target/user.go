@@ -43,8 +43,9 @@ type Facts struct {
 	// or GITHUB_ACTIONS=true), next to the runner's token and workspace.
 	InAction bool
 	// HoldsSecrets: mcp-eval's environment holds a secret the redactor
-	// masks (EnvHoldsSecrets: model keys, the config's key-env variables,
-	// GITHUB_TOKEN, ACTIONS_*_TOKEN, any *_TOKEN, *_API_KEY, …).
+	// masks (redact.SecretNames: model keys, GITHUB_TOKEN,
+	// ACTIONS_*_TOKEN, any *_TOKEN, *_API_KEY, …), or a variable a
+	// config's key-env names.
 	HoldsSecrets bool
 }
 
