@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
@@ -45,7 +46,7 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 			return ExitError
 		}
 	}
-	f.s.ConformanceRuns, f.s.ConformanceConcurrency = or(f.s.ConformanceRuns, runs), or(f.s.ConformanceConcurrency, lanes)
+	f.s.ConformanceRuns, f.s.ConformanceConcurrency = cmp.Or(f.s.ConformanceRuns, runs), cmp.Or(f.s.ConformanceConcurrency, lanes)
 	force := pipeline.Settings{Layers: []string{pipeline.Conformance}, FailOnLegacy: ptr(true)}
 	return c.execute(ctx, evaluation{name: "check", force: force}, &f)
 }

@@ -122,14 +122,6 @@ func (c *Command) warnf(cmd, format string, a ...any) {
 	fmt.Fprintf(c.Stderr, "mcp-eval %s: warning: %s\n", cmd, sanitizeText(fmt.Sprintf(format, a...)))
 }
 
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 // errorf prints a command's error.
 func (c *Command) errorf(cmd, format string, a ...any) {
 	fmt.Fprintf(c.Stderr, "mcp-eval %s: %s\n", cmd, sanitizeText(fmt.Sprintf(format, a...)))

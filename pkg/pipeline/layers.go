@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -104,8 +105,8 @@ func (p *Plan) runBehavior(ctx context.Context, rec *telemetry.Recorder, rep *re
 		for i, m := range models {
 			ids[i] = behavior.ReportModelID(m.ID())
 		}
-		fmt.Fprintf(p.Env.Stdout, "Layer 1: %d cases × %d runs × %s; cache %s reuses %s\n%s\n", len(set.Cases), or(b.Runs, behavior.DefaultRuns),
-			render.TermLine(strings.Join(ids, ", ")), render.TermLine(or(b.CacheDir, "(none)")), b.Reuse, plan.Preview())
+		fmt.Fprintf(p.Env.Stdout, "Layer 1: %d cases × %d runs × %s; cache %s reuses %s\n%s\n", len(set.Cases), cmp.Or(b.Runs, behavior.DefaultRuns),
+			render.TermLine(strings.Join(ids, ", ")), render.TermLine(cmp.Or(b.CacheDir, "(none)")), b.Reuse, plan.Preview())
 	}
 	if b.PreviewOnly {
 		return nil, ErrPreviewOnly

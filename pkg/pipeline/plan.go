@@ -7,6 +7,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -188,7 +189,7 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 			p.Timeout = DefaultModelRunTimeout
 		}
 	}
-	p.Conformance.RequestTimeout, p.Conformance.ProbeTimeout = or(s.RequestTimeout, DefaultRequestTimeout), or(s.ProbeTimeout, DefaultProbeTimeout)
+	p.Conformance.RequestTimeout, p.Conformance.ProbeTimeout = cmp.Or(s.RequestTimeout, DefaultRequestTimeout), cmp.Or(s.ProbeTimeout, DefaultProbeTimeout)
 	if p.Timeout < 0 || p.Conformance.RequestTimeout < 0 || p.Conformance.ProbeTimeout < 0 {
 		return nil, errors.New("--timeout, --request-timeout and --probe-timeout must be positive")
 	}
@@ -272,7 +273,7 @@ func (p *Plan) resolveTarget(s Settings) error {
 
 // resolveConformance checks Layer 0's settings.
 func (p *Plan) resolveConformance(s Settings) error {
-	runs, lanes := or(s.ConformanceRuns, DefaultConformanceRuns), or(s.ConformanceConcurrency, DefaultConformanceLanes)
+	runs, lanes := cmp.Or(s.ConformanceRuns, DefaultConformanceRuns), cmp.Or(s.ConformanceConcurrency, DefaultConformanceLanes)
 	if runs < 1 || runs > 100 {
 		return fmt.Errorf("runs per MUST check must be 1..100, not %d (--conformance-runs, conformance.runs)", runs)
 	}
@@ -447,12 +448,4 @@ func redactHeader(kv string) string {
 		return k + ": ***"
 	}
 	return "***"
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
