@@ -198,7 +198,9 @@ func (s *Server) chatReply(req *Request, r Reply) any {
 			"completion_tokens_details": map[string]int{"reasoning_tokens": u.ReasoningTokens, "audio_tokens": 0,
 				"accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
 		},
-		"service_tier": "default", "system_fingerprint": "fp_fake",
+		// No system_fingerprint: deprecated, and absent from the reference's
+		// examples (testdata/apidocs/openai-chat).
+		"service_tier": "default",
 	}
 }
 

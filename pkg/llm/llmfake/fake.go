@@ -205,19 +205,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if reply.Status != 0 && reply.Status != http.StatusOK {
-		if reply.RetryAfter != "" {
-			w.Header().Set("Retry-After", reply.RetryAfter)
+	if reply.RetryAfter != "" {
+		w.Header().Set("Retry-After", reply.RetryAfter)
+	}
+	if reply.RawBody != "" {
+		s.setRequestID(w, req)
+		w.Header().Set("Content-Type", "application/json")
+		if reply.Status != 0 {
+			w.WriteHeader(reply.Status)
 		}
+		io.WriteString(w, reply.RawBody)
+		return
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
 		s.writeError(w, req, reply.Status, reply.Message)
 		return
 	}
 	s.setRequestID(w, req)
-	if reply.RawBody != "" {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, reply.RawBody)
-		return
-	}
 	if reply.Usage == (Usage{}) {
 		reply.Usage = Usage{InputTokens: DefaultInputTokens, OutputTokens: DefaultOutputTokens}
 	}
@@ -306,19 +310,23 @@ func (s *Server) reject(w http.ResponseWriter, req *Request, status int, msg str
 	s.writeError(w, req, status, msg)
 }
 
-func (s *Server) setRequestID(w http.ResponseWriter, req *Request) {
+// setRequestID sets the dialect's request-id header and returns the id.
+func (s *Server) setRequestID(w http.ResponseWriter, req *Request) string {
+	id := s.id("req_")
 	if req.Dialect == Messages {
-		w.Header().Set("request-id", s.id("req_"))
+		w.Header().Set("request-id", id)
 	} else {
-		w.Header().Set("x-request-id", s.id("req_"))
+		w.Header().Set("x-request-id", id)
 	}
+	return id
 }
 
 // writeError answers in the dialect's error shape: OpenAI's
 // {"error":{"message","type","param","code"}}, Anthropic's
-// {"type":"error","error":{"type","message"}}.
+// {"type":"error","error":{"type","message"},"request_id"} (the body
+// repeats the request-id header).
 func (s *Server) writeError(w http.ResponseWriter, req *Request, status int, msg string) {
-	s.setRequestID(w, req)
+	rid := s.setRequestID(w, req)
 	w.Header().Set("Content-Type", "application/json")
 	var body any
 	if req.Dialect == Messages {
@@ -333,7 +341,7 @@ func (s *Server) writeError(w http.ResponseWriter, req *Request, status int, msg
 				msg = "Internal server error"
 			}
 		}
-		body = map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}}
+		body = map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}, "request_id": rid}
 	} else {
 		typ, code := "invalid_request_error", any(nil)
 		switch {

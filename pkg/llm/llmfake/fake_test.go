@@ -116,8 +116,8 @@ func TestFakeRefusesLikeTheRealAPIs(t *testing.T) {
 
 		// Responses.
 		{name: "responses seed", path: "/v1/responses", headers: bearer, body: `{"model":"m","input":"hi","seed":1}`, status: 400, msg: "Unknown parameter: 'seed'."},
-		{name: "responses strict by default", path: "/v1/responses", headers: bearer,
-			body:   `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","parameters":` + objectSchema + `}]}`,
+		{name: "responses explicit strict", path: "/v1/responses", headers: bearer,
+			body:   `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","strict":true,"parameters":` + objectSchema + `}]}`,
 			status: 400, msg: "Invalid schema for function 'f': In context=(), 'additionalProperties' is required"},
 		{name: "responses orphan output", path: "/v1/responses", headers: bearer,
 			body: `{"model":"m","input":[{"role":"user","content":"hi"},{"type":"function_call_output","call_id":"c9","output":"x"}]}`, status: 400, msg: "No tool call found for function call output with call_id c9."},
@@ -189,6 +189,9 @@ func TestFakeAccepts(t *testing.T) {
 		{"anthropic takes Bearer auth", "/v1/messages", `{"model":"c",` + anthroUser + `}`, with(with(anthropic, "x-api-key", ""), "Authorization", "Bearer "+llmfake.DefaultKey)},
 		{"gpt-5-chat takes temperature", "/v1/chat/completions", `{"model":"gpt-5-chat-latest",` + chatUser + `,"temperature":0}`, bearer},
 		{"responses non-strict tool", "/v1/responses", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","strict":false,"parameters":` + objectSchema + `}]}`, bearer},
+		// An omitted strict is normalised, not refused: OpenAI's own
+		// Functions example (testdata/apidocs/openai-responses) does this.
+		{"responses omitted strict", "/v1/responses", `{"model":"m","input":"hi","tools":[{"type":"function","name":"f","parameters":` + objectSchema + `}]}`, bearer},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -214,7 +217,7 @@ func TestFakeReplyShapes(t *testing.T) {
 				"tool_calls":[{"id":"call_2","type":"function","function":{"name":"f","arguments":"{\"a\":\"x\"}"}}]}}],
 			"usage":{"prompt_tokens":50,"completion_tokens":8,"total_tokens":58,"prompt_tokens_details":{"cached_tokens":10,"audio_tokens":0},
 				"completion_tokens_details":{"reasoning_tokens":2,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},
-			"service_tier":"default","system_fingerprint":"fp_fake"}`
+			"service_tier":"default"}`
 		sameJSON(t, b, want)
 		if h.Get("x-request-id") == "" {
 			t.Error("no x-request-id")
@@ -227,7 +230,7 @@ func TestFakeReplyShapes(t *testing.T) {
 		if out["type"] != "function_call" || out["name"] != "f" || out["arguments"] != `{"a":"x"}` || out["call_id"] != "call_2" {
 			t.Errorf("output item %v", out)
 		}
-		sameJSON(t, b["usage"].(map[string]any), `{"input_tokens":50,"input_tokens_details":{"cached_tokens":10},"output_tokens":8,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":58}`)
+		sameJSON(t, b["usage"].(map[string]any), `{"input_tokens":50,"input_tokens_details":{"cached_tokens":10,"cache_write_tokens":0},"output_tokens":8,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":58}`)
 		if b["object"] != "response" || b["status"] != "completed" || b["model"] != "m-2026-01-01" {
 			t.Errorf("response %v", b)
 		}

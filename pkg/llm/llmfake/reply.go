@@ -29,8 +29,8 @@ type Reply struct {
 	// or a thinking block with a signature (Anthropic) that the next
 	// request must echo.
 	Thinking bool
-	// RawBody, when set, is sent as a 200 body as is (a truncated or
-	// malformed reply).
+	// RawBody, when set, is sent as is with Status (200 when 0): a
+	// truncated or malformed reply, or a documented example body.
 	RawBody string
 	// Delay is added to Options.Latency for this reply.
 	Delay time.Duration

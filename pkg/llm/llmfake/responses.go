@@ -50,9 +50,11 @@ func (s *Server) parseResponses(req *Request) error {
 		if err := checkOpenAIParameters(t.Name, t.Parameters); err != nil {
 			return err
 		}
-		// Strict is the default here: an omitted flag means strict, and a
-		// schema that is not strict-valid is refused.
-		if t.Strict == nil || *t.Strict {
+		// Strict is the default here, but an omitted flag makes the API
+		// normalise the schema into strict form (the reference's Functions
+		// example sends required without additionalProperties and gets
+		// strict: true back); only an explicit strict: true is checked.
+		if t.Strict != nil && *t.Strict {
 			if msg := strictViolation(t.Parameters); msg != "" {
 				return fmt.Errorf("Invalid schema for function '%s': %s", t.Name, msg)
 			}
@@ -196,9 +198,16 @@ func (s *Server) responsesReply(req *Request, r Reply) any {
 	if r.Truncated {
 		status, incomplete = "incomplete", map[string]string{"reason": "max_output_tokens"}
 	}
-	tools := json.RawMessage(`[]`)
-	if t, ok := req.Params["tools"]; ok {
-		tools = t
+	// The tools come back as the API holds them: strict filled in (true
+	// when omitted) and a description, null when none was sent.
+	tools := []any{}
+	for _, t := range req.Tools {
+		strict := t.Strict == nil || *t.Strict
+		var desc any
+		if t.Description != "" {
+			desc = t.Description
+		}
+		tools = append(tools, map[string]any{"type": "function", "name": t.Name, "description": desc, "parameters": t.Schema, "strict": strict})
 	}
 	choice := json.RawMessage(`"auto"`)
 	if len(req.ToolChoice) > 0 {
@@ -208,6 +217,10 @@ func (s *Server) responsesReply(req *Request, r Reply) any {
 	if t, ok := req.Number("temperature"); ok {
 		temp = t
 	}
+	var maxOut any
+	if n, ok := req.Number("max_output_tokens"); ok {
+		maxOut = int(n)
+	}
 	var instructions any
 	if req.System != "" {
 		instructions = req.System
@@ -215,13 +228,14 @@ func (s *Server) responsesReply(req *Request, r Reply) any {
 	u := r.Usage
 	return map[string]any{
 		"id": s.id("resp_"), "object": "response", "created_at": created, "status": status, "background": false,
+		"completed_at": created + 1, "max_output_tokens": maxOut,
 		"error": nil, "incomplete_details": incomplete, "instructions": instructions, "model": r.Model,
 		"output": output, "parallel_tool_calls": true, "previous_response_id": nil,
 		"reasoning": map[string]any{"effort": nil, "summary": nil}, "store": false, "temperature": temp,
 		"text": map[string]any{"format": map[string]string{"type": "text"}}, "tool_choice": choice, "tools": tools,
 		"top_p": 1.0, "truncation": "disabled", "user": nil, "metadata": map[string]any{},
 		"usage": map[string]any{
-			"input_tokens": u.InputTokens, "input_tokens_details": map[string]int{"cached_tokens": u.CachedTokens},
+			"input_tokens": u.InputTokens, "input_tokens_details": map[string]int{"cached_tokens": u.CachedTokens, "cache_write_tokens": 0},
 			"output_tokens": u.OutputTokens, "output_tokens_details": map[string]int{"reasoning_tokens": u.ReasoningTokens},
 			"total_tokens": total(u),
 		},
