@@ -53,7 +53,8 @@ type Call struct {
 // (Responses, Anthropic — where it excludes cache reads and writes);
 // CachedTokens is prompt_tokens_details.cached_tokens,
 // input_tokens_details.cached_tokens or cache_read_input_tokens;
-// CacheWriteTokens is Anthropic's cache_creation_input_tokens;
+// CacheWriteTokens is Anthropic's cache_creation_input_tokens (OpenAI's
+// cache_write_tokens is sent as 0: package llm does not read it);
 // ReasoningTokens is completion_tokens_details.reasoning_tokens,
 // output_tokens_details.reasoning_tokens or thinking_tokens; OutputTokens
 // includes them.
