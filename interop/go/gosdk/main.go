@@ -5,8 +5,9 @@
 //	srv -http 127.0.0.1:PORT [-stateless]    serve Streamable HTTP at http://ADDR/mcp
 //	srv -echo-prefix STR                     echo answers STR+text: a new build whose
 //	                                         results changed while its tool list did not
-//	srv -echo-count                          echo appends " #N", N counting its calls: a
-//	                                         tool that answers the same call differently
+//	srv -echo-nonce                          echo appends " #N", N new on every call (the
+//	                                         clock): a tool that answers the same call
+//	                                         differently, even across processes
 //
 // With -http, PORT 0 picks a free port; once listening the server prints
 // "listening on http://ADDR/mcp" on stderr. Without -stateless the handler uses the
@@ -25,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -45,7 +47,7 @@ type addOut struct {
 // echoOpts change what echo answers, never how it is listed.
 type echoOpts struct {
 	prefix string
-	count  bool
+	nonce  bool
 	calls  atomic.Int64
 }
 
@@ -57,8 +59,11 @@ func build(eo *echoOpts) *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, r *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 		text := eo.prefix + in.Text
-		if eo.count {
-			text += fmt.Sprintf(" #%d", eo.calls.Add(1))
+		if eo.nonce {
+			// The clock, so that a new process does not repeat the last
+			// one's answers; the counter, so that two calls in one clock
+			// tick differ.
+			text += fmt.Sprintf(" #%d-%d", time.Now().UnixNano(), eo.calls.Add(1))
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	})
@@ -94,7 +99,7 @@ func main() {
 	stateless := flag.Bool("stateless", false, "use StreamableHTTPOptions{Stateless: true}")
 	eo := &echoOpts{}
 	flag.StringVar(&eo.prefix, "echo-prefix", "", "prefix every echo result with this text")
-	flag.BoolVar(&eo.count, "echo-count", false, `append " #N" to every echo result, N counting echo's calls`)
+	flag.BoolVar(&eo.nonce, "echo-nonce", false, `append " #N" to every echo result, N new on every call`)
 	flag.Parse()
 	log.SetFlags(0)
 
