@@ -86,6 +86,12 @@ eval:
 // returns the report, stdout and the provider requests it made.
 func (e *goSDKEnv) eval(name string, flags ...string) (*report.Report, string, int) {
 	e.t.Helper()
+	return e.invoke([]string{"eval"}, name, flags...)
+}
+
+// invoke runs the command line cmdline against the fixture.
+func (e *goSDKEnv) invoke(cmdline []string, name string, flags ...string) (*report.Report, string, int) {
+	e.t.Helper()
 	before := len(e.models.Requests())
 	cmd := e.cmd
 	for _, f := range flags {
@@ -93,7 +99,7 @@ func (e *goSDKEnv) eval(name string, flags ...string) (*report.Report, string, i
 	}
 	env := &evalEnv{t: e.t, dir: e.dir, models: e.models}
 	out := filepath.Join(e.dir, name+".json")
-	code, stdout, stderr := env.run("eval", "--config", filepath.Join(e.dir, "mcp-eval.yaml"), "--cmd", cmd, "--cwd", e.cwd, "--out", out, "--concurrency", "1")
+	code, stdout, stderr := env.run(append(cmdline, "--config", filepath.Join(e.dir, "mcp-eval.yaml"), "--cmd", cmd, "--cwd", e.cwd, "--out", out, "--concurrency", "1")...)
 	if code == ExitError {
 		e.t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", name, code, stdout, stderr)
 	}
@@ -238,5 +244,26 @@ func TestRunLayer2ReusesUnchangedRuns(t *testing.T) {
 	e.run(append(args("third.json"), "--fresh")...)
 	if len(e.models.Requests()) == before {
 		t.Errorf("--fresh reused Layer 2 runs")
+	}
+}
+
+// Layer 2 asks the server again too: the calls its faults and payloads
+// let through (the real call behind a fault included) must answer as
+// stored, or the runs are made anew.
+func TestRunLayer2NeverReplaysAServerThatAnswersDifferently(t *testing.T) {
+	e := newGoSDKEnv(t, strings.Replace(echoTasks, "    rubric:", "    faults: [timeout]\n    rubric:", 1))
+	layer2 := []string{"run", "--layers", "resilience"}
+	first, _, made := e.invoke(layer2, "first")
+	r := first.Resilience
+	if r == nil || r.FreshRuns == 0 || made == 0 {
+		t.Fatalf("first run: %d provider requests, resilience %+v", made, r)
+	}
+	same, out, made := e.invoke(layer2, "same")
+	if made != 0 || same.Resilience.ReusedRuns != r.FreshRuns {
+		t.Errorf("unchanged build: %d provider requests, %d of %d runs reused; want 0 and all\n%s", made, same.Resilience.ReusedRuns, r.FreshRuns, out)
+	}
+	changed, out, made := e.invoke(layer2, "changed", "-echo-prefix", "CHANGED: ")
+	if c := changed.Resilience; made == 0 || c.ReusedRuns != 0 || c.StaleRuns != r.FreshRuns {
+		t.Errorf("changed build: %d provider requests, %d reused, %d stale of %d; want some, 0 and all\n%s", made, c.ReusedRuns, c.StaleRuns, r.FreshRuns, out)
 	}
 }
