@@ -91,7 +91,11 @@ func matrixText(w io.Writer, rep *report.Report) {
 		if s.Used.USD != nil {
 			cost = fmt.Sprintf("$%.4f", *s.Used.USD)
 		}
-		fmt.Fprintf(w, "  spend: %d provider calls, %d tokens, %s; %d runs reused, %d made now\n", s.Used.Calls, s.Used.Tokens, sanitize(cost), s.ReusedRuns, s.FreshRuns)
+		stale := ""
+		if s.StaleRuns > 0 {
+			stale = fmt.Sprintf(" (%d because the server answers differently now)", s.StaleRuns)
+		}
+		fmt.Fprintf(w, "  spend: %d provider calls, %d tokens, %s; %d runs reused, %d made now%s\n", s.Used.Calls, s.Used.Tokens, sanitize(cost), s.ReusedRuns, s.FreshRuns, stale)
 		if s.Reached {
 			fmt.Fprintf(w, "  budget reached: %s\n", sanitize(s.Reason))
 		}

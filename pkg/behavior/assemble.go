@@ -49,7 +49,7 @@ func (p *Plan) assemble(results []done, m *meter) *Result {
 	}
 	served := map[int]string{}
 	byModel := make([][]score.Run, len(p.modelIDs))
-	var reused, fresh int
+	var reused, fresh, stale int
 	var oldest time.Duration
 	for ci, c := range cfg.Set.Cases {
 		for mi, id := range p.modelIDs {
@@ -81,6 +81,9 @@ func (p *Plan) assemble(results []done, m *meter) *Result {
 					reused++
 				} else {
 					fresh++
+				}
+				if d.stale {
+					stale++
 				}
 				if d.tr.Served != "" {
 					served[mi] = d.tr.Served
@@ -133,7 +136,7 @@ func (p *Plan) assemble(results []done, m *meter) *Result {
 		res.Models = append(res.Models, report.Model{ID: ReportModelID(id), Provider: provider, Requested: requested, Served: served[mi]})
 	}
 	calls, tokens, usd, unknown, reached := m.snapshot()
-	spend := &report.Spend{MaxTokens: cfg.Budget.MaxTokens, MaxUSD: cfg.Budget.MaxUSD, Prices: cfg.Prices.Version, ReusedRuns: reused, FreshRuns: fresh,
+	spend := &report.Spend{MaxTokens: cfg.Budget.MaxTokens, MaxUSD: cfg.Budget.MaxUSD, Prices: cfg.Prices.Version, ReusedRuns: reused, FreshRuns: fresh, StaleRuns: stale,
 		Preview: report.SpendFigures{Calls: p.preview.Calls, Tokens: p.preview.Tokens},
 		Used:    report.SpendFigures{Calls: calls, Tokens: tokens}}
 	if p.preview.USDKnown {
@@ -161,6 +164,10 @@ func (p *Plan) assemble(results []done, m *meter) *Result {
 		res.Notes = append(res.Notes, fmt.Sprintf("Layer 1: %d of %d runs reused from the cache%s, the oldest %s old; %d provider calls made now",
 			reused, reused+fresh, dir, roundAge(oldest), calls))
 	}
+	if stale > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("Layer 1: %d stored runs were made anew because the server answers their tool calls differently now", stale))
+	}
+	res.Notes = append(res.Notes, p.recheck.Notes("Layer 1")...)
 	if reached != "" {
 		n := 0
 		for _, inc := range b.Inconclusive {

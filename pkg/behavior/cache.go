@@ -18,12 +18,16 @@ import (
 // Cache is one directory holding run results and judge verdicts, so a
 // workflow can hand it to actions/cache whole:
 //
-//	DIR/results/ab/abcdef….json   one run: its trajectory and usage
-//	DIR/judge/ab/abcdef….json     one verdict
+//	DIR/results/ab/abcdef….json      one Layer 1 run: its trajectory and usage
+//	DIR/resilience/ab/abcdef….json   one Layer 2 run: trajectory and verdict
+//	DIR/judge/ab/abcdef….json        one verdict
 //
-// Keys are SHA-256 over everything the stored value depends on (see
-// resultKey and Judge), so an entry is never stale: a changed case, tool
-// surface, model or parameter is a different key. Entries are written
+// Keys are SHA-256 over everything the stored value depends on that the
+// harness knows before running (see Prepare and Judge): a changed case,
+// tool surface, model or parameter is a different key. What the server
+// answers is not known before: a stored run keeps the calls it made on
+// the server (ServerCall), and is reused only when a Revalidator finds
+// that the server still answers them the same way. Entries are written
 // atomically (temporary file, then rename), so concurrent runs and a
 // killed run never leave a half-written entry; an unreadable entry is a
 // miss. Nothing is ever deleted: prune the directory by age if it grows.
@@ -37,6 +41,8 @@ type Cache struct {
 const (
 	kindResult = "results"
 	kindJudge  = "judge"
+	// KindResilience holds Layer 2 runs (pkg/resilience).
+	KindResilience = "resilience"
 )
 
 // maxEntryBytes bounds one entry read back: a trajectory is bounded well
@@ -61,7 +67,9 @@ type envelope struct {
 	Value    json.RawMessage `json:"value"`
 }
 
-const cacheFormat = 1
+// cacheFormat 2: runs keep the server calls they made (ServerCall); a
+// format-1 run has none and would be reused without asking the server.
+const cacheFormat = 2
 
 func (c *Cache) path(kind, key string) string {
 	return filepath.Join(c.Dir, kind, key[:2], key+".json")
@@ -104,6 +112,18 @@ func (c *Cache) put(kind, key string, v any) error {
 	}
 	return nil
 }
+
+// Load reads an entry of kind stored under key into v (another layer's
+// runs); ok is false on a miss or an unusable entry.
+func (c *Cache) Load(kind, key string, v any) (storedAt time.Time, ok bool) {
+	return c.get(kind, key, v)
+}
+
+// Store writes an entry of kind under key, replacing any.
+func (c *Cache) Store(kind, key string, v any) error { return c.put(kind, key, v) }
+
+// CacheKey is the key of a value depending on parts (see cacheKey).
+func CacheKey(parts ...string) string { return cacheKey(parts...) }
 
 // cacheKey hashes its parts, each length-prefixed so that no two part
 // lists give the same bytes.

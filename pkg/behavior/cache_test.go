@@ -179,3 +179,36 @@ func TestUnreadableCacheEntriesAreMisses(t *testing.T) {
 		t.Errorf("an empty cache dir must be an error")
 	}
 }
+
+// Before reuse each distinct call of the stored runs is asked again once,
+// however many runs made it; a stubbed call is never asked, and its runs
+// are made anew.
+func TestRevalidationAsksEachDistinctCallOnce(t *testing.T) {
+	rs := newRefServer(t)
+	cache, _ := OpenCache(t.TempDir())
+	model := newScripted("test:a", perfectScripts())
+	cfg := Config{Set: set(weatherCase()), Models: []llm.Provider{model}, Client: rs.client, Runs: 5, Cache: cache}
+	runOnce(t, cfg)
+	served := rs.callsTo("get_weather")
+	if served != 5 {
+		t.Fatalf("first run: %d calls to get_weather, want 5", served)
+	}
+	before := model.calls.Load()
+	res := runOnce(t, cfg)
+	if d := rs.callsTo("get_weather") - served; d != 1 {
+		t.Errorf("revalidating 5 runs of one call asked the server %d times, want 1", d)
+	}
+	if model.calls.Load() != before || res.Behavior.Spend.ReusedRuns != 5 {
+		t.Errorf("the unchanged re-run made %d model calls and reused %d runs; want 0 and 5", model.calls.Load()-before, res.Behavior.Spend.ReusedRuns)
+	}
+
+	cfg.Stubs = map[string]string{"get_weather": `{"temperature": 20}`}
+	runOnce(t, cfg)
+	served = rs.callsTo("get_weather")
+	before = model.calls.Load()
+	res = runOnce(t, cfg)
+	if rs.callsTo("get_weather") != served || model.calls.Load() == before || res.Behavior.Spend.ReusedRuns != 0 {
+		t.Errorf("stubbed runs: %d server calls, %d model calls, %d reused; want 0, some, 0",
+			rs.callsTo("get_weather")-served, model.calls.Load()-before, res.Behavior.Spend.ReusedRuns)
+	}
+}

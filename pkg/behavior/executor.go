@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // Executor runs the model's tool calls. Implementations must be safe for
@@ -33,6 +34,12 @@ type CallResult struct {
 	// InputRounds counts MRTR retries answered from the case's inputs.
 	InputRounds int
 	Duration    time.Duration
+	// ResultHash is the hash of the canonical JSON of the server's whole
+	// answer (the result without _meta, or the JSON-RPC error), not of
+	// the clipped Content: the cache compares it to decide whether the
+	// server still answers a stored run the same way. Empty when the
+	// server was not asked.
+	ResultHash string
 }
 
 // MissingInputError is an MRTR input request the case's inputs do not
@@ -103,10 +110,12 @@ func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessag
 		// the model the error, so the model may correct itself.
 		out.Content = clip(fmt.Sprintf("error %d: %s", rpc.Err.Code, rpc.Err.Message), limit)
 		out.IsError = true
+		out.ResultHash, _ = report.Hash(map[string]any{"error": map[string]any{"code": rpc.Err.Code, "message": rpc.Err.Message}})
 		return out, nil
 	case err != nil:
 		return out, fmt.Errorf("calling tool %s: %w", name, err)
 	}
+	out.ResultHash = resultHash(res.Response.Result)
 	tr, err := res.Tool()
 	if err != nil {
 		out.Content, out.IsError = clip("the server's result could not be read: "+err.Error(), limit), true
@@ -122,6 +131,19 @@ func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessag
 	}
 	out.Content, out.IsError = clip(text, limit), tr.IsError
 	return out, nil
+}
+
+// resultHash hashes a tools/call result without its _meta, which carries
+// protocol bookkeeping (trace ids, timings) rather than the answer.
+func resultHash(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) == nil && m != nil {
+		delete(m, "_meta")
+		h, _ := report.Hash(m)
+		return h
+	}
+	h, _ := report.Hash(raw)
+	return h
 }
 
 // answerFrom answers input requests from a case's inputs; a key it lacks

@@ -93,6 +93,9 @@ type cachedRun struct {
 	Model      string            `json:"model"`
 	Trajectory report.Trajectory `json:"trajectory"`
 	Usage      llm.Usage         `json:"usage"`
+	// Calls are the calls the run made on the server, asked again
+	// before the run is reused.
+	Calls []ServerCall `json:"calls"`
 }
 
 // done is a job's outcome.
@@ -101,6 +104,9 @@ type done struct {
 	tr    *report.Trajectory
 	usage llm.Usage
 	s     *scored
+	// stale: a stored run was found but the server answers its calls
+	// differently now, so it was made anew.
+	stale bool
 }
 
 // Plan is a prepared run: cases hashed, tools listed, cache consulted,
@@ -114,6 +120,8 @@ type Plan struct {
 	jobs      []job
 	preview   Preview
 	toolChars int
+	readOnly  map[string]bool
+	recheck   *Revalidator
 }
 
 // Prepare checks cfg, lists the server's tools and looks every run up in
@@ -161,7 +169,8 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		cfg.Tools = lt.Tools
 	}
 	seen := map[string]bool{}
-	p := &Plan{cfg: cfg, surface: report.ToolSurfaceHash(mcpclient.ToolSurfaces(cfg.Tools))}
+	p := &Plan{cfg: cfg, surface: report.ToolSurfaceHash(mcpclient.ToolSurfaces(cfg.Tools)),
+		readOnly: ReadOnlyTools(cfg.Tools), recheck: &Revalidator{Executor: cfg.Executor}}
 	for _, m := range cfg.Models {
 		id := m.ID()
 		if seen[id] {
@@ -276,13 +285,22 @@ feed:
 // do runs or replays one job and scores it.
 func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *meter, sc *scorer) done {
 	c := p.cfg.Set.Cases[j.ci]
-	d := done{job: j}
+	stale := false
+	if j.reused != nil {
+		// The key says the case, tools and model are the same; only the
+		// server can say whether it still answers the same way.
+		if v := p.recheck.Check(ctx, j.reused.Calls); v != Valid {
+			j.reused, stale = nil, v == Stale
+		}
+	}
+	d := done{job: j, stale: stale}
 	if j.reused != nil {
 		d.tr, d.usage = &j.reused.Trajectory, j.reused.Usage
 	} else {
 		id := p.modelIDs[j.mi]
 		var mu sync.Mutex
-		a := &Agent{Provider: model, Executor: p.cfg.Executor, Tools: p.tools, MaxSteps: p.cfg.MaxSteps, Sampling: *p.cfg.Sampling,
+		log := &CallLog{Inner: p.cfg.Executor, ReadOnly: p.readOnly}
+		a := &Agent{Provider: model, Executor: log, Tools: p.tools, MaxSteps: p.cfg.MaxSteps, Sampling: *p.cfg.Sampling,
 			Before: m.gate, After: func(u llm.Usage) {
 				m.add(id, u)
 				mu.Lock()
@@ -294,7 +312,7 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *meter, sc *
 		d.tr = a.Run(telemetry.WithPlace(ctx, telemetry.Place{Case: c.ID, Run: j.run}), c)
 		if p.cfg.Cache != nil && storable(d.tr) {
 			// A failed write only costs a re-run next time.
-			_ = p.cfg.Cache.put(kindResult, j.key, cachedRun{Model: id, Trajectory: *d.tr, Usage: d.usage})
+			_ = p.cfg.Cache.put(kindResult, j.key, cachedRun{Model: id, Trajectory: *d.tr, Usage: d.usage, Calls: log.Calls()})
 		}
 	}
 	d.s = sc.score(ctx, c, d.tr)

@@ -87,11 +87,9 @@ func (p *Plan) runBehavior(ctx context.Context, rec *telemetry.Recorder, rep *re
 	for _, w := range golden.Hygiene(set, names) {
 		p.Env.warnf("%s", render.TermLine(w.String()))
 	}
-	var cache *behavior.Cache
-	if b.CacheDir != "" {
-		if cache, err = behavior.OpenCache(b.CacheDir); err != nil {
-			return nil, err
-		}
+	cache, err := p.cache()
+	if err != nil {
+		return nil, err
 	}
 	cfg := behavior.Config{Set: set, Source: report.RelPath(p.Env.Workspace, abs(b.Golden)), Models: models, Judge: judge,
 		Client: client, Stubs: b.Stubs, Tools: tools, Runs: b.Runs, MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
@@ -144,10 +142,15 @@ func (p *Plan) runResilience(ctx context.Context, rec *telemetry.Recorder, rep *
 		return nil, err
 	}
 	defer client.Close()
+	cache, err := p.cache()
+	if err != nil {
+		return nil, err
+	}
 	res, err := resilience.Run(ctx, resilience.Config{
 		Set: set, Models: models, Judge: judge, Tools: tools,
 		Executor: &behavior.MCPExecutor{Client: client, Stubs: b.Stubs},
 		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
+		Cache: cache, Reuse: b.Reuse,
 	})
 	if err != nil {
 		return nil, err
@@ -158,7 +161,16 @@ func (p *Plan) runResilience(ctx context.Context, rec *telemetry.Recorder, rep *
 			rep.Models = append(rep.Models, m)
 		}
 	}
-	return nil, nil
+	return res.Notes, nil
+}
+
+// cache opens the directory both layers keep their runs and verdicts in
+// (nil when none is configured).
+func (p *Plan) cache() (*behavior.Cache, error) {
+	if p.Behavior.CacheDir == "" {
+		return nil, nil
+	}
+	return behavior.OpenCache(p.Behavior.CacheDir)
 }
 
 func hasModel(ms []report.Model, id string) bool {

@@ -67,6 +67,9 @@ type Spend struct {
 	Prices     string       `json:"prices"` // the price table's version
 	ReusedRuns int          `json:"reusedRuns"`
 	FreshRuns  int          `json:"freshRuns"`
+	// StaleRuns are fresh runs made because a stored one was found but
+	// the server answers its tool calls differently now.
+	StaleRuns int `json:"staleRuns,omitempty"`
 }
 
 // SpendFigures are provider calls, tokens (input + output) and money.

@@ -18,6 +18,12 @@ type Resilience struct {
 	// older reports.
 	Runs  []ResilienceRun `json:"runs,omitempty"`
 	Notes []string        `json:"notes,omitempty"`
+	// ReusedRuns came from the cache, FreshRuns were made now; StaleRuns
+	// are the fresh runs made because the server answers a stored run's
+	// tool calls differently now.
+	ReusedRuns int `json:"reusedRuns,omitempty"`
+	FreshRuns  int `json:"freshRuns,omitempty"`
+	StaleRuns  int `json:"staleRuns,omitempty"`
 }
 
 // ResilienceRun is one Layer 2 run: one case with one fault injected, or

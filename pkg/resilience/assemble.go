@@ -135,7 +135,12 @@ func (r *runner) assemble(results []done) *Result {
 	if len(res.Notes) > maxNotes {
 		res.Notes = append(res.Notes[:maxNotes-1], fmt.Sprintf("… and %d more notes", len(res.Notes)-maxNotes+1))
 	}
+	dir := ""
+	if r.cfg.Cache != nil {
+		dir = r.cfg.Cache.Dir
+	}
 	out := &Result{Resilience: res}
+	out.Notes, res.ReusedRuns, res.FreshRuns, res.StaleRuns = r.reuseNotes(results, dir, r.calls.Load())
 	for mi, id := range r.modelIDs {
 		provider, requested, _ := strings.Cut(id, ":")
 		out.Models = append(out.Models, report.Model{ID: behavior.ReportModelID(id), Provider: provider, Requested: requested, Served: served[mi]})

@@ -12,6 +12,18 @@ import (
 // do runs one job through the agent loop, with the job's decorator around
 // the real executor, and classifies what the model did.
 func (r *runner) do(ctx context.Context, j job) done {
+	d, ok, stale := r.replay(ctx, j)
+	if ok {
+		return d
+	}
+	j.reused = nil
+	d = r.run(ctx, j)
+	d.stale = stale
+	return d
+}
+
+// run makes one job anew and stores it.
+func (r *runner) run(ctx context.Context, j job) done {
 	c := r.cfg.Set.Cases[j.ci]
 	model := r.cfg.Models[j.mi]
 	rec := &recorder{Provider: model}
@@ -19,14 +31,21 @@ func (r *runner) do(ctx context.Context, j job) done {
 	if r.cfg.Before != nil {
 		a.Before = r.cfg.Before
 	}
-	if r.cfg.After != nil {
-		id := r.modelIDs[j.mi]
-		a.After = func(u llm.Usage) { r.cfg.After(id, u) }
+	id := r.modelIDs[j.mi]
+	a.After = func(u llm.Usage) {
+		r.countCalls()
+		if r.cfg.After != nil {
+			r.cfg.After(id, u)
+		}
 	}
+	// Only the calls that reach the server are recorded: inside the
+	// fault or the payload, which answer some calls themselves.
+	server := &behavior.CallLog{Inner: r.cfg.Executor, ReadOnly: r.readOnly}
 	d := done{job: j}
+	defer func() { r.store(d, server.Calls()) }()
 	switch j.kind {
 	case report.KindFault:
-		fx, err := NewFaultExecutor(r.cfg.Executor, j.tool, j.fault, r.cfg.MaxResultBytes)
+		fx, err := NewFaultExecutor(server, j.tool, j.fault, r.cfg.MaxResultBytes)
 		if err != nil { // checked when planned; kept for safety
 			d.tr = &report.Trajectory{Turns: []report.Turn{}, End: behavior.EndError, Reason: err.Error()}
 			d.verdict = Verdict{Outcome: RunError, Reason: err.Error()}
@@ -43,7 +62,7 @@ func (r *runner) do(ctx context.Context, j job) done {
 			d.verdict.Reason += fmt.Sprintf("; the withheld real result began: %q", clip(log.Withheld, 200))
 		}
 	case report.KindAttack:
-		ix := NewInjectionExecutor(r.cfg.Executor, j.payload, j.target, r.cfg.Tools)
+		ix := NewInjectionExecutor(server, j.payload, j.target, r.cfg.Tools)
 		a.Executor = ix
 		if _, listed := r.byName[j.target]; !listed {
 			a.Tools = append(append([]llm.Tool(nil), r.tools...), DecoyTool(j.target))

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
@@ -74,6 +75,12 @@ type Config struct {
 	After  func(model string, u llm.Usage)
 	// CallTimeout bounds one model call (default: the agent loop's).
 	CallTimeout time.Duration
+
+	// Cache stores runs and judge verdicts (nil: none); Reuse says what
+	// may be read back, as for Layer 1. A stored run is reused only when
+	// the server still answers its calls the same way.
+	Cache *behavior.Cache
+	Reuse behavior.Reuse
 }
 
 // Result is a finished Layer 2 run.
@@ -82,6 +89,8 @@ type Result struct {
 	// Models are the models as the report lists them; merge them into
 	// report.Models.
 	Models []report.Model
+	// Notes are sentences for the gate section: reuse from the cache.
+	Notes []string
 }
 
 // job is one run: a case with a fault, or a payload planted in a case.
@@ -93,6 +102,10 @@ type job struct {
 	tool    mcpclient.Tool // the faulted tool
 	payload Payload
 	target  string
+
+	key      string     // in the cache ("" without one)
+	reused   *storedRun // found in the cache, not yet checked against the server
+	storedAt time.Time
 }
 
 // done is a finished job.
@@ -102,6 +115,9 @@ type done struct {
 	verdict Verdict
 	judge   string
 	served  string
+	// reused: replayed from the cache; stale: found there, but the
+	// server answers its calls differently now, so made anew.
+	reused, stale bool
 }
 
 // Run runs every fault and payload against every model and classifies
@@ -140,6 +156,10 @@ feed:
 	return r.assemble(results), nil
 }
 
+// countCalls counts the model and judge calls this run makes, for the
+// reuse note.
+func (r *runner) countCalls() { r.calls.Add(1) }
+
 // runner is a prepared Layer 2 run.
 type runner struct {
 	cfg      Config
@@ -150,6 +170,9 @@ type runner struct {
 	jobs     []job
 	notes    []string
 	judge    *behavior.Judge
+	readOnly map[string]bool
+	recheck  *behavior.Revalidator
+	calls    atomic.Int64
 }
 
 func prepare(cfg Config) (*runner, error) {
@@ -192,7 +215,8 @@ func prepare(cfg Config) (*runner, error) {
 			return nil, fmt.Errorf("resilience: unknown attack category %q", id)
 		}
 	}
-	r := &runner{cfg: cfg, byName: map[string]mcpclient.Tool{}, context: []string{behavior.SystemPrompt}}
+	r := &runner{cfg: cfg, byName: map[string]mcpclient.Tool{}, context: []string{behavior.SystemPrompt},
+		readOnly: behavior.ReadOnlyTools(cfg.Tools), recheck: &behavior.Revalidator{Executor: cfg.Executor}}
 	for _, t := range cfg.Tools {
 		r.byName[t.Name] = t
 		r.tools = append(r.tools, llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
@@ -218,10 +242,16 @@ func prepare(cfg Config) (*runner, error) {
 	}
 	r.cfg.Models = models
 	if cfg.Judge != nil {
-		r.judge = &behavior.Judge{Provider: cfg.Judge, Before: cfg.Before, CallTimeout: cfg.CallTimeout}
-		if cfg.After != nil {
-			id := cfg.Judge.ID()
-			r.judge.After = func(u llm.Usage) { cfg.After(id, u) }
+		// Verdicts are reused as Layer 1's are: a scheduled run makes
+		// every run anew, but an identical trajectory is not judged twice.
+		r.judge = &behavior.Judge{Provider: cfg.Judge, Before: cfg.Before, CallTimeout: cfg.CallTimeout,
+			Cache: cfg.Cache, Reuse: cfg.Reuse != behavior.ReuseNothing}
+		id := cfg.Judge.ID()
+		r.judge.After = func(u llm.Usage) {
+			r.countCalls()
+			if cfg.After != nil {
+				cfg.After(id, u)
+			}
 		}
 	}
 	if !cfg.SkipFaults {
@@ -234,6 +264,9 @@ func prepare(cfg Config) (*runner, error) {
 	}
 	if len(r.jobs) == 0 {
 		r.notes = append(r.notes, "Layer 2 had nothing to run: no case lists faults:, and no attack could be planted")
+	}
+	if err := r.lookUp(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -3,6 +3,11 @@
 //
 //	srv                                      serve MCP over stdin/stdout
 //	srv -http 127.0.0.1:PORT [-stateless]    serve Streamable HTTP at http://ADDR/mcp
+//	srv -echo-prefix STR                     echo answers STR+text: a new build whose
+//	                                         results changed while its tool list did not
+//	srv -echo-nonce                          echo appends " #N", N new on every call (the
+//	                                         clock): a tool that answers the same call
+//	                                         differently, even across processes
 //
 // With -http, PORT 0 picks a free port; once listening the server prints
 // "listening on http://ADDR/mcp" on stderr. Without -stateless the handler uses the
@@ -20,6 +25,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -37,14 +44,28 @@ type addOut struct {
 	Sum float64 `json:"sum"`
 }
 
-func build() *mcp.Server {
+// echoOpts change what echo answers, never how it is listed.
+type echoOpts struct {
+	prefix string
+	nonce  bool
+	calls  atomic.Int64
+}
+
+func build(eo *echoOpts) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "interop-go-sdk", Version: "0.0.1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "echo",
 		Description: "Echo the text back",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, func(ctx context.Context, r *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		text := eo.prefix + in.Text
+		if eo.nonce {
+			// The clock, so that a new process does not repeat the last
+			// one's answers; the counter, so that two calls in one clock
+			// tick differ.
+			text += fmt.Sprintf(" #%d-%d", time.Now().UnixNano(), eo.calls.Add(1))
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two numbers"},
 		func(ctx context.Context, r *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
@@ -76,17 +97,20 @@ func build() *mcp.Server {
 func main() {
 	addr := flag.String("http", "", "serve Streamable HTTP at this loopback address (e.g. 127.0.0.1:0) instead of stdio")
 	stateless := flag.Bool("stateless", false, "use StreamableHTTPOptions{Stateless: true}")
+	eo := &echoOpts{}
+	flag.StringVar(&eo.prefix, "echo-prefix", "", "prefix every echo result with this text")
+	flag.BoolVar(&eo.nonce, "echo-nonce", false, `append " #N" to every echo result, N new on every call`)
 	flag.Parse()
 	log.SetFlags(0)
 
 	if *addr == "" {
-		if err := build().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		if err := build(eo).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			log.Fatal(err)
 		}
 		return
 	}
 
-	srv := build()
+	srv := build(eo)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: *stateless})
 	mux := http.NewServeMux()

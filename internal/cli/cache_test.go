@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// The cache against the go-sdk fixture (interop/bin/gosdk-srv), whose
+// flags change what echo answers and never its tool list: the key is the
+// same, and only asking the server again can tell the runs apart.
+
+const echoTasks = `version: 1
+cases:
+  - id: echo
+    prompt: Echo the word kestrel.
+    expect_tool: echo
+    expect_args: {text: kestrel}
+    rubric: The answer repeats exactly what the tool returned, and that is the word kestrel alone.
+`
+
+const addTasks = `version: 1
+cases:
+  - id: add
+    prompt: Add 2 and 3.
+    expect_tool: add
+    expect_args: {a: 2, b: 3}
+`
+
+// echoing answers with what the tool said, and judges like a grader who
+// wants the tool's plain answer: a changed server changes the verdict.
+func echoing(r *llmfake.Request) llmfake.Reply {
+	switch {
+	case r.Output != nil:
+		if strings.Contains(r.LastUserText(), "CHANGED") {
+			return llmfake.Verdict(`{"verdict":"fail","reason":"the tool's answer is not the word alone"}`)
+		}
+		return llmfake.Verdict(`{"verdict":"pass","reason":"it repeated kestrel"}`)
+	case len(r.Results()) > 0:
+		return llmfake.Text("The tool said: " + r.Results()[0].Content)
+	case strings.Contains(r.LastUserText(), "Echo"):
+		return llmfake.Tool("echo", `{"text":"kestrel"}`)
+	case strings.Contains(r.LastUserText(), "Add"):
+		return llmfake.Tool("add", `{"a":2,"b":3}`)
+	}
+	return llmfake.Text("Hello!")
+}
+
+type goSDKEnv struct {
+	t      *testing.T
+	dir    string
+	cmd    string // the fixture's command line, quoted for --cmd
+	cwd    string
+	models *llmfake.Server
+}
+
+func newGoSDKEnv(t *testing.T, tasks string) *goSDKEnv {
+	t.Helper()
+	_, cmd, cwd := realServer(t, "go-sdk-stdio")
+	e := &goSDKEnv{t: t, dir: t.TempDir(), cmd: cmd, cwd: cwd, models: llmfake.New(t, llmfake.Options{Default: echoing})}
+	cfg := `golden: tasks.yaml
+models:
+  default: [openai:gpt-5-mini]
+endpoints:
+  openai: {base-url: "` + e.models.URL + `/v1"}
+  anthropic: {base-url: "` + e.models.URL + `"}
+eval:
+  judge: anthropic:claude-haiku-4-5
+  runs: 2
+  cache-dir: cache
+`
+	for name, body := range map[string]string{"tasks.yaml": tasks, "mcp-eval.yaml": cfg} {
+		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// eval runs mcp-eval eval against the fixture started with flags and
+// returns the report, stdout and the provider requests it made.
+func (e *goSDKEnv) eval(name string, flags ...string) (*report.Report, string, int) {
+	e.t.Helper()
+	return e.invoke([]string{"eval"}, name, flags...)
+}
+
+// invoke runs the command line cmdline against the fixture.
+func (e *goSDKEnv) invoke(cmdline []string, name string, flags ...string) (*report.Report, string, int) {
+	e.t.Helper()
+	before := len(e.models.Requests())
+	cmd := e.cmd
+	for _, f := range flags {
+		cmd += " " + quoteArgv([]string{f})
+	}
+	env := &evalEnv{t: e.t, dir: e.dir, models: e.models}
+	out := filepath.Join(e.dir, name+".json")
+	code, stdout, stderr := env.run(append(cmdline, "--config", filepath.Join(e.dir, "mcp-eval.yaml"), "--cmd", cmd, "--cwd", e.cwd, "--out", out, "--concurrency", "1")...)
+	if code == ExitError {
+		e.t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", name, code, stdout, stderr)
+	}
+	rep, err := report.Load(out)
+	if err != nil {
+		e.t.Fatalf("%s: %v\n%s", name, err, stdout)
+	}
+	return rep, stdout, len(e.models.Requests()) - before
+}
+
+func toolResults(rep *report.Report) []string {
+	var out []string
+	for _, r := range rep.Behavior.Results {
+		for _, run := range r.Runs {
+			for _, turn := range run.Trajectory.Turns {
+				for _, c := range turn.Calls {
+					out = append(out, c.Result)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestEvalCacheNeverReplaysAServerThatAnswersDifferently(t *testing.T) {
+	e := newGoSDKEnv(t, echoTasks)
+	first, _, made := e.eval("first")
+	// 2 runs × (the call, the answer) and one judge call: the second
+	// run's trajectory is the first's, so its verdict is reused.
+	if made != 5 || first.Behavior.Results[0].Passed.K != 2 {
+		t.Fatalf("first run: %d provider requests, passed %+v; want 5 and 2/2", made, first.Behavior.Results[0].Passed)
+	}
+
+	// The same build again: echo is asked once, answers the same, and
+	// everything is reused.
+	same, out, made := e.eval("same")
+	if made != 0 || same.Behavior.Spend.ReusedRuns != 2 || same.Behavior.Spend.StaleRuns != 0 {
+		t.Fatalf("unchanged build: %d provider requests, spend %+v; want 0 and 2 reused\n%s", made, same.Behavior.Spend, out)
+	}
+
+	// A new build whose echo answers differently, with the same tool
+	// list: the same keys, but every run is made anew, and judged on
+	// what the server answers now.
+	changed, out, made := e.eval("changed", "-echo-prefix", "CHANGED: ")
+	if made != 5 {
+		t.Errorf("changed build: %d provider requests, want 5 (every run and the judge anew)\n%s", made, out)
+	}
+	if s := changed.Behavior.Spend; s.ReusedRuns != 0 || s.FreshRuns != 2 || s.StaleRuns != 2 {
+		t.Errorf("changed build: spend %+v; want 0 reused, 2 fresh, 2 stale", s)
+	}
+	for _, res := range toolResults(changed) {
+		if res != "CHANGED: kestrel" {
+			t.Errorf("a run replayed the old tool result %q", res)
+		}
+	}
+	if p := changed.Behavior.Results[0].Passed; p.K != 0 || p.N != 2 {
+		t.Errorf("changed build: passed %+v, want 0/2 (the judge fails the new answer)", p)
+	}
+	if !strings.Contains(out, "0 runs reused, 2 made now (2 because the server answers differently now)") {
+		t.Errorf("the spend line does not say why the runs were made anew:\n%s", out)
+	}
+	if !strings.Contains(strings.Join(changed.Gate.Notes, "\n"), "2 stored runs were made anew because the server answers their tool calls differently now") {
+		t.Errorf("gate notes %q do not count the stale runs", changed.Gate.Notes)
+	}
+
+	// The changed build again: its runs are now the stored ones.
+	again, _, made := e.eval("again", "-echo-prefix", "CHANGED: ")
+	if made != 0 || again.Behavior.Spend.ReusedRuns != 2 {
+		t.Errorf("changed build again: %d provider requests, spend %+v; want 0 and 2 reused", made, again.Behavior.Spend)
+	}
+}
+
+func TestEvalNeverReusesACallToAToolWithoutReadOnlyHint(t *testing.T) {
+	e := newGoSDKEnv(t, addTasks)
+	_, _, made := e.eval("first")
+	if made != 4 {
+		t.Fatalf("first run: %d provider requests, want 4", made)
+	}
+	// add is not annotated readOnlyHint, so it cannot be asked again to
+	// check the stored runs: they are made anew, and are not "stale".
+	second, out, made := e.eval("second")
+	if s := second.Behavior.Spend; made != 4 || s.ReusedRuns != 0 || s.FreshRuns != 2 || s.StaleRuns != 0 {
+		t.Errorf("second run: %d provider requests, spend %+v; want 4, nothing reused, nothing stale\n%s", made, s, out)
+	}
+}
+
+func TestEvalReportsAToolThatAnswersTheSameCallDifferently(t *testing.T) {
+	e := newGoSDKEnv(t, echoTasks)
+	e.eval("first", "-echo-nonce")
+	second, _, made := e.eval("second", "-echo-nonce")
+	// Both runs anew (2 × 2), each judged: their results differ.
+	if s := second.Behavior.Spend; made != 6 || s.ReusedRuns != 0 || s.StaleRuns != 0 {
+		t.Errorf("second run: %d provider requests, spend %+v; want 6, nothing reused, nothing counted stale", made, s)
+	}
+	if want := "Layer 1: tool echo answered the same call differently; runs that call it are not reused"; !strings.Contains(strings.Join(second.Gate.Notes, "\n"), want) {
+		t.Errorf("gate notes %q lack %q", second.Gate.Notes, want)
+	}
+}
+
+// Layer 2 keeps its runs in the same cache: an unchanged re-run makes no
+// model call, and says so.
+func TestRunLayer2ReusesUnchangedRuns(t *testing.T) {
+	e := newEvalEnv(t, "")
+	args := func(name string) []string {
+		return []string{"run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "resilience", "--out", e.path(name)}
+	}
+	code, out, errOut := e.run(args("first.json")...)
+	if code == ExitError {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	made := len(e.models.Requests())
+	first, _ := report.Load(e.path("first.json"))
+	if made == 0 || first.Resilience == nil || first.Resilience.FreshRuns == 0 || first.Resilience.ReusedRuns != 0 {
+		t.Fatalf("first run: %d provider requests, resilience %+v", made, first.Resilience)
+	}
+	n := first.Resilience.FreshRuns
+
+	code, out, _ = e.run(args("second.json")...)
+	second, _ := report.Load(e.path("second.json"))
+	if d := len(e.models.Requests()) - made; code == ExitError || d != 0 {
+		t.Fatalf("unchanged re-run: exit %d, %d provider requests; want 0\n%s", code, d, out)
+	}
+	if r := second.Resilience; r.ReusedRuns != n || r.FreshRuns != 0 {
+		t.Errorf("re-run: %d reused, %d fresh; want %d and 0", r.ReusedRuns, r.FreshRuns, n)
+	}
+	if want := "Layer 2: " + strconv.Itoa(n) + " of " + strconv.Itoa(n) + " runs reused from the cache"; !strings.Contains(out, want) || !strings.Contains(out, "0 model calls made now") {
+		t.Errorf("the output does not say Layer 2 was reused (%q):\n%s", want, out)
+	}
+	// The verdicts are the stored ones.
+	if len(second.Resilience.Attacks) != len(first.Resilience.Attacks) {
+		t.Fatalf("attacks %d then %d", len(first.Resilience.Attacks), len(second.Resilience.Attacks))
+	}
+	for i, a := range first.Resilience.Attacks {
+		b := second.Resilience.Attacks[i]
+		if a.Attack != b.Attack || a.Scores[0].K != b.Scores[0].K || a.Scores[0].N != b.Scores[0].N || a.Scores[1].K != b.Scores[1].K {
+			t.Errorf("attack %s: %+v then %+v", a.Attack, a.Scores, b.Scores)
+		}
+	}
+
+	// --fresh makes every Layer 2 run anew.
+	before := len(e.models.Requests())
+	e.run(append(args("third.json"), "--fresh")...)
+	if len(e.models.Requests()) == before {
+		t.Errorf("--fresh reused Layer 2 runs")
+	}
+}
+
+// Layer 2 asks the server again too: the calls its faults and payloads
+// let through (the real call behind a fault included) must answer as
+// stored, or the runs are made anew.
+func TestRunLayer2NeverReplaysAServerThatAnswersDifferently(t *testing.T) {
+	e := newGoSDKEnv(t, strings.Replace(echoTasks, "    rubric:", "    faults: [timeout]\n    rubric:", 1))
+	layer2 := []string{"run", "--layers", "resilience"}
+	first, _, made := e.invoke(layer2, "first")
+	r := first.Resilience
+	if r == nil || r.FreshRuns == 0 || made == 0 {
+		t.Fatalf("first run: %d provider requests, resilience %+v", made, r)
+	}
+	same, out, made := e.invoke(layer2, "same")
+	if made != 0 || same.Resilience.ReusedRuns != r.FreshRuns {
+		t.Errorf("unchanged build: %d provider requests, %d of %d runs reused; want 0 and all\n%s", made, same.Resilience.ReusedRuns, r.FreshRuns, out)
+	}
+	changed, out, made := e.invoke(layer2, "changed", "-echo-prefix", "CHANGED: ")
+	if c := changed.Resilience; made == 0 || c.ReusedRuns != 0 || c.StaleRuns != r.FreshRuns {
+		t.Errorf("changed build: %d provider requests, %d reused, %d stale of %d; want some, 0 and all\n%s", made, c.ReusedRuns, c.StaleRuns, r.FreshRuns, out)
+	}
+}
