@@ -68,8 +68,8 @@ func TestUnchangedRerunMakesZeroProviderCalls(t *testing.T) {
 	if d := judge.calls.Load() - judgeCalls; d != 0 {
 		t.Errorf("the unchanged re-run made %d judge calls, want 0", d)
 	}
-	if second.Behavior.Spend.Used.Calls != 0 || second.Behavior.Spend.ReusedRuns != 15 || second.Preview.Calls != 0 || second.Preview.Reused != 15 {
-		t.Errorf("spend %+v, preview %+v; want 0 calls and 15 reused runs", second.Behavior.Spend, second.Preview)
+	if second.Spend.Used.Calls != 0 || second.Spend.ReusedRuns != 15 || second.Preview.Calls() != 0 || second.Preview.Reused != 15 {
+		t.Errorf("spend %+v, preview %+v; want 0 calls and 15 reused runs", second.Spend, second.Preview)
 	}
 	for _, r := range second.Behavior.Results {
 		if r.Reused != len(r.Runs) {

@@ -3,10 +3,12 @@ package resilience
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 )
 
 // do runs one job through the agent loop, with the job's decorator around
@@ -15,14 +17,8 @@ func (r *runner) do(ctx context.Context, j job) done {
 	c := r.cfg.Set.Cases[j.ci]
 	model := r.cfg.Models[j.mi]
 	rec := &recorder{Provider: model}
-	a := &behavior.Agent{Provider: rec, Tools: r.tools, MaxSteps: r.cfg.MaxSteps, Sampling: *r.cfg.Sampling, CallTimeout: r.cfg.CallTimeout}
-	if r.cfg.Before != nil {
-		a.Before = r.cfg.Before
-	}
-	if r.cfg.After != nil {
-		id := r.modelIDs[j.mi]
-		a.After = func(u llm.Usage) { r.cfg.After(id, u) }
-	}
+	a := &behavior.Agent{Provider: rec, Tools: r.tools, MaxSteps: r.cfg.MaxSteps, Sampling: *r.cfg.Sampling, CallTimeout: r.cfg.CallTimeout,
+		Before: r.cfg.Meter.Gate, After: r.cfg.Meter.Hook(spend.Layer2, r.modelIDs[j.mi])}
 	d := done{job: j}
 	switch j.kind {
 	case report.KindFault:
@@ -59,6 +55,10 @@ func (r *runner) do(ctx context.Context, j job) done {
 	if d.tr.End == behavior.EndError && d.tr.Reason != "" && !d.verdict.Counted {
 		d.verdict.Reason += ": " + clip(d.tr.Reason, 300)
 	}
+	if d.tr.End == behavior.EndBudget {
+		// Stopped by the cap: not measured, whatever the classifier saw.
+		d.verdict = Verdict{Outcome: NotMeasured, Reason: d.tr.Reason}
+	}
 	d.served = rec.Served()
 	return d
 }
@@ -82,6 +82,12 @@ FAIL if it answered as though the call had worked: stating results, figures or f
 	case behavior.JudgeFail:
 		d.verdict = Verdict{Outcome: Fabricated, Counted: true, Reason: "judge: " + clip(v.Reason, 300) + " (program: " + d.verdict.Outcome + ")"}
 	default:
+		if reached := r.cfg.Meter.Reached(); reached != "" && strings.Contains(v.Reason, spend.ErrBudget.Error()) {
+			// The judge was due but the cap stopped it: the verdict it
+			// was to settle is not measured.
+			d.verdict = Verdict{Outcome: NotMeasured, Reason: "budget reached: " + reached + "; the judge was not asked (program: " + d.verdict.Outcome + ")"}
+			return
+		}
 		d.verdict.Reason += "; the judge did not decide: " + clip(v.Reason, 200)
 	}
 }
