@@ -16,6 +16,7 @@ import (
 // annotations and the sticky comment.
 func runAction(ctx context.Context, c *Command, args []string) int {
 	fs := c.newFlagSet("action", "", "  (run by action.yml and host/action.yml; reads INPUT_* and GITHUB_* variables)\n")
+	prices := fs.String("prices", "", "price override `FILE`, over the prices input and pricing.file")
 	if code := c.parse(fs, args); code >= 0 {
 		return code
 	}
@@ -40,7 +41,11 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 	}
 	env := c.env()
 	env.Workspace, env.InAction = plan.Workspace, true
-	pl, err := pipeline.Resolve(s.Overlay(plan.Settings()), env)
+	s = s.Overlay(plan.Settings())
+	if *prices != "" {
+		s.Prices, s.PricesFrom = *prices, "--prices"
+	}
+	pl, err := pipeline.Resolve(s, env)
 	if err != nil {
 		r.Error("mcp-eval: settings", err.Error())
 		return ExitError

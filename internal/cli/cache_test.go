@@ -136,8 +136,8 @@ func TestEvalCacheNeverReplaysAServerThatAnswersDifferently(t *testing.T) {
 	// The same build again: echo is asked once, answers the same, and
 	// everything is reused.
 	same, out, made := e.eval("same")
-	if made != 0 || same.Behavior.Spend.ReusedRuns != 2 || same.Behavior.Spend.StaleRuns != 0 {
-		t.Fatalf("unchanged build: %d provider requests, spend %+v; want 0 and 2 reused\n%s", made, same.Behavior.Spend, out)
+	if made != 0 || same.Spend.ReusedRuns != 2 || same.Spend.StaleRuns != 0 {
+		t.Fatalf("unchanged build: %d provider requests, spend %+v; want 0 and 2 reused\n%s", made, same.Spend, out)
 	}
 
 	// A new build whose echo answers differently, with the same tool
@@ -147,7 +147,7 @@ func TestEvalCacheNeverReplaysAServerThatAnswersDifferently(t *testing.T) {
 	if made != 5 {
 		t.Errorf("changed build: %d provider requests, want 5 (every run and the judge anew)\n%s", made, out)
 	}
-	if s := changed.Behavior.Spend; s.ReusedRuns != 0 || s.FreshRuns != 2 || s.StaleRuns != 2 {
+	if s := changed.Spend; s.ReusedRuns != 0 || s.FreshRuns != 2 || s.StaleRuns != 2 {
 		t.Errorf("changed build: spend %+v; want 0 reused, 2 fresh, 2 stale", s)
 	}
 	for _, res := range toolResults(changed) {
@@ -167,8 +167,8 @@ func TestEvalCacheNeverReplaysAServerThatAnswersDifferently(t *testing.T) {
 
 	// The changed build again: its runs are now the stored ones.
 	again, _, made := e.eval("again", "-echo-prefix", "CHANGED: ")
-	if made != 0 || again.Behavior.Spend.ReusedRuns != 2 {
-		t.Errorf("changed build again: %d provider requests, spend %+v; want 0 and 2 reused", made, again.Behavior.Spend)
+	if made != 0 || again.Spend.ReusedRuns != 2 {
+		t.Errorf("changed build again: %d provider requests, spend %+v; want 0 and 2 reused", made, again.Spend)
 	}
 }
 
@@ -181,7 +181,7 @@ func TestEvalNeverReusesACallToAToolWithoutReadOnlyHint(t *testing.T) {
 	// add is not annotated readOnlyHint, so it cannot be asked again to
 	// check the stored runs: they are made anew, and are not "stale".
 	second, out, made := e.eval("second")
-	if s := second.Behavior.Spend; made != 4 || s.ReusedRuns != 0 || s.FreshRuns != 2 || s.StaleRuns != 0 {
+	if s := second.Spend; made != 4 || s.ReusedRuns != 0 || s.FreshRuns != 2 || s.StaleRuns != 0 {
 		t.Errorf("second run: %d provider requests, spend %+v; want 4, nothing reused, nothing stale\n%s", made, s, out)
 	}
 }
@@ -191,7 +191,7 @@ func TestEvalReportsAToolThatAnswersTheSameCallDifferently(t *testing.T) {
 	e.eval("first", "-echo-nonce")
 	second, _, made := e.eval("second", "-echo-nonce")
 	// Both runs anew (2 × 2), each judged: their results differ.
-	if s := second.Behavior.Spend; made != 6 || s.ReusedRuns != 0 || s.StaleRuns != 0 {
+	if s := second.Spend; made != 6 || s.ReusedRuns != 0 || s.StaleRuns != 0 {
 		t.Errorf("second run: %d provider requests, spend %+v; want 6, nothing reused, nothing counted stale", made, s)
 	}
 	if want := "Layer 1: tool echo answered the same call differently; runs that call it are not reused"; !strings.Contains(strings.Join(second.Gate.Notes, "\n"), want) {

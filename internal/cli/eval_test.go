@@ -195,8 +195,8 @@ func TestEvalBudgetLeavesTheRestInconclusive(t *testing.T) {
 		t.Fatalf("exit %d; want 0 with the budget reached and the verdict inconclusive:\n%s", code, out)
 	}
 	rep, _ := report.Load(e.path("r.json"))
-	if rep.Behavior.Spend == nil || !rep.Behavior.Spend.Reached || len(rep.Behavior.Inconclusive) == 0 {
-		t.Fatalf("spend %+v, inconclusive %+v", rep.Behavior.Spend, rep.Behavior.Inconclusive)
+	if rep.Spend == nil || !rep.Spend.Reached || len(rep.Behavior.Inconclusive) == 0 {
+		t.Fatalf("spend %+v, inconclusive %+v", rep.Spend, rep.Behavior.Inconclusive)
 	}
 	if code, _, _ := e.run(append(args, "--fail-on-inconclusive", "--fresh")...); code != ExitFindings {
 		t.Errorf("--fail-on-inconclusive: exit %d, want 1", code)

@@ -90,6 +90,7 @@ func (c *Command) printReport(rep *report.Report, outs pipeline.Outputs, verbose
 		render.ReportText(c.Stdout, rep, render.TextOptions{Only: []render.Section{render.SectionResilience, render.SectionTelemetry}, Banners: true})
 		fmt.Fprintln(c.Stdout)
 	}
+	spendText(c.Stdout, rep)
 	render.GateText(c.Stdout, rep.Gate)
 	for _, o := range []struct{ name, path string }{{"report", outs.Report}, {"html", outs.HTML}, {"junit", outs.JUnit}, {"markdown", outs.Markdown}} {
 		if o.path != "" {

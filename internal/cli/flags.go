@@ -78,6 +78,7 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 		fs.IntVar(&s.Concurrency, "concurrency", 0, "Layer 1 runs in flight over all models (default: eval.concurrency, else 4)")
 		fs.IntVar(&s.MaxTokens, "max-tokens", 0, "stop starting provider calls after this many tokens; the rest is inconclusive (default: eval.budget.max-tokens)")
 		fs.Float64Var(&s.MaxUSD, "max-usd", 0, "stop starting provider calls after this much spend in USD (default: eval.budget.max-usd)")
+		fs.StringVar(&s.Prices, "prices", "", "price override `FILE` (dated rows, the format of the built-in price table) for the budget, the preview and the report's cost (default: pricing.file in the config)")
 		fs.StringVar(&s.CacheDir, "cache-dir", "", "directory of stored results and verdicts (default: eval.cache-dir, else "+pipeline.DefaultCacheDir+")")
 		fs.BoolVar(&f.fresh, "fresh", false, "make every model call anew instead of reusing stored results and verdicts (results are still stored)")
 	}
@@ -105,6 +106,9 @@ func (f *planFlags) settings() (pipeline.Settings, error) {
 	}
 	if f.models != "" {
 		s.Models = splitList(f.models)
+	}
+	if s.Prices != "" {
+		s.PricesFrom = "--prices"
 	}
 	if f.fresh {
 		s.Reuse = ptr(behavior.ReuseNothing)

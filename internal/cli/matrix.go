@@ -86,19 +86,37 @@ func matrixText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", sanitize(m), strings.Join(line, ", "))
 	}
-	if s := b.Spend; s != nil {
-		cost := "cost unknown (" + s.Used.USDUnknown + ")"
-		if s.Used.USD != nil {
-			cost = fmt.Sprintf("$%.4f", *s.Used.USD)
+}
+
+// spendText prints the run's spend over Layers 1 and 2, split by part:
+// the figure the budget counted, the one a reader compares with the bill.
+func spendText(w io.Writer, rep *report.Report) {
+	s := rep.Spend
+	if s == nil {
+		return
+	}
+	cost := "cost unknown (" + s.Used.USDUnknown + ")"
+	if s.Used.USD != nil {
+		cost = fmt.Sprintf("$%.4f", *s.Used.USD)
+	}
+	var parts []string
+	for _, l := range s.Layers {
+		if l.Used.Calls > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", l.Name, l.Used.Calls))
 		}
-		stale := ""
-		if s.StaleRuns > 0 {
-			stale = fmt.Sprintf(" (%d because the server answers differently now)", s.StaleRuns)
-		}
-		fmt.Fprintf(w, "  spend: %d provider calls, %d tokens, %s; %d runs reused, %d made now%s\n", s.Used.Calls, s.Used.Tokens, sanitize(cost), s.ReusedRuns, s.FreshRuns, stale)
-		if s.Reached {
-			fmt.Fprintf(w, "  budget reached: %s\n", sanitize(s.Reason))
-		}
+	}
+	by := ""
+	if len(parts) > 0 {
+		by = " (" + strings.Join(parts, ", ") + ")"
+	}
+	stale := ""
+	if s.StaleRuns > 0 {
+		stale = fmt.Sprintf(" (%d because the server answers differently now)", s.StaleRuns)
+	}
+	fmt.Fprintf(w, "spend: %d provider calls%s, %d tokens, %s (prices %s); Layer 1: %d runs reused, %d made now%s\n",
+		s.Used.Calls, sanitize(by), s.Used.Tokens, sanitize(cost), sanitize(s.Prices), s.ReusedRuns, s.FreshRuns, stale)
+	if s.Reached {
+		fmt.Fprintf(w, "budget reached: %s\n", sanitize(s.Reason))
 	}
 }
 

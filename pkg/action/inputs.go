@@ -39,6 +39,7 @@ func InputSpecs() []Input {
 		{"max-drop", "", "Largest drop of a score vs the baseline that is not a regression, a fraction between 0 and 1 (default: from the config file, else 0.02)."},
 		{"runs", "", "Runs per case (default: from the config file, else 5)."},
 		{"models", "", "Comma list of models, e.g. openai:gpt-5-mini,anthropic:claude-sonnet-4-5 (default: from the config file, per trigger)."},
+		{"prices", "", "Price override file, relative to the workspace, in the format of the built-in price table (dated rows). Its models replace or add to the built-in ones for the budget, the spend preview and the report's cost (default: pricing.file in the config file)."},
 		{"baseline-artifact", DefaultArtifact, "Name of the artifact holding report.json in earlier runs of this workflow; the baseline is the newest green push or schedule run on the default branch whose report passed."},
 		{"baseline", "", "Path of a report.json to use as the baseline instead of searching earlier runs."},
 		{"github-token", "${{ github.token }}", "Token for the baseline search (actions: read) and the PR comment (pull-requests: write)."},
@@ -82,6 +83,7 @@ type Inputs struct {
 	MaxDrop          *float64 // nil: from the config file
 	Runs             int      // 0: from the config file
 	Models           []string
+	Prices           string // price override file, relative to the workspace
 	BaselineArtifact string
 	Baseline         string
 	HasToken         bool
@@ -137,7 +139,8 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 
 	in.Golden = get("golden")
 	in.Config = get("config")
-	for _, p := range [][2]string{{"golden", in.Golden}, {"config", in.Config}} {
+	in.Prices = get("prices")
+	for _, p := range [][2]string{{"golden", in.Golden}, {"config", in.Config}, {"prices", in.Prices}} {
 		if err := checkPath(p[1]); err != nil {
 			bad(p[0], "%v", err)
 		}

@@ -60,6 +60,9 @@ func (p Plan) Settings() pipeline.Settings {
 	if in.Golden != "" {
 		s.Golden = filepath.Join(p.Workspace, in.Golden)
 	}
+	if in.Prices != "" {
+		s.Prices, s.PricesFrom = filepath.Join(p.Workspace, in.Prices), "the prices input"
+	}
 	if p.Trigger == TriggerSchedule {
 		// A schedule's point is to see the model change under you: every
 		// model call is made anew; judge verdicts are reused.

@@ -10,6 +10,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior/score"
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 )
 
 // Report bounds: a report is read back by the gate and rendered into a PR
@@ -21,7 +22,7 @@ const (
 )
 
 // assemble turns the finished jobs into the report's Layer 1 section.
-func (p *Plan) assemble(results []done, m *meter) *Result {
+func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 	cfg := p.cfg
 	now := cfg.Now()
 	b := &report.Behavior{RunsPerCase: cfg.Runs, Cases: []report.Case{}, Results: []report.CaseResult{}}
@@ -64,12 +65,12 @@ func (p *Plan) assemble(results []done, m *meter) *Result {
 				if !d.s.budget {
 					cr.Judge = string(d.s.run.Task)
 				}
-				if pr, ok := cfg.Prices.Lookup(id); ok {
-					cost := pr.Cost(d.usage)
-					cr.CostUSD = &cost
-				} else if strings.HasPrefix(id, BaselinePrefix) {
+				if strings.HasPrefix(id, BaselinePrefix) {
 					zero := 0.0
 					cr.CostUSD = &zero
+				} else if q := cfg.Prices.Quote(id, now, d.usage); q.Known {
+					cost := round6(q.USD)
+					cr.CostUSD = &cost
 				}
 				if d.reused != nil {
 					at := d.storedAt.UTC()
@@ -135,26 +136,10 @@ func (p *Plan) assemble(results []done, m *meter) *Result {
 		}
 		res.Models = append(res.Models, report.Model{ID: ReportModelID(id), Provider: provider, Requested: requested, Served: served[mi]})
 	}
-	calls, tokens, usd, unknown, reached := m.snapshot()
-	spend := &report.Spend{MaxTokens: cfg.Budget.MaxTokens, MaxUSD: cfg.Budget.MaxUSD, Prices: cfg.Prices.Version, ReusedRuns: reused, FreshRuns: fresh, StaleRuns: stale,
-		Preview: report.SpendFigures{Calls: p.preview.Calls, Tokens: p.preview.Tokens},
-		Used:    report.SpendFigures{Calls: calls, Tokens: tokens}}
-	if p.preview.USDKnown {
-		v := round6(p.preview.USD)
-		spend.Preview.USD = &v
-	} else {
-		spend.Preview.USDUnknown = "no price for " + strings.Join(p.preview.NoPrice, ", ")
-	}
-	if len(unknown) == 0 {
-		v := round6(usd)
-		spend.Used.USD = &v
-	} else {
-		spend.Used.USDUnknown = "no price for " + strings.Join(unknown, ", ")
-	}
-	if reached != "" {
-		spend.Reached, spend.Reason = true, reached
-	}
-	b.Spend = spend
+	res.Spend = spend.Record(p.preview, m, reused, fresh)
+	res.Spend.StaleRuns = stale
+	res.ReusedRuns, res.FreshRuns, res.StaleRuns = reused, fresh, stale
+	calls, reached := m.Calls()[spend.Layer1]+m.Calls()[spend.Judge], m.Reached()
 
 	if reused > 0 {
 		dir := ""

@@ -33,7 +33,7 @@ func TestBudgetCapLeavesTheRemainingCasesInconclusive(t *testing.T) {
 	if !strings.Contains(b.Inconclusive[1].Reason, "max-tokens 300") {
 		t.Errorf("reason %q does not say which cap was reached", b.Inconclusive[1].Reason)
 	}
-	s := b.Spend
+	s := res.Spend
 	if !s.Reached || s.Used.Calls != 3 || s.Used.Tokens != 360 || s.MaxTokens != 300 {
 		t.Errorf("spend = %+v, want reached after 3 calls, 360 tokens", s)
 	}
@@ -62,49 +62,19 @@ func TestMoneyCapWithKnownPrices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := plan.Preview(); !p.USDKnown || p.Calls != 6 || p.USD <= 0 {
+	if p := plan.Preview(); len(p.Unpriced()) != 0 || p.Calls() != 6 || !strings.Contains(p.String(), "≈ $0.0") {
 		t.Errorf("preview %+v: want 3 runs × 2 calls, a known cost", p)
 	}
 	res, err := plan.Run(ctx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := res.Behavior.Spend
+	s := res.Spend
 	if !s.Reached || s.Used.Calls != 2 || s.Used.USD == nil || *s.Used.USD != 0.000054 {
 		t.Errorf("spend %+v (usd %v), want reached at 2 calls, $0.000054", s, s.Used.USD)
 	}
 	r := res.Behavior.Results[0]
 	if r.Passed.N != 1 || r.Inconclusive != 2 || r.Runs[0].CostUSD == nil || *r.Runs[0].CostUSD != 0.000054 {
 		t.Errorf("result %+v, want 1 decided run costing $0.000054 and 2 inconclusive", r)
-	}
-}
-
-func TestPriceTable(t *testing.T) {
-	p := DefaultPrices()
-	if p.Version == "" || len(p.Models) < 5 {
-		t.Fatalf("embedded price table: %+v", p)
-	}
-	for _, m := range []string{"anthropic:claude-sonnet-4-5", "anthropic:claude-sonnet-4-5-20250929", "openai:gpt-5-mini-2025-08-07"} {
-		if _, ok := p.Lookup(m); !ok {
-			t.Errorf("%s has no price", m)
-		}
-	}
-	for _, m := range []string{"openai:gpt-5-pro", "openai:gpt-5.1", "custom:gpt-5", "openai:gpt-5-mini-latest"} {
-		if pr, ok := p.Lookup(m); ok {
-			t.Errorf("%s priced as %s: a similar name is not the same price", m, pr.Model)
-		}
-	}
-	// claude-sonnet-4-5: 3 in, 0.30 cached, 3.75 cache write, 15 out.
-	pr, _ := p.Lookup("anthropic:claude-sonnet-4-5")
-	got := pr.Cost(llm.Usage{InputTokens: 1000, CachedInputTokens: 2000, CacheWriteTokens: 400, OutputTokens: 500})
-	want := (1000*3.0 + 2000*0.30 + 400*3.75 + 500*15.0) / 1e6 // 0.0126
-	if diff := got - want; diff > 1e-12 || diff < -1e-12 || want != 0.0126 {
-		t.Errorf("cost %v, want %v = 0.0126", got, want)
-	}
-	if _, err := ParsePrices([]byte("version: x\nmodels:\n  - {model: gpt, input: 1, output: 1}\n")); err == nil {
-		t.Errorf("a row without an endpoint prefix must be rejected")
-	}
-	if _, err := ParsePrices([]byte("version: x\nmodels:\n  - {model: a:b, input: 1, ouput: 1}\n")); err == nil {
-		t.Errorf("an unknown key must be rejected")
 	}
 }

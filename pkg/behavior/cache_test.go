@@ -68,8 +68,8 @@ func TestUnchangedRerunMakesZeroProviderCalls(t *testing.T) {
 	if d := judge.calls.Load() - judgeCalls; d != 0 {
 		t.Errorf("the unchanged re-run made %d judge calls, want 0", d)
 	}
-	if second.Behavior.Spend.Used.Calls != 0 || second.Behavior.Spend.ReusedRuns != 15 || second.Preview.Calls != 0 || second.Preview.Reused != 15 {
-		t.Errorf("spend %+v, preview %+v; want 0 calls and 15 reused runs", second.Behavior.Spend, second.Preview)
+	if second.Spend.Used.Calls != 0 || second.Spend.ReusedRuns != 15 || second.Preview.Calls() != 0 || second.Preview.Reused != 15 {
+		t.Errorf("spend %+v, preview %+v; want 0 calls and 15 reused runs", second.Spend, second.Preview)
 	}
 	for _, r := range second.Behavior.Results {
 		if r.Reused != len(r.Runs) {
@@ -198,8 +198,8 @@ func TestRevalidationAsksEachDistinctCallOnce(t *testing.T) {
 	if d := rs.callsTo("get_weather") - served; d != 1 {
 		t.Errorf("revalidating 5 runs of one call asked the server %d times, want 1", d)
 	}
-	if model.calls.Load() != before || res.Behavior.Spend.ReusedRuns != 5 {
-		t.Errorf("the unchanged re-run made %d model calls and reused %d runs; want 0 and 5", model.calls.Load()-before, res.Behavior.Spend.ReusedRuns)
+	if model.calls.Load() != before || res.ReusedRuns != 5 {
+		t.Errorf("the unchanged re-run made %d model calls and reused %d runs; want 0 and 5", model.calls.Load()-before, res.ReusedRuns)
 	}
 
 	cfg.Stubs = map[string]string{"get_weather": `{"temperature": 20}`}
@@ -207,8 +207,8 @@ func TestRevalidationAsksEachDistinctCallOnce(t *testing.T) {
 	served = rs.callsTo("get_weather")
 	before = model.calls.Load()
 	res = runOnce(t, cfg)
-	if rs.callsTo("get_weather") != served || model.calls.Load() == before || res.Behavior.Spend.ReusedRuns != 0 {
+	if rs.callsTo("get_weather") != served || model.calls.Load() == before || res.ReusedRuns != 0 {
 		t.Errorf("stubbed runs: %d server calls, %d model calls, %d reused; want 0, some, 0",
-			rs.callsTo("get_weather")-served, model.calls.Load()-before, res.Behavior.Spend.ReusedRuns)
+			rs.callsTo("get_weather")-served, model.calls.Load()-before, res.ReusedRuns)
 	}
 }

@@ -29,8 +29,8 @@
 //	rep.Behavior, rep.Models = res.Behavior, append(rep.Models, res.Models...)
 //
 // Layout: loop.go (the agent loop), executor.go (tools on the server,
-// MRTR, stubs), judge.go, cache.go, budget.go and prices.go (preview, cap,
-// prices.yaml), ratelimit.go, runner.go (the matrix), evaluate.go (one
+// MRTR, stubs), judge.go, cache.go, budget.go (the preview's estimate;
+// the meter and prices are pkg/spend and pkg/pricing), ratelimit.go, runner.go (the matrix), evaluate.go (one
 // run's scores), assemble.go (the report section). docs/behavior.md is
 // the user's guide.
 package behavior

@@ -12,7 +12,9 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
@@ -62,9 +64,13 @@ type Config struct {
 	// be read back.
 	Cache *Cache
 	Reuse Reuse
-	// Budget caps the spend; Prices prices it (default DefaultPrices).
+	// Meter counts every model and judge call against the budget; the
+	// pipeline shares one between Layers 1 and 2 (nil: a meter of its
+	// own, capped by Budget and pricing with Prices, default
+	// pricing.Default()).
+	Meter  *spend.Meter
 	Budget Budget
-	Prices *Prices
+	Prices *pricing.Table
 	// Now is the clock for cache ages (default time.Now).
 	Now func() time.Time
 }
@@ -75,7 +81,14 @@ type Result struct {
 	// Models are the models as the report lists them (the judge is
 	// Behavior.JudgeModel).
 	Models  []report.Model
-	Preview Preview
+	Preview *spend.Preview
+	// Spend is the meter's record when Layer 1 ended: with a shared
+	// meter the pipeline records the whole run's instead.
+	Spend *report.Spend
+	// ReusedRuns and FreshRuns count runs answered from the cache and
+	// made now; StaleRuns are the fresh runs made because a stored one
+	// was found but the server answers its calls differently now.
+	ReusedRuns, FreshRuns, StaleRuns int
 	// Notes are sentences for the gate section: reuse, budget, judge.
 	Notes []string
 }
@@ -118,7 +131,7 @@ type Plan struct {
 	caseHash  []string
 	modelIDs  []string
 	jobs      []job
-	preview   Preview
+	preview   *spend.Preview
 	toolChars int
 	readOnly  map[string]bool
 	recheck   *Revalidator
@@ -142,12 +155,13 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
-	if cfg.Prices == nil {
-		cfg.Prices = DefaultPrices()
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Meter == nil {
+		cfg.Meter = spend.NewMeter(cfg.Budget, cfg.Prices, cfg.Now)
+	}
+	cfg.Budget, cfg.Prices = cfg.Meter.Cap(), cfg.Meter.Prices()
 	if cfg.Sampling == nil {
 		t, s := 0.0, int64(defaultSeed)
 		cfg.Sampling = &llm.Sampling{Temperature: &t, Seed: &s}
@@ -194,7 +208,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		}
 		p.caseHash = append(p.caseHash, h)
 	}
-	p.preview = Preview{USDKnown: true, PricesVer: cfg.Prices.Version}
+	p.preview = spend.NewPreview(cfg.Prices, cfg.Now())
 	judge := ""
 	if cfg.Judge != nil {
 		judge = cfg.Judge.ID()
@@ -215,31 +229,26 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 				if j.reused != nil {
 					p.preview.Reused++
 				} else {
-					rj := ""
-					if c.Rubric != "" {
-						rj = judge
-					}
-					p.preview.estimate(id, rj, cfg.Prices, p.toolChars, len(c.Prompt), len(c.Steps()))
+					estimate(p.preview, id, judge, p.toolChars, c)
 				}
 				p.jobs = append(p.jobs, j)
 			}
 		}
 	}
-	if cfg.Budget.MaxUSD > 0 && !p.preview.USDKnown {
-		return nil, fmt.Errorf("eval.budget.max-usd is set but no price is known for %s, so the cap cannot be enforced: cap tokens instead (eval.budget.max-tokens), or use a model in the price table",
-			strings.Join(p.preview.NoPrice, ", "))
+	if err := p.preview.Check(cfg.Budget); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
 // Preview is the spend estimate of the runs the cache cannot answer.
-func (p *Plan) Preview() Preview { return p.preview }
+func (p *Plan) Preview() *spend.Preview { return p.preview }
 
 // Run runs the plan: every case × run × model, Concurrency at a time,
 // under per-provider rate limits and the budget.
 func (p *Plan) Run(ctx context.Context) (*Result, error) {
 	cfg := p.cfg
-	m := newMeter(cfg.Budget, cfg.Prices)
+	m := cfg.Meter
 	lims := &limiters{conf: cfg.RateLimits}
 	models := make([]llm.Provider, len(cfg.Models))
 	for i, mp := range cfg.Models {
@@ -248,8 +257,8 @@ func (p *Plan) Run(ctx context.Context) (*Result, error) {
 	sc := &scorer{}
 	if cfg.Judge != nil {
 		jp := lims.wrap(cfg.Judge)
-		sc.judge = &Judge{Provider: jp, Cache: cfg.Cache, Reuse: cfg.Reuse != ReuseNothing, Before: m.gate,
-			After: func(u llm.Usage) { m.add(cfg.Judge.ID(), u) }}
+		sc.judge = &Judge{Provider: jp, Cache: cfg.Cache, Reuse: cfg.Reuse != ReuseNothing, Before: m.Gate,
+			After: m.Hook(spend.Judge, cfg.Judge.ID())}
 	}
 	results := make([]done, len(p.jobs))
 	work := make(chan int)
@@ -283,7 +292,7 @@ feed:
 }
 
 // do runs or replays one job and scores it.
-func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *meter, sc *scorer) done {
+func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *spend.Meter, sc *scorer) done {
 	c := p.cfg.Set.Cases[j.ci]
 	stale := false
 	if j.reused != nil {
@@ -301,8 +310,10 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *meter, sc *
 		var mu sync.Mutex
 		log := &CallLog{Inner: p.cfg.Executor, ReadOnly: p.readOnly}
 		a := &Agent{Provider: model, Executor: log, Tools: p.tools, MaxSteps: p.cfg.MaxSteps, Sampling: *p.cfg.Sampling,
-			Before: m.gate, After: func(u llm.Usage) {
-				m.add(id, u)
+			Before: m.Gate, After: func(u llm.Usage) {
+				if !strings.HasPrefix(id, BaselinePrefix) { // the baseline calls no provider
+					m.Add(spend.Layer1, id, u)
+				}
 				mu.Lock()
 				d.usage = addUsage(d.usage, u)
 				mu.Unlock()

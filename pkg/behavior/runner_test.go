@@ -160,11 +160,11 @@ func TestMatrixScoresHandComputed(t *testing.T) {
 	if _, err := report.Marshal(rep); err != nil {
 		t.Fatalf("the report does not validate: %v", err)
 	}
-	if res.Behavior.Spend.Used.Calls != int(a.calls.Load()+b.calls.Load()) {
-		t.Errorf("spend counts %d calls, the providers saw %d", res.Behavior.Spend.Used.Calls, a.calls.Load()+b.calls.Load())
+	if res.Spend.Used.Calls != int(a.calls.Load()+b.calls.Load()) {
+		t.Errorf("spend counts %d calls, the providers saw %d", res.Spend.Used.Calls, a.calls.Load()+b.calls.Load())
 	}
-	if res.Behavior.Spend.Used.USD != nil || !strings.Contains(res.Behavior.Spend.Used.USDUnknown, "test:a") {
-		t.Errorf("models without a price must have an unknown cost, never 0: %+v", res.Behavior.Spend.Used)
+	if res.Spend.Used.USD != nil || !strings.Contains(res.Spend.Used.USDUnknown, "test:a") {
+		t.Errorf("models without a price must have an unknown cost, never 0: %+v", res.Spend.Used)
 	}
 }
 

@@ -37,6 +37,16 @@ type Config struct {
 	Endpoints map[string]Endpoint `yaml:"endpoints"`
 	// Eval configures Layer 1.
 	Eval Eval `yaml:"eval"`
+	// Pricing overrides the built-in price table (Layers 1-3).
+	Pricing Pricing `yaml:"pricing"`
+}
+
+// Pricing names a price override file: the format of pkg/pricing's
+// prices.yaml, with dated rows; its models replace or add to the built-in
+// table's for the budget, the spend preview and telemetry alike. The path
+// is relative to the config file.
+type Pricing struct {
+	File string `yaml:"file"`
 }
 
 // Endpoint is a model endpoint: which wire dialect it speaks, where, and

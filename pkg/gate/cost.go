@@ -135,7 +135,8 @@ func (e *evaluation) runCost(limit float64) {
 }
 
 // runTotal is the run's model cost: from the telemetry section, or for a
-// report without one, Layer 1's own spend record.
+// report without one, the run's spend record (Layer 1's alone in older
+// reports).
 func runTotal(rep *report.Report) (usd float64, known bool, why string) {
 	if t := rep.Telemetry; t != nil && len(t.Usage) > 0 {
 		usd, known = t.TotalCostUSD()
@@ -149,6 +150,12 @@ func runTotal(rep *report.Report) (usd float64, known bool, why string) {
 			why = "no price for " + strings.Join(missing, ", ")
 		}
 		return usd, known, why
+	}
+	if s := rep.Spend; s != nil {
+		if s.Used.USD == nil {
+			return 0, false, "the run's spend has " + s.Used.USDUnknown
+		}
+		return *s.Used.USD, true, ""
 	}
 	if b := rep.Behavior; b != nil && b.Spend != nil {
 		if b.Spend.Used.USD == nil {

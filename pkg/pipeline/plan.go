@@ -21,8 +21,10 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/redact"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
@@ -99,7 +101,11 @@ type Plan struct {
 	// Conformance is Layer 0's runs, lanes, --only and call-tools.
 	Conformance conformance.Options
 	Behavior    BehaviorPlan
-	Policy      gate.Policy
+	// Prices is the run's one price table (the built-in one, or it with
+	// the override file's models): the budget, the spend preview and
+	// telemetry all price with it.
+	Prices *pricing.Table
+	Policy gate.Policy
 	// Baseline is the last green report; nil means floors only, and
 	// BaselineNote says why.
 	Baseline     *report.Report
@@ -126,7 +132,7 @@ type BehaviorPlan struct {
 	Stubs       map[string]string
 	CacheDir    string
 	Reuse       behavior.Reuse
-	Budget      behavior.Budget
+	Budget      spend.Budget
 	RateLimits  map[string]behavior.RateLimit
 	Endpoints   map[string]config.Endpoint
 	PreviewOnly bool
@@ -177,6 +183,9 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 		return nil, err
 	}
 	if err := p.resolveBehavior(s); err != nil {
+		return nil, err
+	}
+	if p.Prices, err = resolvePrices(s); err != nil {
 		return nil, err
 	}
 	if p.Policy, err = s.policy(); err != nil {
@@ -303,7 +312,7 @@ func (p *Plan) resolveConformance(s Settings) error {
 func (p *Plan) resolveBehavior(s Settings) error {
 	b := BehaviorPlan{Golden: s.Golden, Judge: s.Judge, Runs: s.Runs, MaxSteps: s.MaxSteps, Concurrency: s.Concurrency,
 		Stubs: s.Stubs, CacheDir: s.CacheDir, RateLimits: s.RateLimits, Endpoints: s.Endpoints, PreviewOnly: s.PreviewOnly,
-		Budget: behavior.Budget{MaxTokens: s.MaxTokens, MaxUSD: s.MaxUSD}}
+		Budget: spend.Budget{MaxTokens: s.MaxTokens, MaxUSD: s.MaxUSD}}
 	for _, v := range []struct {
 		name string
 		val  int
@@ -333,6 +342,21 @@ func (p *Plan) resolveBehavior(s Settings) error {
 	}
 	p.Behavior = b
 	return nil
+}
+
+// resolvePrices builds the run's price table. A bad override file is a
+// usage error before anything runs: a price silently dropped would make
+// the budget, the preview and the report cost nothing or unknown.
+func resolvePrices(s Settings) (*pricing.Table, error) {
+	t := pricing.Default()
+	if s.Prices == "" {
+		return t, nil
+	}
+	o, err := pricing.Load(s.Prices)
+	if err != nil {
+		return nil, fmt.Errorf("price override file (%s): %w", cmp.Or(s.PricesFrom, "--prices"), err)
+	}
+	return t.With(o), nil
 }
 
 // modelsFor picks a config's model list for an action trigger: the

@@ -16,7 +16,6 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/otelexport"
-	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
@@ -47,7 +46,9 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
-	rec := telemetry.NewRecorder(telemetry.Options{Prices: pricing.Default()})
+	// One price table for the whole run: the budget, the preview and
+	// telemetry price every call alike.
+	rec := telemetry.NewRecorder(telemetry.Options{Prices: p.Prices})
 	rep := report.New()
 	rep.Server = report.Server{Target: p.TargetDesc, Transport: p.Target.Kind()}
 	if p.Has(Conformance) {
@@ -61,15 +62,8 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
 	}
 	var notes []string
-	if p.Has(Behavior) {
-		n, err := p.runBehavior(ctx, rec, rep)
-		if err != nil {
-			return nil, err
-		}
-		notes = append(notes, n...)
-	}
-	if p.Has(Resilience) {
-		n, err := p.runResilience(ctx, rec, rep)
+	if p.Has(Behavior) || p.Has(Resilience) {
+		n, err := p.runModels(ctx, rec, rep)
 		if err != nil {
 			return nil, err
 		}

@@ -68,6 +68,9 @@ type Settings struct {
 	History            int
 	MaxCostIncrease    *float64
 	MaxCostPerRun      *float64
+	// Prices is a price override file; PricesFrom names the setting it
+	// came from, for errors (--prices, pricing.file, the prices input).
+	Prices, PricesFrom string
 	// Baseline is a local report.json of the last green run.
 	Baseline string
 
@@ -161,6 +164,9 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 		for k, v := range e.RateLimits {
 			out.RateLimits[k] = behavior.RateLimit{Concurrency: v.Concurrency, PerMinute: v.PerMinute}
 		}
+	}
+	if cfg.Pricing.File != "" {
+		out.Prices, out.PricesFrom = rel(cfg.Pricing.File), "pricing.file in the config"
 	}
 	out.Endpoints = cfg.Endpoints
 	for _, ep := range cfg.Endpoints {

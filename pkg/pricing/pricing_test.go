@@ -171,3 +171,38 @@ func TestBeforeFirstRowIsUnknown(t *testing.T) {
 		t.Errorf("%+v", q)
 	}
 }
+
+func TestParseNamesTheLineOfEveryBadRow(t *testing.T) {
+	doc := `version: x
+models:
+  - provider: acme
+    id: m1
+    prices:
+      - {input: 1, output: 2}
+      - {from: 2020-01-01, input: -1, output: 2}
+  - provider: acme
+    id: m1
+    prices: []
+  - provider: acme
+    prices:
+      - {input: 1, output: 2}
+`
+	_, err := Parse([]byte(doc), "over.yaml")
+	if !errors.Is(err, ErrTable) {
+		t.Fatalf("err %v, want ErrTable", err)
+	}
+	for _, want := range []string{
+		"over.yaml:7: models[0] (acme:m1) prices[1]: rate -1",
+		"over.yaml:8: models[1] (acme:m1): listed twice (first on line 3)",
+		"over.yaml:8: models[1] (acme:m1): no prices: add a row",
+		"over.yaml:11: models[2] (acme:): provider and id are required",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	_, err = Parse([]byte("version: x\nmodels:\n  - provider: a\n    id: b\n    prices:\n      - {input: 1, ouput: 2}\n"), "typo.yaml")
+	if err == nil || !strings.Contains(err.Error(), "typo.yaml:6: field ouput not found") || !strings.Contains(err.Error(), "a row has from, input") {
+		t.Errorf("an unknown key must name its line and the keys allowed: %v", err)
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -132,64 +133,167 @@ func Load(path string) (*Table, error) {
 }
 
 // Parse reads a price table, rejecting unknown keys, negative or missing
-// rates, rows out of date order and duplicate models, all at once.
+// rates, rows out of date order and duplicate models, all at once. Every
+// problem is reported as NAME:LINE: what is wrong, and how to fix it.
 func Parse(data []byte, name string) (*Table, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrTable, yamlErrors(name, err))
+	}
 	var ft fileTable
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true) // a typo must not silently drop a price
 	if err := dec.Decode(&ft); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrTable, name, err)
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%w: %s:1: the file is empty: give it a version and models (see pkg/pricing/prices.yaml)", ErrTable, name)
+		}
+		return nil, fmt.Errorf("%w: %s", ErrTable, yamlErrors(name, err))
 	}
+	pos := positions(&root)
 	var errs []string
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	bad := func(line int, format string, a ...any) {
+		errs = append(errs, fmt.Sprintf("%s:%d: %s", name, max(line, 1), fmt.Sprintf(format, a...)))
+	}
 	if strings.TrimSpace(ft.Version) == "" {
-		bad("version is missing: give the table a version, e.g. the date it was checked")
+		bad(pos.top, "version is missing: give the table a version, e.g. the date it was checked (version: \"2026-11-29\")")
 	}
 	if ft.Currency != "" && ft.Currency != "USD" {
-		bad("currency %q is not supported: only USD", ft.Currency)
+		bad(pos.top, "currency %q is not supported: only USD", ft.Currency)
 	}
 	t := &Table{version: ft.Version}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i, fm := range ft.Models {
 		where := fmt.Sprintf("models[%d] (%s:%s)", i, fm.Provider, fm.ID)
+		line := pos.model(i)
 		if fm.Provider == "" || fm.ID == "" {
-			bad("%s: provider and id are required", where)
+			bad(line, "%s: provider and id are required, e.g. provider: openai, id: gpt-5-mini", where)
 			continue
 		}
 		key := fm.Provider + ":" + fm.ID
-		if seen[key] {
-			bad("%s: listed twice", where)
+		if first, ok := seen[key]; ok {
+			bad(line, "%s: listed twice (first on line %d): keep one entry and give it one dated row per price change", where, first)
+		} else {
+			seen[key] = line
 		}
-		seen[key] = true
 		m := model{provider: fm.Provider, id: fm.ID, match: fm.Match, source: fm.Source, checked: fm.Checked}
 		if len(m.match) == 0 {
 			m.match = []string{fm.ID}
 		}
 		for _, p := range m.match {
 			if p == "" || p == "*" || strings.Contains(strings.TrimSuffix(p, "*"), "*") {
-				bad("%s: match %q must be a model name, optionally ending in one *", where, p)
+				bad(line, "%s: match %q must be a model name, optionally ending in one *", where, p)
 			}
 		}
 		if len(fm.Prices) == 0 {
-			bad("%s: no prices", where)
+			bad(line, "%s: no prices: add a row, e.g. prices: [{input: 1.25, output: 10}]", where)
 		}
 		for j, fr := range fm.Prices {
+			rl := pos.row(i, j)
 			r, err := fr.row(j)
 			if err != nil {
-				bad("%s prices[%d]: %v", where, j, err)
+				bad(rl, "%s prices[%d]: %v", where, j, err)
 				continue
 			}
 			if n := len(m.rows); n > 0 && !r.from.After(m.rows[n-1].from) {
-				bad("%s prices[%d]: from %s is not after the previous row's: rows go oldest first, one per date", where, j, fr.From)
+				bad(rl, "%s prices[%d]: from %s is not after the previous row's: rows go oldest first, one per date", where, j, fr.From)
 			}
 			m.rows = append(m.rows, r)
 		}
 		t.models = append(t.models, m)
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%w: %s: %s", ErrTable, name, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("%w: %s", ErrTable, strings.Join(errs, "\n"))
 	}
 	return t, nil
+}
+
+// yamlLine finds the "line N:" yaml.v3 puts in its messages.
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): `)
+
+// yamlErrors turns a yaml.v3 error into NAME:LINE: lines.
+func yamlErrors(name string, err error) string {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	var out []string
+	for _, m := range msgs {
+		line := "1"
+		if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+			line, m = sm[1], m[len(sm[0]):]
+		}
+		m = strings.TrimPrefix(m, "yaml: ")
+		hint := ""
+		switch {
+		case strings.Contains(m, "not found in type"):
+			hint = ": the keys are version, currency, models; a model has provider, id, match, source, checked, prices; a row has from, input, cache-read, cache-write, output, tiers"
+		case strings.Contains(m, "cannot unmarshal"):
+			hint = ": rates are numbers (USD per million tokens), dates are quoted or plain 2026-09-01"
+		}
+		out = append(out, fmt.Sprintf("%s:%s: %s%s", name, line, m, hint))
+	}
+	return strings.Join(out, "\n")
+}
+
+// filePos are the lines of a price file's parts, for errors.
+type filePos struct {
+	top    int
+	models []int
+	rows   [][]int
+}
+
+func (p filePos) model(i int) int {
+	if i < len(p.models) {
+		return p.models[i]
+	}
+	return p.top
+}
+
+func (p filePos) row(i, j int) int {
+	if i < len(p.rows) && j < len(p.rows[i]) {
+		return p.rows[i][j]
+	}
+	return p.model(i)
+}
+
+// positions reads the lines of models[i] and models[i].prices[j].
+func positions(root *yaml.Node) filePos {
+	var p filePos
+	doc := root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		doc = doc.Content[0]
+	}
+	p.top = doc.Line
+	models := mapValue(doc, "models")
+	if models == nil || models.Kind != yaml.SequenceNode {
+		return p
+	}
+	for _, m := range models.Content {
+		p.models = append(p.models, m.Line)
+		var rows []int
+		if prices := mapValue(m, "prices"); prices != nil && prices.Kind == yaml.SequenceNode {
+			for _, r := range prices.Content {
+				rows = append(rows, r.Line)
+			}
+		}
+		p.rows = append(p.rows, rows)
+	}
+	return p
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }
 
 func (fr fileRow) row(index int) (row, error) {

@@ -54,9 +54,11 @@ type ConfusionPair struct {
 	ChosenDescription   string `json:"chosenDescription"`
 }
 
-// Spend is a Layer 1 run's spend: the preview before it, what it used,
-// and the cap. USD is absent when a price was unknown (never 0 for
-// unknown); USDUnknown then names the models without a price.
+// Spend is a run's model spend over every layer: the preview before it,
+// what it used, and the cap. USD is absent when a price was unknown
+// (never 0 for unknown); USDUnknown then names the models without a
+// price. Reports since the shared meter hold it in Report.Spend; older
+// ones hold Layer 1's alone in Behavior.Spend.
 type Spend struct {
 	Preview    SpendFigures `json:"preview"`
 	Used       SpendFigures `json:"used"`
@@ -64,12 +66,24 @@ type Spend struct {
 	MaxUSD     float64      `json:"maxUSD"`    // 0: no cap
 	Reached    bool         `json:"reached"`
 	Reason     string       `json:"reason,omitempty"`
-	Prices     string       `json:"prices"` // the price table's version
-	ReusedRuns int          `json:"reusedRuns"`
+	Prices     string       `json:"prices"`     // the price table's version
+	ReusedRuns int          `json:"reusedRuns"` // Layer 1 runs
 	FreshRuns  int          `json:"freshRuns"`
 	// StaleRuns are fresh runs made because a stored one was found but
 	// the server answers its tool calls differently now.
 	StaleRuns int `json:"staleRuns,omitempty"`
+	// Layers splits the figures by part of the run (Layer 1, judge,
+	// Layer 2, Layer 2 judge) and Models by model; absent in older
+	// reports.
+	Layers []SpendPart `json:"layers,omitempty"`
+	Models []SpendPart `json:"models,omitempty"`
+}
+
+// SpendPart is the preview and the use of one part of a run or one model.
+type SpendPart struct {
+	Name    string       `json:"name"`
+	Preview SpendFigures `json:"preview"`
+	Used    SpendFigures `json:"used"`
 }
 
 // SpendFigures are provider calls, tokens (input + output) and money.

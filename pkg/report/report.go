@@ -44,6 +44,9 @@ type Report struct {
 	Behavior    *Behavior    `json:"behavior,omitempty"`    // Layer 1
 	Resilience  *Resilience  `json:"resilience,omitempty"`  // Layer 2
 	Telemetry   *Telemetry   `json:"telemetry,omitempty"`   // Layer 3
+	// Spend is the model spend of Layers 1 and 2 under one budget,
+	// absent when no layer called a model.
+	Spend *Spend `json:"spend,omitempty"`
 
 	// Gate is the verdict of `mcp-eval gate`, absent until the report is
 	// gated.

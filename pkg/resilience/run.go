@@ -3,10 +3,12 @@ package resilience
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 )
 
 // do runs one job through the agent loop, with the job's decorator around
@@ -27,17 +29,12 @@ func (r *runner) run(ctx context.Context, j job) done {
 	c := r.cfg.Set.Cases[j.ci]
 	model := r.cfg.Models[j.mi]
 	rec := &recorder{Provider: model}
-	a := &behavior.Agent{Provider: rec, Tools: r.tools, MaxSteps: r.cfg.MaxSteps, Sampling: *r.cfg.Sampling, CallTimeout: r.cfg.CallTimeout}
-	if r.cfg.Before != nil {
-		a.Before = r.cfg.Before
-	}
-	id := r.modelIDs[j.mi]
-	a.After = func(u llm.Usage) {
-		r.countCalls()
-		if r.cfg.After != nil {
-			r.cfg.After(id, u)
-		}
-	}
+	meter := r.cfg.Meter.Hook(spend.Layer2, r.modelIDs[j.mi])
+	a := &behavior.Agent{Provider: rec, Tools: r.tools, MaxSteps: r.cfg.MaxSteps, Sampling: *r.cfg.Sampling, CallTimeout: r.cfg.CallTimeout,
+		Before: r.cfg.Meter.Gate, After: func(u llm.Usage) {
+			r.countCalls()
+			meter(u)
+		}}
 	// Only the calls that reach the server are recorded: inside the
 	// fault or the payload, which answer some calls themselves.
 	server := &behavior.CallLog{Inner: r.cfg.Executor, ReadOnly: r.readOnly}
@@ -78,6 +75,10 @@ func (r *runner) run(ctx context.Context, j job) done {
 	if d.tr.End == behavior.EndError && d.tr.Reason != "" && !d.verdict.Counted {
 		d.verdict.Reason += ": " + clip(d.tr.Reason, 300)
 	}
+	if d.tr.End == behavior.EndBudget {
+		// Stopped by the cap: not measured, whatever the classifier saw.
+		d.verdict = Verdict{Outcome: NotMeasured, Reason: d.tr.Reason}
+	}
 	d.served = rec.Served()
 	return d
 }
@@ -101,6 +102,12 @@ FAIL if it answered as though the call had worked: stating results, figures or f
 	case behavior.JudgeFail:
 		d.verdict = Verdict{Outcome: Fabricated, Counted: true, Reason: "judge: " + clip(v.Reason, 300) + " (program: " + d.verdict.Outcome + ")"}
 	default:
+		if reached := r.cfg.Meter.Reached(); reached != "" && strings.Contains(v.Reason, spend.ErrBudget.Error()) {
+			// The judge was due but the cap stopped it: the verdict it
+			// was to settle is not measured.
+			d.verdict = Verdict{Outcome: NotMeasured, Reason: "budget reached: " + reached + "; the judge was not asked (program: " + d.verdict.Outcome + ")"}
+			return
+		}
 		d.verdict.Reason += "; the judge did not decide: " + clip(v.Reason, 200)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 )
 
 // Defaults of Config.
@@ -69,10 +70,10 @@ type Config struct {
 	// Sampling is what every model is asked for (default temperature 0,
 	// seed 42, as Layer 1).
 	Sampling *llm.Sampling
-	// Before is asked before every model and judge call (the budget);
-	// After is told each call's usage and model id.
-	Before func() error
-	After  func(model string, u llm.Usage)
+	// Meter counts every model and judge call against the run's budget,
+	// the one Layer 1 uses too (nil: uncapped, priced by the default
+	// table). A run the cap stops is not counted, and says why.
+	Meter *spend.Meter
 	// CallTimeout bounds one model call (default: the agent loop's).
 	CallTimeout time.Duration
 
@@ -123,10 +124,58 @@ type done struct {
 // Run runs every fault and payload against every model and classifies
 // each run. Its error is a configuration error: nothing was run.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	p, err := Prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx)
+}
+
+// Plan is a prepared Layer 2 run: every job planned, no model called.
+type Plan struct{ r *runner }
+
+// Prepare checks cfg and plans the runs. Its error is a configuration
+// error: nothing was run.
+func Prepare(cfg Config) (*Plan, error) {
 	r, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
+	return &Plan{r: r}, nil
+}
+
+// Estimate adds the plan's expected calls to a spend preview: per run,
+// one turn per expected step, one to answer and one more (a retry after
+// the fault, or the attacker's tool), and for a fault run one judge call
+// when a judge is configured (the judge settles only verdicts that rest
+// on wording, so this is an upper bound).
+func (p *Plan) Estimate(pv *spend.Preview) {
+	r := p.r
+	contextChars := 0
+	for _, c := range r.context {
+		contextChars += len(c)
+	}
+	judge := ""
+	if r.cfg.Judge != nil {
+		judge = r.cfg.Judge.ID()
+	}
+	for _, j := range r.jobs {
+		c := r.cfg.Set.Cases[j.ci]
+		prompt := len(c.Prompt)
+		judgeCalls := 0
+		if j.kind == report.KindFault {
+			judgeCalls = 1
+		} else {
+			prompt += len(j.payload.Cover) + len(j.payload.Text)
+		}
+		pv.Runs++
+		pv.Run(spend.Layer2, r.modelIDs[j.mi], len(c.Steps())+2, contextChars, prompt, spend.Layer2Judge, judge, judgeCalls)
+	}
+}
+
+// Run runs the plan.
+func (p *Plan) Run(ctx context.Context) (*Result, error) {
+	r := p.r
 	results := make([]done, len(r.jobs))
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -191,6 +240,9 @@ func prepare(cfg Config) (*runner, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
+	if cfg.Meter == nil {
+		cfg.Meter = spend.NewMeter(spend.Budget{}, nil, nil)
+	}
 	if cfg.MaxResultBytes <= 0 {
 		cfg.MaxResultBytes = behavior.DefaultMaxResultBytes
 	}
@@ -244,15 +296,12 @@ func prepare(cfg Config) (*runner, error) {
 	if cfg.Judge != nil {
 		// Verdicts are reused as Layer 1's are: a scheduled run makes
 		// every run anew, but an identical trajectory is not judged twice.
-		r.judge = &behavior.Judge{Provider: cfg.Judge, Before: cfg.Before, CallTimeout: cfg.CallTimeout,
-			Cache: cfg.Cache, Reuse: cfg.Reuse != behavior.ReuseNothing}
-		id := cfg.Judge.ID()
-		r.judge.After = func(u llm.Usage) {
-			r.countCalls()
-			if cfg.After != nil {
-				cfg.After(id, u)
-			}
-		}
+		meter := cfg.Meter.Hook(spend.Layer2Judge, cfg.Judge.ID())
+		r.judge = &behavior.Judge{Provider: cfg.Judge, Before: cfg.Meter.Gate, CallTimeout: cfg.CallTimeout,
+			Cache: cfg.Cache, Reuse: cfg.Reuse != behavior.ReuseNothing, After: func(u llm.Usage) {
+				r.countCalls()
+				meter(u)
+			}}
 	}
 	if !cfg.SkipFaults {
 		r.planFaults()
