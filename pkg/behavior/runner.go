@@ -67,6 +67,11 @@ type Config struct {
 	Prices *Prices
 	// Now is the clock for cache ages (default time.Now).
 	Now func() time.Time
+	// Telemetry, when set, is told of every case run and tool call (the
+	// model calls it sees through its Provider wrapper). Each run that
+	// calls a model is its own trace (mcpclient.NewTraceFor), carried by
+	// its MCP requests and its telemetry events.
+	Telemetry *telemetry.Recorder
 }
 
 // Result is a finished Layer 1 run.
@@ -277,27 +282,37 @@ feed:
 func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *meter, sc *scorer) done {
 	c := p.cfg.Set.Cases[j.ci]
 	d := done{job: j}
+	start := time.Now()
+	if j.reused == nil {
+		// One trace per case run: its MCP requests carry it (through the
+		// executor's client), and Layer 3 places its model calls, tool
+		// calls and the run itself on it (a no-op without a recorder).
+		tc := mcpclient.NewTraceFor(ctx)
+		ctx = telemetry.WithPlace(mcpclient.WithTrace(ctx, tc), telemetry.PlaceFor(c.ID, j.run, "", tc))
+	}
 	if j.reused != nil {
 		d.tr, d.usage = &j.reused.Trajectory, j.reused.Usage
 	} else {
 		id := p.modelIDs[j.mi]
 		var mu sync.Mutex
 		a := &Agent{Provider: model, Executor: p.cfg.Executor, Tools: p.tools, MaxSteps: p.cfg.MaxSteps, Sampling: *p.cfg.Sampling,
-			Before: m.gate, After: func(u llm.Usage) {
+			Telemetry: p.cfg.Telemetry, Before: m.gate, After: func(u llm.Usage) {
 				m.add(id, u)
 				mu.Lock()
 				d.usage = addUsage(d.usage, u)
 				mu.Unlock()
 			}}
-		// Layer 3 places this run's model calls on its case and run, so
-		// cost and latency add up per case (a no-op without a recorder).
-		d.tr = a.Run(telemetry.WithPlace(ctx, telemetry.Place{Case: c.ID, Run: j.run}), c)
+		d.tr = a.Run(ctx, c)
 		if p.cfg.Cache != nil && storable(d.tr) {
 			// A failed write only costs a re-run next time.
 			_ = p.cfg.Cache.put(kindResult, j.key, cachedRun{Model: id, Trajectory: *d.tr, Usage: d.usage})
 		}
 	}
 	d.s = sc.score(ctx, c, d.tr)
+	if p.cfg.Telemetry != nil && j.reused == nil {
+		p.cfg.Telemetry.CaseRun(telemetry.CaseRun{Model: p.modelIDs[j.mi], Place: telemetry.PlaceOf(ctx), Start: start,
+			Duration: time.Since(start), Outcome: d.s.outcome()})
+	}
 	return d
 }
 

@@ -95,7 +95,7 @@ func (p *Plan) runBehavior(ctx context.Context, rec *telemetry.Recorder, rep *re
 	}
 	cfg := behavior.Config{Set: set, Source: report.RelPath(p.Env.Workspace, abs(b.Golden)), Models: models, Judge: judge,
 		Client: client, Stubs: b.Stubs, Tools: tools, Runs: b.Runs, MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
-		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Budget: b.Budget}
+		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Budget: b.Budget, Telemetry: rec}
 	plan, err := behavior.Prepare(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (p *Plan) runResilience(ctx context.Context, rec *telemetry.Recorder, rep *
 	res, err := resilience.Run(ctx, resilience.Config{
 		Set: set, Models: models, Judge: judge, Tools: tools,
 		Executor: &behavior.MCPExecutor{Client: client, Stubs: b.Stubs},
-		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
+		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency, Telemetry: rec,
 	})
 	if err != nil {
 		return nil, err

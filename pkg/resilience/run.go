@@ -3,10 +3,13 @@ package resilience
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
 // do runs one job through the agent loop, with the job's decorator around
@@ -14,8 +17,18 @@ import (
 func (r *runner) do(ctx context.Context, j job) done {
 	c := r.cfg.Set.Cases[j.ci]
 	model := r.cfg.Models[j.mi]
+	start := time.Now()
+	// One trace per run, as in Layer 1: the executor's requests carry it,
+	// and Layer 3 places the run's model and tool calls on it.
+	tc := mcpclient.NewTraceFor(ctx)
+	scenario := "fault " + j.fault
+	if j.kind == report.KindAttack {
+		scenario = "attack " + j.payload.ID
+	}
+	ctx = telemetry.WithPlace(mcpclient.WithTrace(ctx, tc), telemetry.PlaceFor(c.ID, j.run, scenario, tc))
 	rec := &recorder{Provider: model}
-	a := &behavior.Agent{Provider: rec, Tools: r.tools, MaxSteps: r.cfg.MaxSteps, Sampling: *r.cfg.Sampling, CallTimeout: r.cfg.CallTimeout}
+	a := &behavior.Agent{Provider: rec, Tools: r.tools, MaxSteps: r.cfg.MaxSteps, Sampling: *r.cfg.Sampling, CallTimeout: r.cfg.CallTimeout,
+		Telemetry: r.cfg.Telemetry}
 	if r.cfg.Before != nil {
 		a.Before = r.cfg.Before
 	}
@@ -60,6 +73,10 @@ func (r *runner) do(ctx context.Context, j job) done {
 		d.verdict.Reason += ": " + clip(d.tr.Reason, 300)
 	}
 	d.served = rec.Served()
+	if r.cfg.Telemetry != nil {
+		r.cfg.Telemetry.CaseRun(telemetry.CaseRun{Model: r.modelIDs[j.mi], Place: telemetry.PlaceOf(ctx), Start: start,
+			Duration: time.Since(start), Outcome: d.verdict.Outcome})
+	}
 	return d
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
 // Defaults of Config.
@@ -74,6 +75,9 @@ type Config struct {
 	After  func(model string, u llm.Usage)
 	// CallTimeout bounds one model call (default: the agent loop's).
 	CallTimeout time.Duration
+	// Telemetry, when set, is told of every run and tool call; each run is
+	// its own trace, as in Layer 1.
+	Telemetry *telemetry.Recorder
 }
 
 // Result is a finished Layer 2 run.
