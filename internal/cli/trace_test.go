@@ -154,7 +154,7 @@ func (te *traceEnv) main(args ...string) *report.Report {
 	}
 	var out, errb bytes.Buffer
 	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: lookup}
-	args = append(args, "--url", te.url, "--out", te.path("report.json"), "--markdown", te.path("summary.md"))
+	args = append(args, "--url", te.url, "--out", te.path("report.json"), "--markdown", te.path("summary.md"), "--html", te.path("report.html"))
 	if code := c.Main(te.t.Context(), args); code == ExitError {
 		te.t.Fatalf("%v: exit %d\n%s\n%s", args, code, out.String(), errb.String())
 	}
@@ -224,7 +224,8 @@ func (te *traceEnv) checkWire(cmd, state, baggage string) map[string]bool {
 // otelProbeTraceparent is what OTEL-2 sends to see the server propagate it.
 const otelProbeTraceparent = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
 
-// rawProbes are the methods Layer 0 sends without _meta on purpose.
+// rawProbes are the methods Layer 0 sends without _meta on purpose
+// (docs/telemetry.md lists the probes).
 var rawProbes = map[string]bool{"notifications/cancelled": true, "notifications/mcp-eval/probe": true, "server/discover": true, "tools/list": true, "initialize": true}
 
 func (te *traceEnv) spansNamed(prefix string) []exported {
@@ -320,7 +321,11 @@ func TestEveryRequestOfEveryCommandIsInAnExportedTrace(t *testing.T) {
 		t.Errorf("usage %+v: want the tool calls and a cost per 1k of them", u)
 	}
 	md, _ := os.ReadFile(te.path("summary.md"))
-	if !bytes.Contains(md, []byte("`get_weather`")) {
+	if !bytes.Contains(md, []byte("**Per tool call**")) || !bytes.Contains(md, []byte("| `get_weather` | `openai:gpt-5-mini` |")) {
 		t.Errorf("the PR comment has no per-tool row:\n%s", md)
+	}
+	page, _ := os.ReadFile(te.path("report.html"))
+	if !bytes.Contains(page, []byte(`<table id="tools">`)) || !bytes.Contains(page, []byte("<td><code>get_weather</code></td>")) {
+		t.Errorf("the HTML report has no per-tool table")
 	}
 }
