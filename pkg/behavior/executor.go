@@ -31,6 +31,9 @@ type CallResult struct {
 	IsError bool
 	// Stubbed is true when a configured stub answered instead of the server.
 	Stubbed bool
+	// RPCError is true when IsError is the server's JSON-RPC error rather
+	// than a tool result with isError.
+	RPCError bool
 	// InputRounds counts MRTR retries answered from the case's inputs.
 	InputRounds int
 	Duration    time.Duration
@@ -109,7 +112,7 @@ func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessag
 		// server rejects, or a tool it does not know. A real client shows
 		// the model the error, so the model may correct itself.
 		out.Content = clip(fmt.Sprintf("error %d: %s", rpc.Err.Code, rpc.Err.Message), limit)
-		out.IsError = true
+		out.IsError, out.RPCError = true, true
 		out.ResultHash, _ = report.Hash(map[string]any{"error": map[string]any{"code": rpc.Err.Code, "message": rpc.Err.Message}})
 		return out, nil
 	case err != nil:

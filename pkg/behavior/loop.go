@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
 // SystemPrompt is what every model is told before a case's prompt. It is
@@ -66,6 +67,10 @@ type Agent struct {
 	After  func(llm.Usage)
 	// CallTimeout bounds one provider call (default 2 minutes).
 	CallTimeout time.Duration
+	// Telemetry, when set, is told of every tool call, placed on the case
+	// run of the context (telemetry.WithPlace) with the share of the model
+	// turn that made it.
+	Telemetry *telemetry.Recorder
 }
 
 // Run runs case c and returns its trajectory. It never fails: a provider
@@ -126,7 +131,7 @@ func (a *Agent) Run(ctx context.Context, c golden.Case) *report.Trajectory {
 		}
 		results := make([]llm.ToolResult, 0, len(m.Calls))
 		for _, call := range m.Calls {
-			rec, res, stop := a.execute(ctx, c, call, offered)
+			rec, res, stop := a.execute(ctx, c, call, offered, resp.Usage, len(m.Calls))
 			if calls < maxCallsPerRun {
 				turn.Calls = append(turn.Calls, rec(tr))
 			} else {
@@ -166,9 +171,11 @@ func (a *Agent) complete(ctx context.Context, msgs []llm.Message) (*llm.Response
 
 // execute runs one call. rec builds the stored record (clipping against
 // the trajectory); res is what the model sees; stop ends the run.
-func (a *Agent) execute(ctx context.Context, c golden.Case, call llm.ToolCall, offered map[string]bool) (rec func(*report.Trajectory) report.ToolCall, res llm.ToolResult, stop error) {
+func (a *Agent) execute(ctx context.Context, c golden.Case, call llm.ToolCall, offered map[string]bool, turn llm.Usage, turnCalls int) (rec func(*report.Trajectory) report.ToolCall, res llm.ToolResult, stop error) {
 	res.CallID = call.ID
 	var cr CallResult
+	start := time.Now()
+	refused := true
 	switch {
 	case call.ParseError != "" || call.Arguments == nil:
 		why := call.ParseError
@@ -181,7 +188,15 @@ func (a *Agent) execute(ctx context.Context, c golden.Case, call llm.ToolCall, o
 	case !offered[call.Name]:
 		cr = CallResult{Content: fmt.Sprintf("there is no tool named %q; the tools are: %s", clip(call.Name, 100), toolNames(a.Tools)), IsError: true}
 	default:
+		refused = false
 		cr, stop = a.Executor.Call(ctx, call.Name, call.Arguments, c.Inputs)
+	}
+	if a.Telemetry != nil {
+		// Timed here, around the executor: the call's span then encloses
+		// the MCP requests it made.
+		a.Telemetry.ToolCall(telemetry.ToolCall{Model: a.Provider.ID(), Place: telemetry.PlaceOf(ctx), Tool: call.Name, Start: start,
+			Latency: time.Since(start), Outcome: toolOutcome(cr, refused, stop), IsError: cr.IsError || stop != nil, Stubbed: cr.Stubbed,
+			TurnUsage: turn, TurnCalls: turnCalls})
 	}
 	res.Content, res.IsError = cr.Content, cr.IsError
 	rec = func(tr *report.Trajectory) report.ToolCall {
@@ -202,6 +217,23 @@ func (a *Agent) execute(ctx context.Context, c golden.Case, call llm.ToolCall, o
 		return r
 	}
 	return rec, res, stop
+}
+
+// toolOutcome is how a call ended, for Layer 3.
+func toolOutcome(cr CallResult, refused bool, stop error) string {
+	switch {
+	case stop != nil:
+		return telemetry.ToolFailed
+	case refused:
+		return telemetry.ToolRefused
+	case cr.Stubbed:
+		return telemetry.ToolStubbed
+	case cr.RPCError:
+		return telemetry.ToolRPCError
+	case cr.IsError:
+		return telemetry.ToolError
+	}
+	return telemetry.ToolOK
 }
 
 func clipStored(s string, tr *report.Trajectory) string {

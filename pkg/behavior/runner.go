@@ -73,6 +73,11 @@ type Config struct {
 	Prices *pricing.Table
 	// Now is the clock for cache ages (default time.Now).
 	Now func() time.Time
+	// Telemetry, when set, is told of every case run and tool call (the
+	// model calls it sees through its Provider wrapper). Each run that
+	// calls a model is its own trace (mcpclient.NewTraceFor), carried by
+	// its MCP requests and its telemetry events.
+	Telemetry *telemetry.Recorder
 }
 
 // Result is a finished Layer 1 run.
@@ -303,6 +308,14 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *spend.Meter
 		}
 	}
 	d := done{job: j, stale: stale}
+	start := time.Now()
+	if j.reused == nil {
+		// One trace per case run: its MCP requests carry it (through the
+		// executor's client), and Layer 3 places its model calls, tool
+		// calls and the run itself on it (a no-op without a recorder).
+		tc := mcpclient.NewTraceFor(ctx)
+		ctx = telemetry.WithPlace(mcpclient.WithTrace(ctx, tc), telemetry.PlaceFor(c.ID, j.run, "", tc))
+	}
 	if j.reused != nil {
 		d.tr, d.usage = &j.reused.Trajectory, j.reused.Usage
 	} else {
@@ -310,7 +323,7 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *spend.Meter
 		var mu sync.Mutex
 		log := &CallLog{Inner: p.cfg.Executor, ReadOnly: p.readOnly}
 		a := &Agent{Provider: model, Executor: log, Tools: p.tools, MaxSteps: p.cfg.MaxSteps, Sampling: *p.cfg.Sampling,
-			Before: m.Gate, After: func(u llm.Usage) {
+			Telemetry: p.cfg.Telemetry, Before: m.Gate, After: func(u llm.Usage) {
 				if !strings.HasPrefix(id, BaselinePrefix) { // the baseline calls no provider
 					m.Add(spend.Layer1, id, u)
 				}
@@ -318,15 +331,17 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *spend.Meter
 				d.usage = addUsage(d.usage, u)
 				mu.Unlock()
 			}}
-		// Layer 3 places this run's model calls on its case and run, so
-		// cost and latency add up per case (a no-op without a recorder).
-		d.tr = a.Run(telemetry.WithPlace(ctx, telemetry.Place{Case: c.ID, Run: j.run}), c)
+		d.tr = a.Run(ctx, c)
 		if p.cfg.Cache != nil && storable(d.tr) {
 			// A failed write only costs a re-run next time.
 			_ = p.cfg.Cache.put(kindResult, j.key, cachedRun{Model: id, Trajectory: *d.tr, Usage: d.usage, Calls: log.Calls()})
 		}
 	}
 	d.s = sc.score(ctx, c, d.tr)
+	if p.cfg.Telemetry != nil && j.reused == nil {
+		p.cfg.Telemetry.CaseRun(telemetry.CaseRun{Model: p.modelIDs[j.mi], Place: telemetry.PlaceOf(ctx), Start: start,
+			Duration: time.Since(start), Outcome: d.s.outcome()})
+	}
 	return d
 }
 

@@ -159,11 +159,11 @@ var OTEL2 = &check.Check{
 			var problem string
 			switch f.key {
 			case "traceparent":
-				problem = otelTraceparent(f.value)
+				problem = mcpclient.TraceparentProblem(f.value)
 			case "tracestate":
-				problem = otelTracestate(f.value)
+				problem = mcpclient.TracestateProblem(f.value)
 			case "baggage":
-				problem = otelBaggage(f.value)
+				problem = mcpclient.BaggageProblem(f.value)
 			}
 			if problem != "" {
 				p.Failf(&check.Evidence{Response: jsonrpc.Clip(f.value, 200)}, "%s: _meta.%s %q %s", f.where, f.key, jsonrpc.Clip(f.value, 80), problem)

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 func TestOTELMutants(t *testing.T) {
@@ -24,8 +26,8 @@ func TestOTELValues(t *testing.T) {
 		"ff-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01": false,
 		"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7":    false,
 	} {
-		if got := otelTraceparent(v) == ""; got != ok {
-			t.Errorf("traceparent %q: valid %v, want %v (%s)", v, got, ok, otelTraceparent(v))
+		if got := mcpclient.TraceparentProblem(v) == ""; got != ok {
+			t.Errorf("traceparent %q: valid %v, want %v (%s)", v, got, ok, mcpclient.TraceparentProblem(v))
 		}
 	}
 	for v, ok := range map[string]bool{
@@ -38,8 +40,8 @@ func TestOTELValues(t *testing.T) {
 		"a=b=c":                                   false, // '=' is not allowed in values
 		"a=trailing ":                             true,  // OWS after the member is trimmed
 	} {
-		if got := otelTracestate(v) == ""; got != ok {
-			t.Errorf("tracestate %q: valid %v, want %v (%s)", v, got, ok, otelTracestate(v))
+		if got := mcpclient.TracestateProblem(v) == ""; got != ok {
+			t.Errorf("tracestate %q: valid %v, want %v (%s)", v, got, ok, mcpclient.TracestateProblem(v))
 		}
 	}
 	for v, ok := range map[string]bool{
@@ -52,8 +54,8 @@ func TestOTELValues(t *testing.T) {
 		"":               false,
 		"k=v;bad prop=1": false,
 	} {
-		if got := otelBaggage(v) == ""; got != ok {
-			t.Errorf("baggage %q: valid %v, want %v (%s)", v, got, ok, otelBaggage(v))
+		if got := mcpclient.BaggageProblem(v) == ""; got != ok {
+			t.Errorf("baggage %q: valid %v, want %v (%s)", v, got, ok, mcpclient.BaggageProblem(v))
 		}
 	}
 }

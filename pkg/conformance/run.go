@@ -70,7 +70,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		// A run that checks nothing must not read as a pass.
 		return nil, nil, fmt.Errorf("--only %s selects no check that runs over %s (RESIL-1, for one, runs over Streamable HTTP only)", strings.Join(opts.Only, ","), target.Kind())
 	}
-	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTrace(), Observer: opts.Observer}
+	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTraceFor(ctx), Observer: opts.Observer}
 	tr, err := target.Open(ctx, false)
 	if err != nil {
 		return nil, nil, err

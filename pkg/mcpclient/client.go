@@ -45,7 +45,8 @@ type Config struct {
 	// MaxInputRounds caps MRTR rounds with an InputHandler (default 8).
 	MaxInputRounds int
 	// Trace, when set, makes every request carry W3C trace context in
-	// _meta with this trace id and a new span id per request.
+	// _meta with this trace id and a new span id per request; a request
+	// whose context has a trace (WithTrace) carries that one instead.
 	Trace *TraceContext
 	// ForceEra skips the probe ("modern" or "legacy"); empty probes.
 	ForceEra Era
@@ -161,7 +162,6 @@ type callOptions struct {
 	capabilities json.RawMessage
 	header       http.Header
 	noMeta       bool
-	trace        *TraceContext
 	timeout      time.Duration // overrides Config.RequestTimeout when > 0
 }
 
@@ -200,9 +200,6 @@ func WithHeader(key, value string) CallOption {
 	}
 }
 
-// WithTrace overrides the trace this request belongs to (one per eval case).
-func WithTrace(tc *TraceContext) CallOption { return func(o *callOptions) { o.trace = tc } }
-
 // Transport returns the underlying transport, for the raw layer.
 func (c *Client) Transport() transport.Transport { return c.t }
 
@@ -231,7 +228,8 @@ func (c *Client) Close() error {
 
 // Build turns a method and params into the exact message and headers the
 // client would send; the conformance layer starts from it to make
-// deliberately wrong variants.
+// deliberately wrong variants, and sends them itself. The Observer is told
+// of it as a Raw call, so that the span id in its traceparent is exported.
 func (c *Client) Build(method string, params any, opts ...CallOption) (*Request, *transport.Outgoing, error) {
 	req := &Request{Method: method}
 	for _, o := range opts {
@@ -242,7 +240,13 @@ func (c *Client) Build(method string, params any, opts ...CallOption) (*Request,
 		return nil, nil, fmt.Errorf("encoding params of %s: %w", method, err)
 	}
 	req.Params = p
-	out, err := c.outgoing(req, c.NewID())
+	start := time.Now()
+	out, sent, err := c.outgoingTraced(req, c.NewID(), c.cfg.Trace)
+	if err == nil && sent != nil && c.cfg.Observer != nil {
+		call := observed(req, start, sent, nil, nil)
+		call.Raw, call.Elapsed = true, 0
+		c.cfg.Observer(call)
+	}
 	return req, out, err
 }
 
@@ -268,15 +272,11 @@ func toParamMap(params any) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// outgoing renders req under id for the current era.
-func (c *Client) outgoing(req *Request, id json.RawMessage) (*transport.Outgoing, error) {
-	out, _, err := c.outgoingTraced(req, id)
-	return out, err
-}
-
-// outgoingTraced is outgoing that also returns the traceparent put in
-// _meta ("" when none), for the observer.
-func (c *Client) outgoingTraced(req *Request, id json.RawMessage) (*transport.Outgoing, string, error) {
+// outgoingTraced renders req under id for the current era, in trace tc
+// (none when nil). It also returns the trace context put in _meta (nil
+// when none, or when the caller's own WithMeta replaced the traceparent:
+// then the wire id is not the harness's), for the observer.
+func (c *Client) outgoingTraced(req *Request, id json.RawMessage, tc *TraceContext) (*transport.Outgoing, *sentTrace, error) {
 	info := c.Info()
 	params := make(map[string]json.RawMessage, len(req.Params)+1)
 	for k, v := range req.Params {
@@ -299,21 +299,20 @@ func (c *Client) outgoingTraced(req *Request, id json.RawMessage) (*transport.Ou
 			meta[MetaLogLevel], _ = json.Marshal(c.cfg.LogLevel)
 		}
 	}
-	tc := c.cfg.Trace
-	if req.opts.trace != nil {
-		tc = req.opts.trace
-	}
-	var traceparent string
+	var sent *sentTrace
 	if tc != nil {
 		for k, v := range tc.meta() {
 			meta[k], _ = json.Marshal(v)
 			if k == "traceparent" {
-				traceparent = v
+				sent = &sentTrace{traceparent: v, runSpanID: tc.RunSpanID}
 			}
 		}
 	}
 	for k, v := range req.opts.meta {
 		meta[k] = v
+		if k == "traceparent" {
+			sent = nil // a probe's own traceparent: no span of the harness has its id
+		}
 	}
 	if len(meta) > 0 {
 		params["_meta"], _ = json.Marshal(meta)
@@ -324,17 +323,17 @@ func (c *Client) outgoingTraced(req *Request, id json.RawMessage) (*transport.Ou
 	}
 	msg, err := jsonrpc.NewRequest(id, req.Method, paramsAny)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	body, err := msg.Encode()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	h, err := c.headers(req, info)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return &transport.Outgoing{Body: body, ID: id, Method: req.Method, Header: h}, traceparent, nil
+	return &transport.Outgoing{Body: body, ID: id, Method: req.Method, Header: h}, sent, nil
 }
 
 // headers derives the Streamable HTTP request headers from the body
@@ -415,7 +414,11 @@ func (c *Client) send(ctx context.Context, req *Request) (*Response, error) {
 
 func (c *Client) sendOnce(ctx context.Context, req *Request) (*Response, error) {
 	id := c.NewID()
-	out, traceparent, err := c.outgoingTraced(req, id)
+	tc := c.cfg.Trace
+	if t := TraceOf(ctx); t != nil {
+		tc = t
+	}
+	out, sent, err := c.outgoingTraced(req, id, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +431,7 @@ func (c *Client) sendOnce(ctx context.Context, req *Request) (*Response, error) 
 	start := time.Now()
 	ex, err := c.t.RoundTrip(rctx, out)
 	if c.cfg.Observer != nil {
-		c.cfg.Observer(observed(req, start, traceparent, ex, err))
+		c.cfg.Observer(observed(req, start, sent, ex, err))
 	}
 	resp := &Response{ID: id, Sent: out.Body, SentHeader: out.Header, Exchange: ex, Request: req}
 	if te := (*transport.Error)(nil); errors.As(err, &te) && te.Kind == transport.KindTimeout && ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
@@ -456,13 +459,23 @@ func (c *Client) Notify(ctx context.Context, method string, params any) (*transp
 		return nil, err
 	}
 	req.Params = p
-	out, err := c.outgoing(req, nil)
+	tc := c.cfg.Trace
+	if t := TraceOf(ctx); t != nil {
+		tc = t
+	}
+	out, sent, err := c.outgoingTraced(req, nil, tc)
 	if err != nil {
 		return nil, err
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	return c.t.Notify(rctx, out)
+	start := time.Now()
+	ex, err := c.t.Notify(rctx, out)
+	if c.cfg.Observer != nil {
+		// Observed like a request, so that its traceparent names a span.
+		c.cfg.Observer(observed(req, start, sent, ex, err))
+	}
+	return ex, err
 }
 
 // call is Do for typed helpers: a JSON-RPC error becomes an *RPCError.

@@ -30,6 +30,20 @@ type Call struct {
 	// join the harness's trace.
 	TraceID string
 	SpanID  string
+	// RunSpanID is the TraceContext's RunSpanID: the case run or session
+	// the request belongs to.
+	RunSpanID string
+	// Raw is true for a request the client built (Client.Build) for the
+	// conformance layer to send itself: the client never sees its answer,
+	// so Start is when it was built and Elapsed is zero. It is observed so
+	// that its traceparent names an exported span all the same.
+	Raw bool
+}
+
+// sentTrace is the trace context one request carried.
+type sentTrace struct {
+	traceparent string
+	runSpanID   string
 }
 
 // Error kinds of a Call besides the transport's.
@@ -39,7 +53,7 @@ const (
 )
 
 // observed builds the Call for one round trip.
-func observed(req *Request, start time.Time, traceparent string, ex *transport.Exchange, err error) Call {
+func observed(req *Request, start time.Time, sent *sentTrace, ex *transport.Exchange, err error) Call {
 	c := Call{Method: req.Method, Start: start, Elapsed: time.Since(start)}
 	switch req.Method {
 	case "tools/call", "prompts/get":
@@ -56,9 +70,11 @@ func observed(req *Request, start time.Time, traceparent string, ex *transport.E
 	case ex != nil && ex.Response != nil && ex.Response.Error != nil:
 		c.ErrKind = CallRPCError
 	}
-	// traceparent is version-traceid-spanid-flags (W3C Trace Context §3.2).
-	if parts := strings.Split(traceparent, "-"); len(parts) == 4 {
-		c.TraceID, c.SpanID = parts[1], parts[2]
+	if sent != nil {
+		// traceparent is version-traceid-spanid-flags (W3C Trace Context §3.2).
+		if parts := strings.Split(sent.traceparent, "-"); len(parts) == 4 {
+			c.TraceID, c.SpanID, c.RunSpanID = parts[1], parts[2], sent.runSpanID
+		}
 	}
 	return c
 }

@@ -10,10 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
@@ -27,6 +24,7 @@ const (
 	caseTrace   = "4bf92f3577b34da6a3ce929d0e0e4736"
 	layer0Trace = "0af7651916cd43dd8448eb211c80319c"
 	toolSpanID  = "00f067aa0ba902b7" // the traceparent span id of the case's tools/call
+	caseSpanID  = "b7ad6b7169203331" // the case run's span (TraceContext.RunSpanID)
 	listSpanID  = "b7ad6b7169203331"
 )
 
@@ -41,116 +39,22 @@ func fixture() (*report.Report, telemetry.Events) {
 	rep := report.New()
 	rep.Run = report.Run{Commit: "0123456789abcdef", HarnessVersion: "0.1.0", StartedAt: t0, FinishedAt: at(5000)}
 	rep.Server = report.Server{Name: "weather", Version: "1.2.0"}
+	place := telemetry.Place{Case: "weather-oslo", Run: 1, TraceID: caseTrace, RunSpanID: caseSpanID}
 	ev := telemetry.Events{
-		Cases: []telemetry.CaseRun{{Case: "weather-oslo", Model: "openai:gpt-5-mini", Run: 1, TraceID: caseTrace, Start: at(100), Duration: 1900 * time.Millisecond, Outcome: report.RunPass}},
+		Cases: []telemetry.CaseRun{{Model: "openai:gpt-5-mini", Place: place, Start: at(100), Duration: 1900 * time.Millisecond, Outcome: report.RunPass}},
 		Models: []telemetry.ModelCall{
-			{Model: "openai:gpt-5-mini", Case: "weather-oslo", Run: 1, TraceID: caseTrace, Start: at(100), Latency: 700 * time.Millisecond,
+			{Model: "openai:gpt-5-mini", Place: place, Start: at(100), Latency: 700 * time.Millisecond,
 				Usage: llm.Usage{InputTokens: 400, CachedInputTokens: 100, OutputTokens: 40, ReasoningTokens: 10}, Served: "gpt-5-mini-2025-08-07"},
-			{Model: "openai:gpt-5-mini", Case: "weather-oslo", Run: 1, TraceID: caseTrace, Start: at(900), Latency: 1100 * time.Millisecond, Failed: true},
+			{Model: "openai:gpt-5-mini", Place: place, Start: at(900), Latency: 1100 * time.Millisecond, Failed: true},
 		},
-		Tools: []telemetry.ToolCall{{Model: "openai:gpt-5-mini", Case: "weather-oslo", Run: 1, TraceID: caseTrace, Tool: "get_weather", Start: at(800), Latency: 90 * time.Millisecond}},
+		Tools: []telemetry.ToolCall{{Model: "openai:gpt-5-mini", Place: place, Tool: "get_weather", Start: at(800), Latency: 90 * time.Millisecond}},
 		MCP: []mcpclient.Call{
-			{Method: "tools/call", Name: "get_weather", Start: at(810), Elapsed: 70 * time.Millisecond, TraceID: caseTrace, SpanID: toolSpanID},
+			{Method: "tools/call", Name: "get_weather", Start: at(810), Elapsed: 70 * time.Millisecond, TraceID: caseTrace, SpanID: toolSpanID, RunSpanID: caseSpanID},
 			{Method: "tools/list", Start: at(10), Elapsed: 5 * time.Millisecond, ErrKind: "timeout", TraceID: layer0Trace, SpanID: listSpanID},
 			{Method: "ping", Start: at(20), Elapsed: time.Millisecond}, // no trace context: not exported
 		},
 	}
 	return rep, ev
-}
-
-func byName(spans tracetest.SpanStubs) map[string]tracetest.SpanStub {
-	m := map[string]tracetest.SpanStub{}
-	for _, s := range spans {
-		m[s.Name] = s
-	}
-	return m
-}
-
-func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
-	m := map[attribute.Key]attribute.Value{}
-	for _, kv := range s.Attributes {
-		m[kv.Key] = kv.Value
-	}
-	return m
-}
-
-// The span tree: the run; the case as the root of the trace its requests
-// carried, linked to the run; model and tool calls under the case; the
-// MCP request under its tool call with the span id sent on the wire; a
-// Layer 0 request under a requests span in its own trace.
-func TestSpanStructure(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	rep, ev := fixture()
-	if err := Export(context.Background(), exp, rep, ev); err != nil {
-		t.Fatal(err)
-	}
-	spans := exp.GetSpans()
-	if len(spans) != 8 {
-		for _, s := range spans {
-			t.Log(s.Name)
-		}
-		t.Fatalf("%d spans, want 8", len(spans))
-	}
-	s := byName(spans)
-	run, kase := s["mcp-eval run"], s["case weather-oslo"]
-	chat, tool, req := s["chat gpt-5-mini"], s["execute_tool get_weather"], s["tools/call get_weather"]
-	reqs, list := s["mcp requests"], s["tools/list"]
-
-	if run.Parent.IsValid() || !run.StartTime.Equal(t0) || !run.EndTime.Equal(at(5000)) {
-		t.Errorf("run span: parent %v, %v – %v", run.Parent, run.StartTime, run.EndTime)
-	}
-	if got := kase.SpanContext.TraceID().String(); got != caseTrace || kase.Parent.IsValid() {
-		t.Errorf("case span: trace %s parent %v, want the case's trace %s as a root", got, kase.Parent, caseTrace)
-	}
-	if len(kase.Links) != 1 || kase.Links[0].SpanContext.SpanID() != run.SpanContext.SpanID() {
-		t.Errorf("case span links %+v, want the run span", kase.Links)
-	}
-	if !kase.StartTime.Equal(at(100)) || !kase.EndTime.Equal(at(2000)) || attrs(kase)[attrOutcome].AsString() != report.RunPass {
-		t.Errorf("case span %v – %v %v", kase.StartTime, kase.EndTime, kase.Attributes)
-	}
-	var models []tracetest.SpanStub
-	for _, sp := range spans {
-		if sp.Name == "chat gpt-5-mini" {
-			models = append(models, sp)
-		}
-	}
-	if len(models) != 2 {
-		t.Fatalf("%d model call spans, want 2", len(models))
-	}
-	for _, m := range append(models, tool) {
-		if m.Parent.SpanID() != kase.SpanContext.SpanID() || m.SpanContext.TraceID() != kase.SpanContext.TraceID() {
-			t.Errorf("%s: parent %v, want the case span", m.Name, m.Parent.SpanID())
-		}
-	}
-	if chat.Status.Code == codes.Error {
-		chat = models[0]
-	}
-	a := attrs(chat)
-	if a[attrProvider].AsString() != "openai" || a[attrReqModel].AsString() != "gpt-5-mini" || a[attrInTokens].AsInt64() != 500 ||
-		a[attrCacheRead].AsInt64() != 100 || a[attrOutTokens].AsInt64() != 40 || a[attrReasoning].AsInt64() != 10 || chat.SpanKind != trace.SpanKindClient {
-		t.Errorf("model span attributes %v", chat.Attributes)
-	}
-	if models[1].Status.Code != codes.Error && models[0].Status.Code != codes.Error {
-		t.Error("the failed model call's span is not an error")
-	}
-	if got := req.SpanContext.SpanID().String(); got != toolSpanID {
-		t.Errorf("MCP request span id %s, want the traceparent's %s", got, toolSpanID)
-	}
-	if req.Parent.SpanID() != tool.SpanContext.SpanID() || attrs(req)[attrMCPMethod].AsString() != "tools/call" || attrs(req)[attrToolName].AsString() != "get_weather" {
-		t.Errorf("MCP request span: parent %v attrs %v, want under the tool call", req.Parent.SpanID(), req.Attributes)
-	}
-	if !req.StartTime.Equal(at(810)) || !req.EndTime.Equal(at(880)) || !tool.EndTime.Equal(at(890)) {
-		t.Errorf("timestamps: request %v – %v, tool ends %v", req.StartTime, req.EndTime, tool.EndTime)
-	}
-	if reqs.SpanContext.TraceID().String() != layer0Trace || reqs.Parent.IsValid() {
-		t.Errorf("Layer 0 requests span in trace %s", reqs.SpanContext.TraceID())
-	}
-	if list.SpanContext.SpanID().String() != listSpanID || list.Parent.SpanID() != reqs.SpanContext.SpanID() || list.Status.Code != codes.Error {
-		t.Errorf("tools/list span %+v", list)
-	}
-	if v, _ := spans[0].Resource.Set().Value("service.name"); v.AsString() != "mcp-eval" {
-		t.Errorf("resource %v", spans[0].Resource)
-	}
 }
 
 func TestMaxSpansDropsRequestsFirst(t *testing.T) {

@@ -1,6 +1,7 @@
 package otelexport
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -32,6 +33,8 @@ const (
 	attrOutcome     = attribute.Key("mcp_eval.outcome")
 	attrJudge       = attribute.Key("mcp_eval.judge")
 	attrStubbed     = attribute.Key("mcp_eval.stubbed")
+	attrScenario    = attribute.Key("mcp_eval.scenario")
+	attrRaw         = attribute.Key("mcp_eval.raw")
 	attrCommit      = attribute.Key("mcp_eval.commit")
 	attrServer      = attribute.Key("mcp_eval.server")
 	attrVerdict     = attribute.Key("mcp_eval.verdict")
@@ -56,6 +59,10 @@ type Options struct {
 	// MaxSpans bounds the spans sent (default 100,000); past it MCP
 	// request spans are dropped first, and Export says how many.
 	MaxSpans int
+	// Parent is the trace the run was started in (TRACEPARENT): when set,
+	// every span is in its trace and the run span is a child of its span;
+	// otherwise each case run is the root of its own trace.
+	Parent *mcpclient.Parent
 }
 
 // Export builds the run's spans from ev and sends them through exp, then
@@ -63,8 +70,11 @@ type Options struct {
 // times and names (its telemetry is not needed).
 func Export(ctx context.Context, exp sdktrace.SpanExporter, rep *report.Report, ev telemetry.Events, opts ...Options) error {
 	o := Options{MaxSpans: defaultMaxSpans}
-	if len(opts) > 0 && opts[0].MaxSpans > 0 {
-		o.MaxSpans = opts[0].MaxSpans
+	if len(opts) > 0 {
+		o.Parent = opts[0].Parent
+		if opts[0].MaxSpans > 0 {
+			o.MaxSpans = opts[0].MaxSpans
+		}
 	}
 	res := resource.NewSchemaless(attribute.String("service.name", "mcp-eval"), attribute.String("service.version", clip(rep.Run.HarnessVersion)))
 	tp := sdktrace.NewTracerProvider(
@@ -73,7 +83,7 @@ func Export(ctx context.Context, exp sdktrace.SpanExporter, rep *report.Report, 
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(keepOpen{exp}, sdktrace.WithMaxExportBatchSize(512))),
 	)
-	dropped := build(ctx, tp.Tracer("github.com/mcp-eval/mcp-eval-action/pkg/otelexport"), rep, ev, o.MaxSpans)
+	dropped := build(ctx, tp.Tracer("github.com/mcp-eval/mcp-eval-action/pkg/otelexport"), rep, ev, o)
 	// Shutdown flushes every span and stops the batcher; keepOpen leaves
 	// the caller's exporter open.
 	if err := tp.Shutdown(ctx); err != nil {
@@ -131,8 +141,10 @@ func (chosenIDs) NewSpanID(ctx context.Context, _ trace.TraceID) trace.SpanID {
 // outside any case) and what happened in it.
 type group struct {
 	traceID    trace.TraceID
+	runSpan    trace.SpanID // the case run's span id (TraceContext.RunSpanID)
 	caseRun    *telemetry.CaseRun
 	kase       string
+	scenario   string
 	models     []telemetry.ModelCall
 	tools      []telemetry.ToolCall
 	mcp        []mcpclient.Call
@@ -148,31 +160,33 @@ func (g *group) cover(start time.Time, d time.Duration) {
 	}
 }
 
-// groups sorts the events into traces: by the trace id the runner gave
-// (the one sent to the server), else by case, model and run.
+// groups sorts the events into case runs (and sessions): by the trace and
+// run span the runner gave (the trace sent to the server), else by case,
+// model and run.
 func groups(ev telemetry.Events) []*group {
 	byKey := map[string]*group{}
 	var order []string
-	get := func(traceHex, kase, model string, run int) *group {
-		key := "trace:" + traceHex
+	get := func(traceHex, runSpanHex, kase, scenario, model string, run int) *group {
+		key := "trace:" + traceHex + "/" + runSpanHex
 		if traceHex == "" {
-			key = fmt.Sprintf("case:%q %q %d", kase, model, run)
+			key = fmt.Sprintf("case:%q %q %q %d", kase, scenario, model, run)
 		}
 		g := byKey[key]
 		if g == nil {
-			g = &group{kase: kase}
+			g = &group{kase: kase, scenario: scenario}
 			g.traceID, _ = trace.TraceIDFromHex(traceHex)
+			g.runSpan, _ = trace.SpanIDFromHex(runSpanHex)
 			byKey[key] = g
 			order = append(order, key)
 		}
 		if g.kase == "" {
-			g.kase = kase
+			g.kase, g.scenario = kase, scenario
 		}
 		return g
 	}
 	for i := range ev.Cases {
 		c := &ev.Cases[i]
-		g := get(c.TraceID, c.Case, c.Model, c.Run)
+		g := get(c.TraceID, c.RunSpanID, c.Case, c.Scenario, c.Model, c.Run)
 		g.caseRun = c
 		g.cover(c.Start, c.Duration)
 	}
@@ -180,7 +194,7 @@ func groups(ev telemetry.Events) []*group {
 		if c.Case == "" && c.TraceID == "" {
 			continue // a call outside any case (a preview): no trace to join
 		}
-		g := get(c.TraceID, c.Case, c.Model, c.Run)
+		g := get(c.TraceID, c.RunSpanID, c.Case, c.Scenario, c.Model, c.Run)
 		g.models = append(g.models, c)
 		g.cover(c.Start, c.Latency)
 	}
@@ -188,7 +202,7 @@ func groups(ev telemetry.Events) []*group {
 		if c.Case == "" && c.TraceID == "" {
 			continue
 		}
-		g := get(c.TraceID, c.Case, c.Model, c.Run)
+		g := get(c.TraceID, c.RunSpanID, c.Case, c.Scenario, c.Model, c.Run)
 		g.tools = append(g.tools, c)
 		g.cover(c.Start, c.Latency)
 	}
@@ -196,7 +210,7 @@ func groups(ev telemetry.Events) []*group {
 		if c.TraceID == "" {
 			continue // sent without trace context: nothing ties it to a trace
 		}
-		g := get(c.TraceID, "", "", 0)
+		g := get(c.TraceID, c.RunSpanID, "", "", "", 0)
 		g.mcp = append(g.mcp, c)
 		g.cover(c.Start, c.Elapsed)
 	}
@@ -210,7 +224,8 @@ func groups(ev telemetry.Events) []*group {
 
 // build starts and ends every span with its recorded times; it returns
 // how many MCP request spans were left out over maxSpans.
-func build(ctx context.Context, tr trace.Tracer, rep *report.Report, ev telemetry.Events, maxSpans int) int {
+func build(ctx context.Context, tr trace.Tracer, rep *report.Report, ev telemetry.Events, o Options) int {
+	maxSpans := o.MaxSpans
 	gs := groups(ev)
 	start, end := rep.Run.StartedAt, rep.Run.FinishedAt
 	for _, g := range gs {
@@ -221,7 +236,17 @@ func build(ctx context.Context, tr trace.Tracer, rep *report.Report, ev telemetr
 			end = g.end
 		}
 	}
-	runCtx, run := tr.Start(ctx, spanRun, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+	parentCtx, inherited := ctx, false
+	if p := o.Parent; p != nil {
+		// The run joins the trace it was started in, as a child of the
+		// span that started it (a remote parent: nothing of it is sent).
+		tid, _ := trace.TraceIDFromHex(p.TraceID)
+		sid, _ := trace.SpanIDFromHex(p.SpanID)
+		ts, _ := trace.ParseTraceState(p.TraceState)
+		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, TraceState: ts, Remote: true})
+		parentCtx, inherited = trace.ContextWithRemoteSpanContext(ctx, sc), sc.IsValid()
+	}
+	runCtx, run := tr.Start(parentCtx, spanRun, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attrCommit.String(clip(rep.Run.Commit)), attrServer.String(clip(serverName(rep)))))
 	if rep.Gate != nil {
 		run.SetAttributes(attrVerdict.String(rep.Gate.Verdict))
@@ -238,13 +263,24 @@ func build(ctx context.Context, tr trace.Tracer, rep *report.Report, ev telemetr
 			name = "case " + clip(g.kase)
 			attrs = append(attrs, attrCase.String(clip(g.kase)))
 		}
+		if g.scenario != "" {
+			attrs = append(attrs, attrScenario.String(clip(g.scenario)))
+		}
 		if c := g.caseRun; c != nil {
 			attrs = append(attrs, attrReqModel.String(clip(c.Model)), attrRun.Int(c.Run), attrOutcome.String(c.Outcome))
 		}
-		// A case is the root of its own trace (one trace per eval case,
-		// the one its MCP requests carried), linked to the run.
-		caseCtx, cs := tr.Start(withIDs(ctx, g.traceID, trace.SpanID{}), name, trace.WithNewRoot(), trace.WithTimestamp(g.start),
-			trace.WithLinks(runLink), trace.WithAttributes(attrs...))
+		var caseCtx context.Context
+		var cs trace.Span
+		if inherited {
+			// Under an inherited trace every case run is a child of the
+			// run span, in the trace its MCP requests carried.
+			caseCtx, cs = tr.Start(withIDs(runCtx, g.traceID, g.runSpan), name, trace.WithTimestamp(g.start), trace.WithAttributes(attrs...))
+		} else {
+			// A case run is the root of its own trace (the one its MCP
+			// requests carried), linked to the run.
+			caseCtx, cs = tr.Start(withIDs(ctx, g.traceID, g.runSpan), name, trace.WithNewRoot(), trace.WithTimestamp(g.start),
+				trace.WithLinks(runLink), trace.WithAttributes(attrs...))
+		}
 		if g.caseRun != nil && g.caseRun.Outcome == report.RunError {
 			cs.SetStatus(codes.Error, "the run could not complete")
 		}
@@ -308,10 +344,11 @@ type toolSpan struct {
 
 func startTool(ctx context.Context, tr trace.Tracer, c telemetry.ToolCall) toolSpan {
 	cctx, s := tr.Start(ctx, "execute_tool "+clip(c.Tool), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(c.Start), trace.WithAttributes(
-		attrOperation.String("execute_tool"), attrToolName.String(clip(c.Tool)), attrReqModel.String(clip(c.Model)), attrStubbed.Bool(c.Stubbed)))
+		attrOperation.String("execute_tool"), attrToolName.String(clip(c.Tool)), attrReqModel.String(clip(c.Model)), attrStubbed.Bool(c.Stubbed),
+		attrOutcome.String(c.Outcome)))
 	if c.IsError {
 		s.SetStatus(codes.Error, "the tool call ended in an error")
-		s.SetAttributes(attrErrorType.String("tool_error"))
+		s.SetAttributes(attrErrorType.String(cmp.Or(c.Outcome, telemetry.ToolError)))
 	}
 	return toolSpan{ctx: cctx, span: s, tool: c.Tool, start: c.Start, end: c.Start.Add(c.Latency)}
 }
@@ -336,6 +373,12 @@ func requestSpan(caseCtx context.Context, tr trace.Tracer, c mcpclient.Call, too
 	attrs := []attribute.KeyValue{attrMCPMethod.String(clip(c.Method))}
 	if c.Method == "tools/call" && c.Name != "" {
 		attrs = append(attrs, attrToolName.String(clip(c.Name)))
+	}
+	if c.Raw {
+		// Built by the client, sent by the conformance layer: the span
+		// marks the request so the server's spans have their parent; its
+		// round trip was not timed here.
+		attrs = append(attrs, attrRaw.Bool(true))
 	}
 	traceID := trace.SpanContextFromContext(parent).TraceID()
 	_, s := tr.Start(withIDs(parent, traceID, spanID), name, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(c.Start), trace.WithAttributes(attrs...))

@@ -180,7 +180,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 	}
 	cfg := behavior.Config{Set: set, Source: report.RelPath(p.Env.Workspace, abs(b.Golden)), Models: models, Judge: judge,
 		Client: client, Stubs: b.Stubs, Tools: tools, Runs: b.Runs, MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
-		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Meter: meter}
+		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Meter: meter, Telemetry: rec}
 	plan, err := behavior.Prepare(ctx, cfg)
 	if err != nil {
 		return err
@@ -227,7 +227,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 	plan, err := resilience.Prepare(resilience.Config{
 		Set: set, Models: models, Judge: judge, Tools: tools,
 		Executor: &behavior.MCPExecutor{Client: client, Stubs: b.Stubs},
-		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency, Meter: meter,
+		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency, Meter: meter, Telemetry: rec,
 		Cache: cache, Reuse: b.Reuse,
 	})
 	if err != nil {

@@ -46,6 +46,10 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
+	// Every trace of the run joins the one the harness was started in,
+	// when there is one: each layer makes its traces with NewTraceFor.
+	parent := p.traceParent()
+	ctx = mcpclient.WithParent(ctx, parent)
 	// One price table for the whole run: the budget, the preview and
 	// telemetry price every call alike.
 	rec := telemetry.NewRecorder(telemetry.Options{Prices: p.Prices})
@@ -83,7 +87,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	if rep.Telemetry != nil {
 		telemetry.Compare(rep, p.Baseline, nil)
 	}
-	p.exportTraces(ctx, rep, rec)
+	p.exportTraces(ctx, rep, rec, parent)
 	// Every output (and the action's summary, comment and annotations,
 	// made from the returned report) is made from the redacted report:
 	// the server may have echoed a secret it was given.
@@ -171,10 +175,30 @@ func (p *Plan) runInfo(started time.Time) report.Run {
 
 var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
+// W3C Trace Context variables a CI system or a parent process sets to
+// make the run part of its trace.
+const (
+	envTraceparent = "TRACEPARENT"
+	envTracestate  = "TRACESTATE"
+	envBaggage     = "BAGGAGE"
+)
+
+// traceParent is the trace context the run was started in (nil: none);
+// what is invalid in it is left out with a warning.
+func (p *Plan) traceParent() *mcpclient.Parent {
+	get := func(k string) string { v, _ := p.Env.lookup(k); return v }
+	parent, warnings := mcpclient.ParseParent(get(envTraceparent), get(envTracestate), get(envBaggage))
+	for _, w := range warnings {
+		p.Env.warnf("%s", w)
+	}
+	return parent
+}
+
 // exportTraces sends the run's spans over OTLP/HTTP when the standard
-// OTEL_EXPORTER_OTLP_* variables name an endpoint. Export is best effort:
-// a collector that is down is a warning, never a failed run.
-func (p *Plan) exportTraces(ctx context.Context, rep *report.Report, rec *telemetry.Recorder) {
+// OTEL_EXPORTER_OTLP_* variables name an endpoint, under parent when the
+// run inherited one. Export is best effort: a collector that is down is a
+// warning, never a failed run.
+func (p *Plan) exportTraces(ctx context.Context, rep *report.Report, rec *telemetry.Recorder, parent *mcpclient.Parent) {
 	cfg, ok, err := otelexport.FromEnv(p.Env.lookup)
 	if err != nil {
 		p.Env.warnf("OTLP export: %s", err)
@@ -187,7 +211,7 @@ func (p *Plan) exportTraces(ctx context.Context, rep *report.Report, rec *teleme
 	defer cancel()
 	exp, err := otelexport.New(ctx, cfg)
 	if err == nil {
-		err = otelexport.Export(ctx, exp, rep, rec.Events())
+		err = otelexport.Export(ctx, exp, rep, rec.Events(), otelexport.Options{Parent: parent})
 		_ = exp.Shutdown(ctx)
 	}
 	if err != nil {

@@ -83,6 +83,7 @@ type htmlLayer3 struct {
 	RunCost, Prices string
 	Warnings        []string
 	Usage           []htmlUsage
+	Tools           []htmlTool
 	Latency         []htmlLatency
 	Ticks           []htmlTick // the histograms' shared axis
 }
@@ -95,6 +96,10 @@ type htmlTick struct {
 
 type htmlUsage struct {
 	Model, Role, Calls, Input, CacheRead, CacheWrite, Output, Reasoning, Cost, PerCall, PerCase, Per1k string
+}
+
+type htmlTool struct {
+	Tool, Model, Calls, Errors, P50, P95, Max, Tokens, PerCall string
 }
 
 type htmlLatency struct {
@@ -362,6 +367,11 @@ func htmlTelemetry(t *report.Telemetry) *htmlLayer3 {
 			Input: grouped(u.InputTokens), CacheRead: grouped(u.CachedInputTokens), CacheWrite: grouped(u.CacheWriteTokens),
 			Output: grouped(u.OutputTokens), Reasoning: grouped(u.ReasoningTokens), Cost: usdOrUnknown(u.CostUSD),
 			PerCall: dashIfNil(u.CostPerCallUSD), PerCase: dashIfNil(u.CostPerCaseUSD), Per1k: dashIfNil(u.CostPer1kToolCallsUSD)})
+	}
+	for _, r := range t.Tools {
+		c := toolCells(r)
+		l.Tools = append(l.Tools, htmlTool{Tool: line(r.Tool), Model: line(r.Model), Calls: c.calls, Errors: fmt.Sprint(r.Errors),
+			P50: c.p50, P95: c.p95, Max: c.max, Tokens: c.tokens, PerCall: c.perCall})
 	}
 	edges := telemetry.BinEdges()
 	ticks := map[float64]string{1: "1 ms", 10: "10 ms", 100: "100 ms", 1000: "1 s", 10000: "10 s", 100000: "100 s"}

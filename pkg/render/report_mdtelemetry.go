@@ -65,6 +65,16 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 			"| Model | Role | Calls | Input | Cache read | Cache write | Output | Reasoning | Cost | / call | / case | / 1k tool calls |",
 			"|---|---|---|---|---|---|---|---|---|---|---|---|"}, rows: rows, what: "models"})
 	}
+	if len(t.Tools) > 0 {
+		var rows []string
+		for _, r := range t.Tools {
+			c := toolCells(r)
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %s | %s | %s | %s | %s |", mdCode(r.Tool), mdCode(r.Model), c.calls, r.Errors,
+				c.p50, c.p95, c.max, c.tokens, c.perCall))
+		}
+		d.add(mdBlock{head: []string{"**Per tool call** (latency of the calls that reached the server; cost of the model turns that made the calls, a turn with k calls giving each a k-th)", "",
+			"| Tool | Model | Calls | Errors | p50 | p95 | max | Tokens / call | Cost / call |", "|---|---|---|---|---|---|---|---|---|"}, rows: rows, what: "tools"})
+	}
 	if len(t.Latency) > 0 {
 		var rows []string
 		for _, l := range t.Latency {
@@ -78,6 +88,21 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 		d.add(mdBlock{head: details(fmt.Sprintf("Latency: %d distributions measured in the harness", len(rows)),
 			[]string{"| Kind | Of | Model | n | p50 | p95 | max | Errors |", "|---|---|---|---|---|---|---|---|"}), rows: rows, tail: detailsEnd(), what: "rows"})
 	}
+}
+
+// toolCellsOf are a per-tool row's cells, shared by Markdown and HTML.
+type toolCellsOf struct{ calls, p50, p95, max, tokens, perCall string }
+
+func toolCells(r report.ToolUsage) toolCellsOf {
+	c := toolCellsOf{calls: fmt.Sprint(r.Calls), p50: dur(r.P50Ms), p95: dur(r.P95Ms), max: "–",
+		tokens: fmt.Sprintf("%.0f", r.TokensPerCall), perCall: dashIfNil(r.CostPerCallUSD)}
+	if r.Untimed > 0 {
+		c.calls += fmt.Sprintf(" (%d untimed)", r.Untimed)
+	}
+	if r.MaxMs != nil {
+		c.max = durMs(*r.MaxMs)
+	}
+	return c
 }
 
 // dashIfNil is a derived cost: "–" when there is nothing to divide by or

@@ -17,6 +17,9 @@ type Telemetry struct {
 	Usage []Usage `json:"usage"`
 	// Cases is tokens and cost per case × model (Layer 1).
 	Cases []CaseUsage `json:"cases"`
+	// Tools is latency and cost per tool × model, over Layers 1 and 2
+	// (absent from reports made before it was recorded).
+	Tools []ToolUsage `json:"tools,omitempty"`
 	// Models are the per-model columns shown beside the pass-rate matrix,
 	// with the baseline's figures and the trend over earlier green reports
 	// when the run was compared.
@@ -119,6 +122,31 @@ type CaseUsage struct {
 	// absent when a call could not be priced.
 	CostUSD       *float64 `json:"costUSD,omitempty"`
 	CostPerRunUSD *float64 `json:"costPerRunUSD,omitempty"`
+}
+
+// ToolUsage is one tool × model over the run's case runs (Layers 1 and 2).
+// Latency is of the calls that reached the server; cost is the model's:
+// the turns that made the calls, a turn with k calls giving each a k-th.
+type ToolUsage struct {
+	Tool  string `json:"tool"`
+	Model string `json:"model"`
+	// Calls are every call the model made to the tool; Errors those that
+	// ended in an error (tool error, JSON-RPC error, the run lost);
+	// Untimed those answered by the harness (a stub, a refused call),
+	// which are in Calls but not in the latency.
+	Calls   int `json:"calls"`
+	Errors  int `json:"errors"`
+	Untimed int `json:"untimed"`
+	// P50Ms and P95Ms are absent below MinPercentileSamples timed calls;
+	// MaxMs without any.
+	P50Ms *float64 `json:"p50Ms,omitempty"`
+	P95Ms *float64 `json:"p95Ms,omitempty"`
+	MaxMs *float64 `json:"maxMs,omitempty"`
+	// TokensPerCall is the mean share of model tokens per call.
+	TokensPerCall float64 `json:"tokensPerCall"`
+	// CostUSD and CostPerCallUSD are absent when a turn could not be priced.
+	CostUSD        *float64 `json:"costUSD,omitempty"`
+	CostPerCallUSD *float64 `json:"costPerCallUSD,omitempty"`
 }
 
 // ModelColumns are one model's columns beside the pass-rate matrix.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
 // do runs one job through the agent loop, with the job's decorator around
@@ -28,10 +31,19 @@ func (r *runner) do(ctx context.Context, j job) done {
 func (r *runner) run(ctx context.Context, j job) done {
 	c := r.cfg.Set.Cases[j.ci]
 	model := r.cfg.Models[j.mi]
+	start := time.Now()
+	// One trace per run, as in Layer 1: the executor's requests carry it,
+	// and Layer 3 places the run's model and tool calls on it.
+	tc := mcpclient.NewTraceFor(ctx)
+	scenario := "fault " + j.fault
+	if j.kind == report.KindAttack {
+		scenario = "attack " + j.payload.ID
+	}
+	ctx = telemetry.WithPlace(mcpclient.WithTrace(ctx, tc), telemetry.PlaceFor(c.ID, j.run, scenario, tc))
 	rec := &recorder{Provider: model}
 	meter := r.cfg.Meter.Hook(spend.Layer2, r.modelIDs[j.mi])
 	a := &behavior.Agent{Provider: rec, Tools: r.tools, MaxSteps: r.cfg.MaxSteps, Sampling: *r.cfg.Sampling, CallTimeout: r.cfg.CallTimeout,
-		Before: r.cfg.Meter.Gate, After: func(u llm.Usage) {
+		Telemetry: r.cfg.Telemetry, Before: r.cfg.Meter.Gate, After: func(u llm.Usage) {
 			r.countCalls()
 			meter(u)
 		}}
@@ -80,6 +92,10 @@ func (r *runner) run(ctx context.Context, j job) done {
 		d.verdict = Verdict{Outcome: NotMeasured, Reason: d.tr.Reason}
 	}
 	d.served = rec.Served()
+	if r.cfg.Telemetry != nil {
+		r.cfg.Telemetry.CaseRun(telemetry.CaseRun{Model: r.modelIDs[j.mi], Place: telemetry.PlaceOf(ctx), Start: start,
+			Duration: time.Since(start), Outcome: d.verdict.Outcome})
+	}
 	return d
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
 
 // Defaults of Config.
@@ -82,6 +83,9 @@ type Config struct {
 	// the server still answers its calls the same way.
 	Cache *behavior.Cache
 	Reuse behavior.Reuse
+	// Telemetry, when set, is told of every run and tool call; each run is
+	// its own trace, as in Layer 1.
+	Telemetry *telemetry.Recorder
 }
 
 // Result is a finished Layer 2 run.

@@ -78,9 +78,9 @@ func (t Target) Open(ctx context.Context, fresh bool) (transport.Transport, erro
 }
 
 // Connect opens the target and connects a client, which probes the
-// server's era. It gives cfg a trace context when it has none, so that
-// every request the harness sends carries W3C trace context whichever
-// layer connects; cfg.Observer, when set, watches every request of the
+// server's era. It gives cfg a trace context when it has none (in the
+// trace ctx inherited, mcpclient.NewTraceFor), so that every request the
+// harness sends carries W3C trace context whichever layer connects; cfg.Observer, when set, watches every request of the
 // client, the probe included.
 //
 // Like mcpclient.Connect, the client is returned even with an error once
@@ -88,7 +88,7 @@ func (t Target) Open(ctx context.Context, fresh bool) (transport.Transport, erro
 // probe got and its Transport() holds a stdio server's stderr.
 func (t Target) Connect(ctx context.Context, fresh bool, cfg mcpclient.Config) (*mcpclient.Client, error) {
 	if cfg.Trace == nil {
-		cfg.Trace = mcpclient.NewTrace()
+		cfg.Trace = mcpclient.NewTraceFor(ctx)
 	}
 	tr, err := t.Open(ctx, fresh)
 	if err != nil {

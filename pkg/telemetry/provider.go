@@ -5,14 +5,29 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 // Place is where in a run a call happens: the case run, and the trace its
-// MCP requests carry (mcpclient.TraceContext.TraceID).
+// MCP requests carry (mcpclient.TraceContext: TraceID and RunSpanID).
 type Place struct {
-	Case    string
-	Run     int
-	TraceID string
+	Case string
+	Run  int
+	// Scenario is "" for a Layer 1 run; for a Layer 2 run what was done
+	// to it ("fault timeout", "attack exfil-1"): Layer 2 runs count in
+	// model usage and tool latency, not in Layer 1's per-case figures.
+	Scenario  string
+	TraceID   string
+	RunSpanID string
+}
+
+// PlaceFor is the Place of a case run in trace tc (nil: none).
+func PlaceFor(kase string, run int, scenario string, tc *mcpclient.TraceContext) Place {
+	p := Place{Case: kase, Run: run, Scenario: scenario}
+	if tc != nil {
+		p.TraceID, p.RunSpanID = tc.TraceID, tc.RunSpanID
+	}
+	return p
 }
 
 type placeKey struct{}
@@ -49,8 +64,7 @@ func (w *recordingProvider) Complete(ctx context.Context, req *llm.Request) (*ll
 	start := time.Now()
 	resp, err := w.p.Complete(ctx, req)
 	pl := PlaceOf(ctx)
-	c := ModelCall{Model: w.p.ID(), Judge: w.judge, Case: pl.Case, Run: pl.Run, TraceID: pl.TraceID, Start: start,
-		Latency: time.Since(start), Failed: err != nil}
+	c := ModelCall{Model: w.p.ID(), Judge: w.judge, Place: pl, Start: start, Latency: time.Since(start), Failed: err != nil}
 	if resp != nil {
 		// A response can come with an error (output that never matched
 		// the schema): its tokens were still billed.

@@ -8,9 +8,10 @@
 //
 //	rec := telemetry.NewRecorder(telemetry.Options{Prices: table})
 //	cfg := mcpclient.Config{Observer: rec.ObserveMCP} // every MCP request, any layer
-//	rec.ModelCall(telemetry.ModelCall{Model: "openai:gpt-5-mini", Case: "weather", Run: 1, Usage: resp.Usage, Latency: resp.Latency})
-//	rec.ToolCall(telemetry.ToolCall{Model: "openai:gpt-5-mini", Case: "weather", Run: 1, Tool: "get_weather", Latency: d})
-//	rec.CaseRun(telemetry.CaseRun{Model: "openai:gpt-5-mini", Case: "weather", Run: 1, Duration: d, Outcome: report.RunPass})
+//	ctx = telemetry.WithPlace(ctx, telemetry.Place{Case: "weather", Run: 1}) // the runners do this per case run
+//	model := rec.Provider(provider, false) // records every model call, placed by its context
+//	rec.ToolCall(telemetry.ToolCall{Model: "openai:gpt-5-mini", Place: pl, Tool: "get_weather", Latency: d, Outcome: telemetry.ToolOK})
+//	rec.CaseRun(telemetry.CaseRun{Model: "openai:gpt-5-mini", Place: pl, Duration: d, Outcome: report.RunPass})
 //	t := rec.Summarize()
 //	rep.Telemetry = &t
 //	telemetry.Compare(rep, baseline, greenHistory) // the per-model columns, Δ and trend
@@ -55,11 +56,9 @@ type ModelCall struct {
 	// Judge is true for the judge's calls: they count toward the run's
 	// cost, not toward the model under test.
 	Judge bool
-	// Case and Run place the call (Case "" outside a case); TraceID is the
-	// case's trace (mcpclient.TraceContext.TraceID), for span export.
-	Case    string
-	Run     int
-	TraceID string
+	// Place is the case run of the call (Case "" outside a case), with
+	// its trace, for span export.
+	Place
 	// Start is when the call began (zero: Latency before it was
 	// recorded); Latency is its wall time, retries included
 	// (llm.Response.Latency).
@@ -74,29 +73,43 @@ type ModelCall struct {
 
 // ToolCall is one tool call a model made in a case run.
 type ToolCall struct {
-	Model   string
-	Case    string
-	Run     int
-	TraceID string
+	Model string
+	Place
 	Tool    string
 	Start   time.Time
 	Latency time.Duration
+	// Outcome is how the call ended (ToolOK, ToolError, …).
+	Outcome string
 	// IsError is true when the call ended in an error result or failed.
 	IsError bool
 	// Stubbed calls were answered by eval.stubs, not the server: they
 	// count as tool calls of the model, not in tool latency.
 	Stubbed bool
+	// TurnUsage is the usage of the model turn that made the call, and
+	// TurnCalls how many calls that turn made: the call's share of the
+	// model's cost is TurnUsage / TurnCalls.
+	TurnUsage llm.Usage
+	TurnCalls int
 }
+
+// Tool call outcomes (ToolCall.Outcome, the outcome attribute of an
+// execute_tool span).
+const (
+	ToolOK       = "ok"         // the server answered with a result
+	ToolError    = "tool_error" // a result with isError, or a fault shown in its place
+	ToolRPCError = "rpc_error"  // the server answered with a JSON-RPC error
+	ToolStubbed  = "stubbed"    // eval.stubs answered; the server was not asked
+	ToolRefused  = "refused"    // the harness refused it: no such tool, arguments not a JSON object
+	ToolFailed   = "failed"     // the call ended the run: the server was lost, or asked for input the case lacks
+)
 
 // CaseRun is one run of a case against a model, end to end.
 type CaseRun struct {
-	Case     string
-	Model    string
-	Run      int
-	TraceID  string
+	Model string
+	Place
 	Start    time.Time
 	Duration time.Duration
-	Outcome  string // report.RunPass, RunFail, RunError, RunInconclusive
+	Outcome  string // report.RunPass, RunFail, RunError, RunInconclusive; Layer 2's verdict outcome
 }
 
 // Recorder collects a run's events. Its methods are safe for concurrent

@@ -54,16 +54,16 @@ func fixtureRun(t *testing.T) *Recorder {
 	for _, kase := range []string{"a", "b"} {
 		start := t0
 		for _, lat := range []time.Duration{100 * time.Millisecond, 300 * time.Millisecond} {
-			rec.ModelCall(ModelCall{Model: "t:cheap", Case: kase, Run: 1, Start: start, Latency: lat, Usage: u})
+			rec.ModelCall(ModelCall{Model: "t:cheap", Place: Place{Case: kase, Run: 1}, Start: start, Latency: lat, Usage: u})
 			start = start.Add(lat)
 		}
-		rec.ToolCall(ToolCall{Model: "t:cheap", Case: kase, Run: 1, Tool: "get_weather", Start: t0.Add(100 * time.Millisecond), Latency: 40 * time.Millisecond})
-		rec.ToolCall(ToolCall{Model: "t:cheap", Case: kase, Run: 1, Tool: "send_email", Stubbed: true})
-		rec.CaseRun(CaseRun{Model: "t:cheap", Case: kase, Run: 1, Start: t0, Duration: 500 * time.Millisecond, Outcome: report.RunPass})
+		rec.ToolCall(ToolCall{Model: "t:cheap", Place: Place{Case: kase, Run: 1}, Tool: "get_weather", Start: t0.Add(100 * time.Millisecond), Latency: 40 * time.Millisecond})
+		rec.ToolCall(ToolCall{Model: "t:cheap", Place: Place{Case: kase, Run: 1}, Tool: "send_email", Stubbed: true})
+		rec.CaseRun(CaseRun{Model: "t:cheap", Place: Place{Case: kase, Run: 1}, Start: t0, Duration: 500 * time.Millisecond, Outcome: report.RunPass})
 	}
-	rec.ModelCall(ModelCall{Model: "x:nope", Case: "a", Run: 1, Start: t0, Latency: time.Second, Usage: llm.Usage{InputTokens: 10}})
-	rec.CaseRun(CaseRun{Model: "x:nope", Case: "a", Run: 1, Start: t0, Duration: 2 * time.Second, Outcome: report.RunFail})
-	rec.ModelCall(ModelCall{Model: "t:cheap", Judge: true, Case: "a", Run: 1, Start: t0, Latency: 50 * time.Millisecond, Usage: llm.Usage{InputTokens: 2000, OutputTokens: 100}})
+	rec.ModelCall(ModelCall{Model: "x:nope", Place: Place{Case: "a", Run: 1}, Start: t0, Latency: time.Second, Usage: llm.Usage{InputTokens: 10}})
+	rec.CaseRun(CaseRun{Model: "x:nope", Place: Place{Case: "a", Run: 1}, Start: t0, Duration: 2 * time.Second, Outcome: report.RunFail})
+	rec.ModelCall(ModelCall{Model: "t:cheap", Judge: true, Place: Place{Case: "a", Run: 1}, Start: t0, Latency: 50 * time.Millisecond, Usage: llm.Usage{InputTokens: 2000, OutputTokens: 100}})
 	for i := range 25 {
 		kind := ""
 		if i == 0 {
@@ -174,8 +174,8 @@ func TestSummarizeFixtureRun(t *testing.T) {
 func TestSummarizeCostsByCallDate(t *testing.T) {
 	rec := NewRecorder(Options{Prices: fixtureTable(t)})
 	u := llm.Usage{InputTokens: 100_000}
-	rec.ModelCall(ModelCall{Model: "t:dated", Case: "a", Run: 1, Start: time.Date(2026, 8, 31, 23, 0, 0, 0, time.UTC), Usage: u})
-	rec.ModelCall(ModelCall{Model: "t:dated", Case: "a", Run: 2, Start: time.Date(2026, 9, 1, 1, 0, 0, 0, time.UTC), Usage: u})
+	rec.ModelCall(ModelCall{Model: "t:dated", Place: Place{Case: "a", Run: 1}, Start: time.Date(2026, 8, 31, 23, 0, 0, 0, time.UTC), Usage: u})
+	rec.ModelCall(ModelCall{Model: "t:dated", Place: Place{Case: "a", Run: 2}, Start: time.Date(2026, 9, 1, 1, 0, 0, 0, time.UTC), Usage: u})
 	tel := rec.Summarize()
 	eq(t, "cost", tel.Usage[0].CostUSD, 1+2) // 0.1M × $10 + 0.1M × $20
 	eq(t, "per case", tel.Usage[0].CostPerCaseUSD, 1.5)
@@ -185,9 +185,9 @@ func TestSummarizeCostsByCallDate(t *testing.T) {
 // model with no case runs reported falls back to the runs its calls name.
 func TestSummarizeEdges(t *testing.T) {
 	rec := NewRecorder(Options{Prices: fixtureTable(t)})
-	rec.ModelCall(ModelCall{Model: "x:nope", Case: "a", Run: 1, Failed: true, Latency: time.Second})
-	rec.ModelCall(ModelCall{Model: "t:cheap", Case: "a", Run: 1, Usage: llm.Usage{InputTokens: 1_000_000}})
-	rec.ModelCall(ModelCall{Model: "t:cheap", Case: "a", Run: 2, Usage: llm.Usage{InputTokens: 1_000_000}})
+	rec.ModelCall(ModelCall{Model: "x:nope", Place: Place{Case: "a", Run: 1}, Failed: true, Latency: time.Second})
+	rec.ModelCall(ModelCall{Model: "t:cheap", Place: Place{Case: "a", Run: 1}, Usage: llm.Usage{InputTokens: 1_000_000}})
+	rec.ModelCall(ModelCall{Model: "t:cheap", Place: Place{Case: "a", Run: 2}, Usage: llm.Usage{InputTokens: 1_000_000}})
 	tel := rec.Summarize()
 	nope := tel.Usage[1]
 	eq(t, "failed call", nope.CostUSD, 0)

@@ -26,6 +26,7 @@ func Summarize(ev Events, prices *pricing.Table) report.Telemetry {
 	t.Latency = latencyRows(ev)
 	t.Usage = usageRows(ev, costs)
 	t.Cases = caseRows(ev, costs)
+	t.Tools = toolRows(ev, prices)
 	if ev.Dropped > 0 {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("%d events past the recorder's limit were not kept: the figures cover the first ones only", ev.Dropped))
 	}
@@ -72,11 +73,14 @@ func latencyRows(ev Events) []report.Latency {
 		}
 	}
 	for _, c := range ev.MCP {
+		if c.Raw {
+			continue // sent by the conformance layer itself: not timed here
+		}
 		add(key{report.LatencyMethod, c.Method, ""}, ms(c.Elapsed), c.ErrKind != "")
 	}
 	toolModels := map[string]map[string]bool{}
 	for _, c := range ev.Tools {
-		if c.Stubbed {
+		if untimed(c) {
 			continue // answered by the harness: no server round trip to time
 		}
 		add(key{report.LatencyTool, c.Tool, c.Model}, ms(c.Latency), c.IsError)
@@ -88,7 +92,7 @@ func latencyRows(ev Events) []report.Latency {
 	// A tool used by several models also gets a row over all of them: the
 	// server's latency does not depend on who asked.
 	for _, c := range ev.Tools {
-		if !c.Stubbed && len(toolModels[c.Tool]) > 1 {
+		if !untimed(c) && len(toolModels[c.Tool]) > 1 {
 			add(key{report.LatencyTool, c.Tool, ""}, ms(c.Latency), c.IsError)
 		}
 	}
@@ -96,7 +100,9 @@ func latencyRows(ev Events) []report.Latency {
 		add(key{report.LatencyModel, role(c.Judge, true), c.Model}, ms(c.Latency), c.Failed)
 	}
 	for _, c := range ev.Cases {
-		add(key{report.LatencyCase, "", c.Model}, ms(c.Duration), c.Outcome == report.RunError)
+		if c.Scenario == "" { // Layer 1's case runs; Layer 2's differ by design
+			add(key{report.LatencyCase, "", c.Model}, ms(c.Duration), c.Outcome == report.RunError)
+		}
 	}
 	keys := make([]key, 0, len(samples))
 	for k := range samples {
@@ -183,14 +189,16 @@ type runKey struct {
 func caseRunsOf(ev Events) (perModel map[string]int, perCase map[[2]string]int) {
 	reported := map[runKey]bool{}
 	for _, c := range ev.Cases {
-		reported[runKey{c.Case, c.Model, c.Run}] = true
+		if c.Scenario == "" {
+			reported[runKey{c.Case, c.Model, c.Run}] = true
+		}
 	}
 	reportedModel := map[string]bool{}
 	for k := range reported {
 		reportedModel[k.model] = true
 	}
 	for _, c := range ev.Models {
-		if !c.Judge && c.Case != "" && !reportedModel[c.Model] {
+		if !c.Judge && c.Case != "" && c.Scenario == "" && !reportedModel[c.Model] {
 			reported[runKey{c.Case, c.Model, c.Run}] = true
 		}
 	}
@@ -269,7 +277,7 @@ func caseRows(ev Events, costs []cost) []report.CaseUsage {
 		return rows[k]
 	}
 	for i, c := range ev.Models {
-		if c.Judge || c.Case == "" {
+		if c.Judge || c.Case == "" || c.Scenario != "" {
 			continue
 		}
 		k := key{c.Case, c.Model}
@@ -279,7 +287,7 @@ func caseRows(ev Events, costs []cost) []report.CaseUsage {
 		spent[k].add(costs[i])
 	}
 	for _, c := range ev.Tools {
-		if c.Case != "" {
+		if c.Case != "" && c.Scenario == "" {
 			get(key{c.Case, c.Model}).ToolCalls++
 		}
 	}
@@ -299,6 +307,76 @@ func caseRows(ev Events, costs []cost) []report.CaseUsage {
 		r.CostUSD = spent[k].total()
 		r.CostPerRunUSD = per(r.CostUSD, r.Runs, 1)
 		out = append(out, *r)
+	}
+	return out
+}
+
+// untimed: a call the harness answered itself (a stub, a refused call)
+// has no server round trip to time.
+func untimed(c ToolCall) bool {
+	return c.Stubbed || c.Outcome == ToolStubbed || c.Outcome == ToolRefused
+}
+
+// toolRows are latency and cost per tool × model, by tool then model. A
+// call's cost is its turn's price over the turn's calls: what the model
+// spent deciding to make it.
+func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
+	type key = [2]string
+	type acc struct {
+		row     report.ToolUsage
+		samples []float64
+		tokens  float64
+		spent   money
+	}
+	rows := map[key]*acc{}
+	for _, c := range ev.Tools {
+		k := key{c.Tool, c.Model}
+		a := rows[k]
+		if a == nil {
+			a = &acc{row: report.ToolUsage{Tool: c.Tool, Model: c.Model}}
+			rows[k] = a
+		}
+		a.row.Calls++
+		if c.IsError {
+			a.row.Errors++
+		}
+		if untimed(c) {
+			a.row.Untimed++
+		} else {
+			a.samples = append(a.samples, ms(c.Latency))
+		}
+		n := max(c.TurnCalls, 1)
+		u := c.TurnUsage
+		a.tokens += float64(u.InputTokens+u.CachedInputTokens+u.CacheWriteTokens+u.OutputTokens) / float64(n)
+		if u == (llm.Usage{}) {
+			a.spent.add(cost{known: true})
+			continue
+		}
+		q := prices.Quote(c.Model, c.Start, u)
+		a.spent.add(cost{usd: q.USD / float64(n), known: q.Known})
+	}
+	keys := make([]key, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	out := make([]report.ToolUsage, 0, len(keys))
+	for _, k := range keys {
+		a := rows[k]
+		r := a.row
+		if len(a.samples) > 0 {
+			p50, p95, mx, _ := Distribution(a.samples)
+			r.P50Ms, r.P95Ms, r.MaxMs = p50, p95, &mx
+		}
+		r.TokensPerCall = math.Round(a.tokens/float64(r.Calls)*10) / 10
+		r.CostUSD = a.spent.total()
+		r.CostPerCallUSD = per(r.CostUSD, r.Calls, 1)
+		out = append(out, r)
 	}
 	return out
 }

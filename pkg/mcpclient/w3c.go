@@ -1,0 +1,184 @@
+package mcpclient
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// W3C Trace Context (traceparent, tracestate) and W3C Baggage syntax: the
+// conformance layer judges a server's propagation with it (OTEL-2), and
+// ParseParent the context the harness is started in.
+
+var w3cTraceparentRE = regexp.MustCompile(`^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$`)
+
+// TraceparentProblem says what is wrong with a traceparent value ("" if fine).
+func TraceparentProblem(v string) string {
+	m := w3cTraceparentRE.FindStringSubmatch(v)
+	if m == nil {
+		return "is not version-traceid-parentid-flags in lowercase hex (2-32-16-2 digits)"
+	}
+	switch {
+	case m[1] == "ff":
+		return "has the invalid version ff"
+	case m[2] == strings.Repeat("0", 32):
+		return "has an all-zero trace-id"
+	case m[3] == strings.Repeat("0", 16):
+		return "has an all-zero parent-id"
+	}
+	return ""
+}
+
+var (
+	stateKeyRE   = regexp.MustCompile(`^(?:[a-z0-9][_0-9a-z\-*/]{0,255}|[a-z0-9][_0-9a-z\-*/]{0,240}@[a-z][_0-9a-z\-*/]{0,13})$`)
+	stateValueRE = regexp.MustCompile(`^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$`)
+)
+
+// TracestateProblem says what is wrong with a tracestate value ("" if fine):
+// comma-separated key=value list-members, at most 32, keys unique.
+func TracestateProblem(v string) string {
+	seen := map[string]bool{}
+	n := 0
+	for _, member := range strings.Split(v, ",") {
+		member = strings.Trim(member, " \t")
+		if member == "" {
+			continue // empty list-members are allowed
+		}
+		n++
+		key, value, ok := strings.Cut(member, "=")
+		if !ok {
+			return fmt.Sprintf("member %q has no '='", w3cClip(member, 40))
+		}
+		if !stateKeyRE.MatchString(key) {
+			return fmt.Sprintf("member key %q is not a valid tracestate key", w3cClip(key, 40))
+		}
+		if !stateValueRE.MatchString(value) {
+			return fmt.Sprintf("member value %q is not a valid tracestate value", w3cClip(value, 40))
+		}
+		if seen[key] {
+			return fmt.Sprintf("key %q appears twice", w3cClip(key, 40))
+		}
+		seen[key] = true
+	}
+	if n > 32 {
+		return fmt.Sprintf("has %d list-members, at most 32 are allowed", n)
+	}
+	return ""
+}
+
+// w3cToken is an RFC 7230 token (a baggage key).
+var w3cToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+// baggageValue are the characters a baggage value may hold unescaped
+// (W3C Baggage: baggage-octet), besides percent-encoding.
+func baggageValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(v) || !isHex(v[i+1]) || !isHex(v[i+2]) {
+				return false
+			}
+			i += 2
+		case c == 0x21, c >= 0x23 && c <= 0x2b, c >= 0x2d && c <= 0x3a, c >= 0x3c && c <= 0x5b, c >= 0x5d && c <= 0x7e:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// BaggageProblem says what is wrong with a baggage value ("" if fine):
+// comma-separated key=value members with optional ;properties.
+func BaggageProblem(v string) string {
+	if strings.TrimSpace(v) == "" {
+		return "is empty"
+	}
+	for _, member := range strings.Split(v, ",") {
+		member = strings.Trim(member, " \t")
+		if member == "" {
+			return "has an empty list-member"
+		}
+		kv, props, _ := strings.Cut(member, ";")
+		key, value, ok := strings.Cut(kv, "=")
+		key, value = strings.Trim(key, " \t"), strings.Trim(value, " \t")
+		if !ok || !w3cToken.MatchString(key) {
+			return fmt.Sprintf("member %q has no valid key=value", w3cClip(member, 40))
+		}
+		if !baggageValue(value) {
+			return fmt.Sprintf("member %q has a value with characters that must be percent-encoded", w3cClip(key, 40))
+		}
+		for _, prop := range strings.Split(props, ";") {
+			prop = strings.Trim(prop, " \t")
+			if prop == "" {
+				continue
+			}
+			pk, pv, hasValue := strings.Cut(prop, "=")
+			if !w3cToken.MatchString(strings.Trim(pk, " \t")) || (hasValue && !baggageValue(strings.Trim(pv, " \t"))) {
+				return fmt.Sprintf("member %q has an invalid property %q", w3cClip(key, 40), w3cClip(prop, 40))
+			}
+		}
+	}
+	return ""
+}
+
+func w3cClip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Bounds of inherited context: W3C Trace Context asks propagators to keep
+// at least 512 characters of tracestate, W3C Baggage at least 8192 bytes
+// of baggage; more is refused rather than passed to every request.
+const (
+	MaxTraceState = 512
+	MaxBaggage    = 8192
+)
+
+// ParseParent reads the context the harness was started in (the values
+// of TRACEPARENT, TRACESTATE and BAGGAGE). An invalid traceparent gives
+// no Parent; an invalid or oversized tracestate or baggage is left out.
+// Each value left out is a warning, naming the variable and what is wrong
+// (never the value: baggage may hold anything). No traceparent means no
+// Parent and no warning: tracestate and baggage only travel with one.
+func ParseParent(traceparent, tracestate, baggage string) (p *Parent, warnings []string) {
+	traceparent = strings.TrimSpace(traceparent)
+	if traceparent == "" {
+		if tracestate != "" || baggage != "" {
+			warnings = append(warnings, "TRACESTATE or BAGGAGE is set without TRACEPARENT: they were ignored")
+		}
+		return nil, warnings
+	}
+	if why := TraceparentProblem(traceparent); why != "" {
+		return nil, append(warnings, "TRACEPARENT "+why+": it was ignored, and the run makes traces of its own")
+	}
+	m := w3cTraceparentRE.FindStringSubmatch(traceparent)
+	p = &Parent{TraceID: m[2], SpanID: m[3]}
+	if tracestate = strings.TrimSpace(tracestate); tracestate != "" {
+		switch why := TracestateProblem(tracestate); {
+		case len(tracestate) > MaxTraceState:
+			warnings = append(warnings, fmt.Sprintf("TRACESTATE is %d characters, over the %d propagated: it was ignored", len(tracestate), MaxTraceState))
+		case why != "":
+			warnings = append(warnings, "TRACESTATE "+why+": it was ignored")
+		default:
+			p.TraceState = tracestate
+		}
+	}
+	if baggage = strings.TrimSpace(baggage); baggage != "" {
+		switch why := BaggageProblem(baggage); {
+		case len(baggage) > MaxBaggage:
+			warnings = append(warnings, fmt.Sprintf("BAGGAGE is %d bytes, over the %d propagated: it was ignored", len(baggage), MaxBaggage))
+		case why != "":
+			warnings = append(warnings, "BAGGAGE "+why+": it was ignored")
+		default:
+			p.Baggage = baggage
+		}
+	}
+	return p, warnings
+}
