@@ -64,13 +64,19 @@ func sensible(r *llmfake.Request) llmfake.Reply {
 
 func newEvalEnv(t *testing.T, extraConfig string) *evalEnv {
 	t.Helper()
+	return newEvalEnvWith(t, extraConfig, sensible)
+}
+
+// newEvalEnvWith is newEvalEnv with models that answer as model does.
+func newEvalEnvWith(t *testing.T, extraConfig string, model func(*llmfake.Request) llmfake.Reply) *evalEnv {
+	t.Helper()
 	srv := refserver.New(refserver.Options{})
 	t.Cleanup(srv.Close)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, llmfake.Options{Default: sensible})}
+	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, llmfake.Options{Default: model})}
 	cfg := `golden: tasks.yaml
 models:
   default: [openai:gpt-5-mini, anthropic:claude-sonnet-4-5]

@@ -25,6 +25,7 @@ type htmlView struct {
 	Layer0       *htmlLayer0
 	Matrix       *htmlMatrix
 	Layer2       []htmlRate
+	Layer2Gaps   *htmlGaps
 	Layer3       *htmlLayer3
 	Failing      []htmlFailing
 	FailingMore  int
@@ -74,6 +75,15 @@ type htmlSpark struct {
 	Points, First, Last string
 	N                   int
 }
+
+// htmlGaps are what Layer 2 could not measure.
+type htmlGaps struct {
+	Nothing bool // no run of the layer is in N
+	Rows    []htmlGap
+	More    int
+}
+
+type htmlGap struct{ Model, Kind, Subject, Text string }
 
 type htmlRate struct {
 	Model, Injected, Score, Better, Now, Baseline, Status string
@@ -194,6 +204,13 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	}
 	if rep.Resilience != nil {
 		v.Layer2 = htmlResilience(rep)
+		if rows, more := unmeasuredRows(rep.Resilience); len(rows) > 0 {
+			g := &htmlGaps{Nothing: len(rep.Resilience.Faults) == 0 && len(rep.Resilience.Attacks) == 0, More: more}
+			for _, u := range rows {
+				g.Rows = append(g.Rows, htmlGap{Model: line(u.Model), Kind: u.Kind, Subject: line(u.Subject), Text: line(u.Text())})
+			}
+			v.Layer2Gaps = g
+		}
 	}
 	if rep.Telemetry != nil {
 		v.Layer3 = htmlTelemetry(rep.Telemetry)

@@ -53,6 +53,7 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 			for _, a := range rep.Resilience.Attacks {
 				scoresText(w, "attack", a.Model, a.Attack, a.Scores)
 			}
+			unmeasuredText(p, rep.Resilience)
 		}},
 		{SectionTelemetry, "\n== Layer 3 · latency, tokens and cost ==\n", rep.Telemetry != nil, func() { telemetryText(w, rep) }},
 		{SectionGate, "\n", rep.Gate != nil, func() { GateText(w, rep.Gate) }},
