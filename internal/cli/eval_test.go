@@ -362,3 +362,55 @@ func TestCostGateFlagsOverrideTheFile(t *testing.T) {
 		t.Error("a bad cost flag still called a model")
 	}
 }
+
+// A model that takes get_weather for search_invoices: the terminal, after
+// the Layer 1 matrix, and the HTML say which tool it took for which.
+func TestEvalShowsWhichToolAModelTookForWhich(t *testing.T) {
+	confused := func(r *llmfake.Request) llmfake.Reply {
+		if r.Output == nil && len(r.Results()) == 0 && strings.Contains(r.Model, "gpt-5-mini") && strings.Contains(r.LastUserText(), "invoices") {
+			return llmfake.Tool("get_weather", `{"location":"C1234"}`)
+		}
+		return sensible(r)
+	}
+	e := newEvalEnvWith(t, "", confused)
+	code, out, errOut := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", e.path("r.json"), "--html", e.path("r.html"))
+	if code == ExitError {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	rep, err := report.Load(e.path("r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []report.ConfusionCell
+	for _, c := range rep.Behavior.Confusion {
+		if c.Model == "openai:gpt-5-mini" {
+			cells = c.Cells
+		}
+	}
+	found := false
+	for _, c := range cells {
+		found = found || (c.Expected == "search_invoices" && c.Chosen == "get_weather" && c.Count == 2)
+	}
+	if !found {
+		t.Fatalf("the report's confusion for openai:gpt-5-mini lacks search_invoices → get_weather ×2: %+v", cells)
+	}
+	matrix := strings.Index(out, "== Layer 1")
+	conf := strings.Index(out, "confusions (expected tool → tool chosen")
+	if matrix < 0 || conf < matrix {
+		t.Fatalf("no confusions after the Layer 1 matrix:\n%s", out)
+	}
+	for _, want := range []string{"openai:gpt-5-mini: 2 of", "search_invoices → get_weather ×2", "anthropic:claude-sonnet-4-5: no tool taken for another"} {
+		if !strings.Contains(out[conf:], want) {
+			t.Errorf("the terminal's confusions lack %q:\n%s", want, out[conf:])
+		}
+	}
+	if strings.Contains(out[conf:], "get_weather     → get_weather") {
+		t.Errorf("the diagonal is shown:\n%s", out[conf:])
+	}
+	page, _ := os.ReadFile(e.path("r.html"))
+	for _, want := range []string{`id="confusions"`, "<td><code>search_invoices</code></td><td><code>get_weather</code></td><td class=\"num\">2</td>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the HTML lacks %q", want)
+		}
+	}
+}

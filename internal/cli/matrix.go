@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -86,6 +87,7 @@ func matrixText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", sanitize(m), strings.Join(line, ", "))
 	}
+	render.ConfusionText(w, b)
 	if s := b.Spend; s != nil {
 		cost := "cost unknown (" + s.Used.USDUnknown + ")"
 		if s.Used.USD != nil {

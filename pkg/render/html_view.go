@@ -49,10 +49,23 @@ type htmlCheck struct {
 }
 
 type htmlMatrix struct {
-	Summary string
-	Models  []string
-	Rows    []htmlMatrixRow
-	Columns []htmlColumns
+	Summary    string
+	Models     []string
+	Rows       []htmlMatrixRow
+	Columns    []htmlColumns
+	Confusions []htmlConfusions
+}
+
+// htmlConfusions is one model's off-diagonal confusion cells.
+type htmlConfusions struct {
+	Model, Summary string
+	Cells          []htmlConfusion
+	More           int
+}
+
+type htmlConfusion struct {
+	Expected, Chosen string
+	Count            int
 }
 
 type htmlMatrixRow struct {
@@ -302,6 +315,22 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 			Tokens:   withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
 			Cost:     withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)),
 			Trend:    htmlTrend(c)})
+	}
+	some := false
+	var confusions []htmlConfusions
+	for _, mc := range Confusions(b) {
+		hc := htmlConfusions{Model: line(mc.Model), More: mc.More, Summary: fmt.Sprintf("%d of %d steps", mc.Runs, mc.Steps)}
+		if mc.Runs == 0 {
+			hc.Summary = fmt.Sprintf("no tool taken for another in %d steps", mc.Steps)
+		}
+		for _, c := range mc.Cells {
+			hc.Cells = append(hc.Cells, htmlConfusion{Expected: line(ToolClass(c.Expected)), Chosen: line(ToolClass(c.Chosen)), Count: c.Count})
+		}
+		some = some || mc.Runs > 0
+		confusions = append(confusions, hc)
+	}
+	if some {
+		m.Confusions = confusions
 	}
 	return m
 }

@@ -142,6 +142,7 @@ func behaviorText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "%s  %s %s\n", line, statusMark(it.Status), it.Status)
 	}
+	ConfusionText(w, b)
 }
 
 func scoresText(w io.Writer, kind, model, subject string, scores []report.Score) {
