@@ -110,7 +110,7 @@ func TestActionEndToEnd(t *testing.T) {
 	e := &actionEnv{t: t, bin: bin, server: server, gh: gh, ws: reachableTempDir(t)}
 
 	// 1. A push on main: Layer 0 only, no baseline yet (floors), no comment.
-	code, log := e.run("push", map[string]string{"server-command": server})
+	code, log := e.run("push", map[string]string{"server-command": server, "max-cost-increase": "25%", "max-cost-per-run": "$5"})
 	if code != 0 || e.output("verdict") != "pass" || e.output("report-path") != "report.json" {
 		t.Fatalf("push: exit %d, verdict %q, report-path %q\n%s", code, e.output("verdict"), e.output("report-path"), log)
 	}
@@ -166,5 +166,14 @@ func TestActionEndToEnd(t *testing.T) {
 	var rep map[string]any
 	if err := json.Unmarshal(green, &rep); err != nil || rep["schemaVersion"] == nil {
 		t.Fatalf("report.json: %v", err)
+	}
+	// The cost gate inputs reach the policy the report records.
+	policy := rep["gate"].(map[string]any)["policy"].(map[string]any)
+	if policy["maxCostIncrease"] != 0.25 || policy["maxCostPerRunUSD"] != 5.0 {
+		t.Errorf("inputs max-cost-increase 25%%, max-cost-per-run $5: recorded policy %v", policy)
+	}
+	code, log = e.run("push", map[string]string{"server-command": server, "max-cost-increase": "10%%"})
+	if code != 2 || !strings.Contains(log, `input "max-cost-increase"`) || !strings.Contains(log, "25%") {
+		t.Fatalf("bad cost input: exit %d\n%s", code, log)
 	}
 }

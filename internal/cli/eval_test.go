@@ -64,13 +64,19 @@ func sensible(r *llmfake.Request) llmfake.Reply {
 
 func newEvalEnv(t *testing.T, extraConfig string) *evalEnv {
 	t.Helper()
+	return newEvalEnvWith(t, extraConfig, sensible)
+}
+
+// newEvalEnvWith is newEvalEnv with models that answer as model does.
+func newEvalEnvWith(t *testing.T, extraConfig string, model func(*llmfake.Request) llmfake.Reply) *evalEnv {
+	t.Helper()
 	srv := refserver.New(refserver.Options{})
 	t.Cleanup(srv.Close)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, llmfake.Options{Default: sensible})}
+	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, llmfake.Options{Default: model})}
 	cfg := `golden: tasks.yaml
 models:
   default: [openai:gpt-5-mini, anthropic:claude-sonnet-4-5]
@@ -296,5 +302,115 @@ func TestEveryCommandWritesReadableFiles(t *testing.T) {
 	}
 	if n < 15 {
 		t.Errorf("only %d files and directories were written", n)
+	}
+}
+
+// The cost gates are flags of run and eval (and gate) that override
+// mcp-eval.yaml, which may write them as the flags do (10%).
+func TestCostGateFlagsOverrideTheFile(t *testing.T) {
+	e := newEvalEnv(t, "gate:\n  max-cost-increase: 10%\n  max-cost-per-run: 1000\n")
+	base := []string{"--config", e.path("mcp-eval.yaml"), "--url", e.url, "--runs", "1", "--concurrency", "1"}
+	policy := func(name string) report.GatePolicy {
+		t.Helper()
+		r, err := report.Load(e.path(name))
+		if err != nil || r.Gate == nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return r.Gate.Policy
+	}
+	// The file alone: 10% is read as 0.1.
+	if code, out, errOut := e.run(append([]string{"eval", "--out", e.path("file.json")}, base...)...); code != ExitOK {
+		t.Fatalf("eval: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if p := policy("file.json"); p.MaxCostIncrease == nil || *p.MaxCostIncrease != 0.1 || p.MaxCostPerRunUSD == nil || *p.MaxCostPerRunUSD != 1000 {
+		t.Fatalf("from the file: %+v", p)
+	}
+	// The flag caps the run below its cost: the gate fails it.
+	code, out, _ := e.run(append([]string{"eval", "--out", e.path("capped.json"), "--max-cost-per-run", "$0.000001", "--max-cost-increase", "25%", "--fresh"}, base...)...)
+	if code != ExitFindings || !strings.Contains(out, "cost of the run") {
+		t.Errorf("eval --max-cost-per-run $0.000001: exit %d, want 1 naming the run cost\n%s", code, out)
+	}
+	if p := policy("capped.json"); *p.MaxCostIncrease != 0.25 || *p.MaxCostPerRunUSD != 0.000001 {
+		t.Errorf("flags over the file: %+v", p)
+	}
+	// run takes them too.
+	if code, out, errOut := e.run("run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "0", "--conformance-runs", "1", "--max-cost-increase", "0.5", "--out", e.path("run.json")); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if p := policy("run.json"); *p.MaxCostIncrease != 0.5 || *p.MaxCostPerRunUSD != 1000 {
+		t.Errorf("run --max-cost-increase 0.5: %+v", p)
+	}
+	// gate applies them over the recorded policy.
+	if code, out, _ := e.run("gate", "--report", e.path("file.json"), "--max-cost-per-run", "0.000001", "--out", e.path("regated.json")); code != ExitFindings || !strings.Contains(out, "max-cost-per-run $1e-06") {
+		t.Errorf("gate --max-cost-per-run: exit %d\n%s", code, out)
+	}
+	// Bad values name the flag and what to write, before a model is called.
+	before := len(e.models.Requests())
+	for _, cmd := range []string{"eval", "run", "gate"} {
+		for _, bad := range [][2]string{{"max-cost-increase", "10%%"}, {"max-cost-increase", "-5%"}, {"max-cost-increase", "NaN"}, {"max-cost-per-run", "abc"}, {"max-cost-per-run", "-1"}} {
+			args := append([]string{cmd, "--" + bad[0], bad[1]}, base...)
+			if cmd == "gate" {
+				args = []string{cmd, "--report", e.path("file.json"), "--" + bad[0], bad[1], "--out", e.path("x.json")}
+			}
+			code, _, stderr := e.run(args...)
+			if code != ExitError || !strings.Contains(stderr, "--"+bad[0]) || !strings.ContainsAny(stderr, "$%") {
+				t.Errorf("%s --%s %s: exit %d, stderr %q; want 2 naming the flag and the forms", cmd, bad[0], bad[1], code, stderr)
+			}
+		}
+	}
+	if len(e.models.Requests()) != before {
+		t.Error("a bad cost flag still called a model")
+	}
+}
+
+// A model that takes get_weather for search_invoices: the terminal, after
+// the Layer 1 matrix, and the HTML say which tool it took for which.
+func TestEvalShowsWhichToolAModelTookForWhich(t *testing.T) {
+	confused := func(r *llmfake.Request) llmfake.Reply {
+		if r.Output == nil && len(r.Results()) == 0 && strings.Contains(r.Model, "gpt-5-mini") && strings.Contains(r.LastUserText(), "invoices") {
+			return llmfake.Tool("get_weather", `{"location":"C1234"}`)
+		}
+		return sensible(r)
+	}
+	e := newEvalEnvWith(t, "", confused)
+	code, out, errOut := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", e.path("r.json"), "--html", e.path("r.html"))
+	if code == ExitError {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	rep, err := report.Load(e.path("r.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cells []report.ConfusionCell
+	for _, c := range rep.Behavior.Confusion {
+		if c.Model == "openai:gpt-5-mini" {
+			cells = c.Cells
+		}
+	}
+	found := false
+	for _, c := range cells {
+		found = found || (c.Expected == "search_invoices" && c.Chosen == "get_weather" && c.Count == 2)
+	}
+	if !found {
+		t.Fatalf("the report's confusion for openai:gpt-5-mini lacks search_invoices → get_weather ×2: %+v", cells)
+	}
+	matrix := strings.Index(out, "== Layer 1")
+	conf := strings.Index(out, "confusions (expected tool → tool chosen")
+	if matrix < 0 || conf < matrix {
+		t.Fatalf("no confusions after the Layer 1 matrix:\n%s", out)
+	}
+	for _, want := range []string{"openai:gpt-5-mini: 2 of", "search_invoices → get_weather ×2", "anthropic:claude-sonnet-4-5: no tool taken for another"} {
+		if !strings.Contains(out[conf:], want) {
+			t.Errorf("the terminal's confusions lack %q:\n%s", want, out[conf:])
+		}
+	}
+	if strings.Contains(out[conf:], "get_weather     → get_weather") {
+		t.Errorf("the diagonal is shown:\n%s", out[conf:])
+	}
+	page, _ := os.ReadFile(e.path("r.html"))
+	for _, want := range []string{`id="confusions"`, "<td><code>search_invoices</code></td><td><code>get_weather</code></td><td class=\"num\">2</td>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the HTML lacks %q", want)
+		}
 	}
 }

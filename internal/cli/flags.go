@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
@@ -20,7 +21,7 @@ const (
 	flagsLayers             // --layers
 	flagsLayer0             // --conformance-runs, --conformance-concurrency, --call-tool, --only
 	flagsLayer1             // --golden, --models, --runs, --concurrency, …
-	flagsGate               // --baseline, --max-drop, --fail-on-inconclusive
+	flagsGate               // --baseline, --max-drop, --fail-on-inconclusive, --max-cost-increase, --max-cost-per-run
 	flagsOutput             // --out, --junit, --markdown, --html
 )
 
@@ -37,6 +38,7 @@ type planFlags struct {
 	callTools                   multiFlag
 	models                      string
 	maxDrop                     string
+	costIncrease, costPerRun    string
 	failInc, fresh              bool
 	verbose                     bool
 }
@@ -86,6 +88,8 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 		fs.StringVar(&s.Baseline, "baseline", "", "report.json of the last green run to compare with (default: floors only)")
 		fs.StringVar(&f.maxDrop, "max-drop", "", "largest score drop that is not a regression, 0.02 or 2% (default: from the config, else 0.02)")
 		fs.BoolVar(&f.failInc, "fail-on-inconclusive", false, "exit 1 when the gate cannot tell a drop from noise, or runs were left undecided")
+		fs.StringVar(&f.costIncrease, "max-cost-increase", "", "largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%) (default: gate.max-cost-increase, else not gated)")
+		fs.StringVar(&f.costPerRun, "max-cost-per-run", "", "most the run's model calls may cost, in `USD` (5 or $2.50) (default: gate.max-cost-per-run, else no cap)")
 	}
 	if groups&flagsOutput != 0 {
 		fs.StringVar(&s.Report, "out", "", "write the report (report.json) to `FILE`")
@@ -144,7 +148,27 @@ func (f *planFlags) settings() (pipeline.Settings, error) {
 		}
 		s.MaxDrop = &v
 	}
+	var err error
+	if s.MaxCostIncrease, err = costFlag("max-cost-increase", f.costIncrease, gate.ParseCostIncrease); err != nil {
+		return s, err
+	}
+	if s.MaxCostPerRun, err = costFlag("max-cost-per-run", f.costPerRun, gate.ParseUSD); err != nil {
+		return s, err
+	}
 	return s, nil
+}
+
+// costFlag parses a cost gate flag with the parser mcp-eval.yaml and the
+// action inputs use; empty says nothing (nil). The error names the flag.
+func costFlag(name, v string, parse func(string) (float64, error)) (*float64, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	f, err := parse(v)
+	if err != nil {
+		return nil, errors.New("--" + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "))
+	}
+	return &f, nil
 }
 
 // isSet reports whether the command line set a flag.

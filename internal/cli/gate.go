@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
@@ -44,7 +43,7 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	fs.StringVar(&maxDrop, "max-drop", strconv.FormatFloat(def.MaxDrop, 'g', -1, 64), "largest drop of a suite score that is not a regression: a fraction (0.02) or points (2%)")
 	fs.BoolVar(&failOnInconclusive, "fail-on-inconclusive", false, "exit 1 when the verdict is inconclusive (default: exit 0 with a warning)")
 	fs.BoolVar(&failOnLegacy, "fail-on-legacy", false, "fail a server that speaks legacy MCP only, whatever the baseline (as mcp-eval check does)")
-	fs.StringVar(&costIncrease, "max-cost-increase", "", "largest rise of a model's cost per case over the baseline: a fraction (0.1) or a percentage (10%); empty: not gated")
+	fs.StringVar(&costIncrease, "max-cost-increase", "", "largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%); empty: not gated")
 	fs.StringVar(&costPerRun, "max-cost-per-run", "", "most the run's model calls may cost, in `USD` (5 or $2.50); empty: no cap")
 	fs.Var(&history, "history", "earlier green reports for drift and slow-slide warnings: a `DIR` of *.json or a FILE (repeatable)")
 	fs.IntVar(&historyDepth, "history-depth", def.HistoryDepth, "how many of the newest green history reports to walk")
@@ -80,13 +79,15 @@ func runGate(_ context.Context, c *Command, args []string) int {
 		if given["history-depth"] {
 			p.HistoryDepth = historyDepth
 		}
+		// An empty value turns the gate off: the recorded policy may
+		// have set it.
 		if given["max-cost-increase"] {
-			if p.MaxCostIncrease, err = optional(costIncrease, gate.ParseCostIncrease); err != nil {
+			if p.MaxCostIncrease, err = costFlag("max-cost-increase", costIncrease, gate.ParseCostIncrease); err != nil {
 				return err
 			}
 		}
 		if given["max-cost-per-run"] {
-			if p.MaxCostPerRun, err = optional(costPerRun, gate.ParseUSD); err != nil {
+			if p.MaxCostPerRun, err = costFlag("max-cost-per-run", costPerRun, gate.ParseUSD); err != nil {
 				return err
 			}
 		}
@@ -174,18 +175,6 @@ func (c *Command) loadHistory(ws, arg string) []gate.Historic {
 		out = append(out, gate.Historic{Ref: pipeline.Ref(ws, p, r), Report: r})
 	}
 	return out
-}
-
-// optional parses a flag whose empty value turns its gate off.
-func optional(s string, parse func(string) (float64, error)) (*float64, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	v, err := parse(s)
-	if err != nil {
-		return nil, err
-	}
-	return &v, nil
 }
 
 // workspace is where report paths are relative to: GITHUB_WORKSPACE on a

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -86,6 +87,7 @@ func matrixText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", sanitize(m), strings.Join(line, ", "))
 	}
+	render.ConfusionText(w, b)
 }
 
 // spendText prints the run's spend over Layers 1 and 2, split by part:

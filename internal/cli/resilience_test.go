@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -51,5 +53,75 @@ func TestRunLayer2WithoutModelsSaysSo(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(rep.Gate.Notes, "\n"), "no model is configured") {
 		t.Fatalf("the gate notes should say why Layer 2 measured nothing: %q", rep.Gate.Notes)
+	}
+}
+
+// A model that never calls a tool gives the payload no real result to go
+// into: every attack run is left out of N. Layer 2 must say so on every
+// surface, and the gate must not call it a pass.
+func TestRunLayer2ThatMeasuredNothingSaysSoEverywhere(t *testing.T) {
+	mute := func(r *llmfake.Request) llmfake.Reply {
+		if r.Output != nil {
+			return llmfake.Verdict(`{"verdict":"pass","reason":"fine"}`)
+		}
+		return llmfake.Text("I would rather not use any tool.")
+	}
+	e := newEvalEnvWith(t, "", mute)
+	args := []string{"run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "resilience",
+		"--out", e.path("report.json"), "--markdown", e.path("summary.md"), "--html", e.path("report.html")}
+	code, out, errOut := e.run(args...)
+	if code != ExitOK {
+		t.Fatalf("exit %d (want 0: inconclusive warns)\n%s\n%s", code, out, errOut)
+	}
+	rep, err := report.Load(e.path("report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rep.Resilience
+	if res == nil || len(res.Attacks) != 0 || len(res.Runs) == 0 {
+		t.Fatalf("want runs and no attack rows: %+v", res)
+	}
+	total := map[string]int{}
+	for _, u := range res.Unmeasured {
+		if u.Kind != report.KindAttack || u.Measured() || u.Why[0].Outcome != "not-delivered" {
+			t.Errorf("unmeasured row %+v: want attack runs, all not delivered", u)
+		}
+		if u.Subject == "all" {
+			total[u.Model] = u.Runs
+		}
+	}
+	if len(total) != 2 || total["openai:gpt-5-mini"]*2 != len(res.Runs) {
+		t.Fatalf("per-model totals %v over %d runs", total, len(res.Runs))
+	}
+	want := fmt.Sprintf("%d of %d runs not measured: no tool gave a real result to plant the payload in", total["openai:gpt-5-mini"], total["openai:gpt-5-mini"])
+	if !strings.Contains(out, want) || !strings.Contains(out, "nothing measured") || !strings.Contains(out, "verdict: INCONCLUSIVE") {
+		t.Errorf("the terminal does not say Layer 2 measured nothing (%q):\n%s", want, out)
+	}
+	md, _ := os.ReadFile(e.path("summary.md"))
+	if !strings.Contains(string(md), "Nothing measured") || !strings.Contains(string(md), strings.Replace(want, ":", `\:`, 1)) {
+		t.Errorf("the Markdown summary does not say it:\n%s", md)
+	}
+	html, _ := os.ReadFile(e.path("report.html"))
+	if !strings.Contains(string(html), `id="layer2-unmeasured"`) || !strings.Contains(string(html), want) {
+		t.Errorf("the HTML does not say it")
+	}
+	// The gate: each model's Layer 2 is inconclusive, never passed, and
+	// the notes say the layer measured nothing.
+	var inconclusive int
+	for _, it := range rep.Gate.Items {
+		if it.Layer == 2 {
+			if it.Status == report.ItemPass {
+				t.Errorf("a Layer 2 item passed: %+v", it)
+			}
+			if it.Status == report.ItemInconclusive && it.Subject == "all" && strings.Contains(it.Reason, "not measured") {
+				inconclusive++
+			}
+		}
+	}
+	if inconclusive != 2 || rep.Gate.Verdict != report.GateInconclusive || !strings.Contains(strings.Join(rep.Gate.Notes, "\n"), "Layer 2 measured nothing") {
+		t.Errorf("gate: %d inconclusive Layer 2 items, verdict %s, notes %q", inconclusive, rep.Gate.Verdict, rep.Gate.Notes)
+	}
+	if code, _, _ := e.run(append(args, "--fail-on-inconclusive")...); code != ExitFindings {
+		t.Errorf("--fail-on-inconclusive: exit %d, want 1", code)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 )
 
 // Input is one input of action.yml and host/action.yml.
@@ -37,6 +39,8 @@ func InputSpecs() []Input {
 		{"golden", "", "Golden set file or directory, relative to the workspace (default: from the config file)."},
 		{"layers", "auto", "auto (by event: push and pull requests run Layer 0; schedule, workflow_dispatch and a pull request labelled run-evals run all), or a comma list of 0,1,2,3 or conformance,behavior,resilience,telemetry."},
 		{"max-drop", "", "Largest drop of a score vs the baseline that is not a regression, a fraction between 0 and 1 (default: from the config file, else 0.02)."},
+		{"max-cost-increase", "", "Largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%). Default: from the config file (gate.max-cost-increase), else not gated."},
+		{"max-cost-per-run", "", "Most the run's model calls may cost, in USD (5 or $2.50). Default: from the config file (gate.max-cost-per-run), else no cap."},
 		{"runs", "", "Runs per case (default: from the config file, else 5)."},
 		{"models", "", "Comma list of models, e.g. openai:gpt-5-mini,anthropic:claude-sonnet-4-5 (default: from the config file, per trigger)."},
 		{"prices", "", "Price override file, relative to the workspace, in the format of the built-in price table (dated rows). Its models replace or add to the built-in ones for the budget, the spend preview and the report's cost (default: pricing.file in the config file)."},
@@ -81,6 +85,8 @@ type Inputs struct {
 	AutoLayers       bool
 	Layers           []Layer  // when !AutoLayers
 	MaxDrop          *float64 // nil: from the config file
+	MaxCostIncrease  *float64 // nil: from the config file
+	MaxCostPerRun    *float64 // USD; nil: from the config file
 	Runs             int      // 0: from the config file
 	Models           []string
 	Prices           string // price override file, relative to the workspace
@@ -158,6 +164,23 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 		} else {
 			in.MaxDrop = &f
 		}
+	}
+	// The cost gates read as mcp-eval.yaml and the flags read them.
+	for _, c := range []struct {
+		name  string
+		parse func(string) (float64, error)
+		dst   **float64
+	}{{"max-cost-increase", gate.ParseCostIncrease, &in.MaxCostIncrease}, {"max-cost-per-run", gate.ParseUSD, &in.MaxCostPerRun}} {
+		v := get(c.name)
+		if v == "" {
+			continue
+		}
+		f, err := c.parse(v)
+		if err != nil {
+			bad(c.name, "%s", strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "+c.name+" "))
+			continue
+		}
+		*c.dst = &f
 	}
 	if v := get("runs"); v != "" {
 		n, err := strconv.Atoi(v)

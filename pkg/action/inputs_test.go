@@ -23,6 +23,8 @@ func TestParseInputsReadsHyphenatedNames(t *testing.T) {
 		"INPUT_COMMENT":           "False",
 		"INPUT_CONFIG":            "ci/mcp-eval.yaml",
 		"INPUT_SERVER-USER":       "current",
+		"INPUT_MAX-COST-INCREASE": "25%",
+		"INPUT_MAX-COST-PER-RUN":  "$2.50",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +32,8 @@ func TestParseInputsReadsHyphenatedNames(t *testing.T) {
 	if in.ServerURL != "http://svc:3000/mcp" || in.Golden != "evals/golden.yaml" || in.AutoLayers ||
 		!reflect.DeepEqual(in.Layers, []Layer{0, 1}) || in.MaxDrop == nil || *in.MaxDrop != 0.05 || in.Runs != 3 ||
 		!reflect.DeepEqual(in.Models, []string{"openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"}) ||
-		in.BaselineArtifact != "evals-report" || !in.HasToken || in.Comment || in.Config != "ci/mcp-eval.yaml" || in.ServerUser != "current" {
+		in.BaselineArtifact != "evals-report" || !in.HasToken || in.Comment || in.Config != "ci/mcp-eval.yaml" || in.ServerUser != "current" ||
+		in.MaxCostIncrease == nil || *in.MaxCostIncrease != 0.25 || in.MaxCostPerRun == nil || *in.MaxCostPerRun != 2.5 {
 		t.Errorf("inputs = %+v", in)
 	}
 }
@@ -40,7 +43,7 @@ func TestParseInputsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.AutoLayers || in.MaxDrop != nil || in.Runs != 0 || in.BaselineArtifact != DefaultArtifact || !in.Comment || in.HasToken || in.ServerUser != "" {
+	if !in.AutoLayers || in.MaxDrop != nil || in.Runs != 0 || in.BaselineArtifact != DefaultArtifact || !in.Comment || in.HasToken || in.ServerUser != "" || in.MaxCostIncrease != nil || in.MaxCostPerRun != nil {
 		t.Errorf("defaults = %+v", in)
 	}
 }
@@ -55,6 +58,11 @@ func TestParseInputsNamesTheInputAtFault(t *testing.T) {
 		{map[string]string{"INPUT_LAYERS": "0,5"}, []string{`input "layers"`, `unknown layer "5"`}},
 		{map[string]string{"INPUT_MAX-DROP": "2%"}, []string{`input "max-drop"`, "between 0 and 1"}},
 		{map[string]string{"INPUT_MAX-DROP": "1.5"}, []string{`input "max-drop"`}},
+		{map[string]string{"INPUT_MAX-COST-INCREASE": "10%%"}, []string{`input "max-cost-increase"`, `"10%%" is not a number`, "25%"}},
+		{map[string]string{"INPUT_MAX-COST-INCREASE": "-5%"}, []string{`input "max-cost-increase"`, "out of range", "0.25"}},
+		{map[string]string{"INPUT_MAX-COST-INCREASE": "NaN"}, []string{`input "max-cost-increase"`}},
+		{map[string]string{"INPUT_MAX-COST-PER-RUN": "abc"}, []string{`input "max-cost-per-run"`, "$2.50"}},
+		{map[string]string{"INPUT_MAX-COST-PER-RUN": "-1"}, []string{`input "max-cost-per-run"`, "out of range"}},
 		{map[string]string{"INPUT_RUNS": "0"}, []string{`input "runs"`, "1 to 100"}},
 		{map[string]string{"INPUT_RUNS": "five"}, []string{`input "runs"`}},
 		{map[string]string{"INPUT_MODELS": "a,,b"}, []string{`input "models"`}},

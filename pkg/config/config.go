@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 )
 
 // DefaultFile is looked for at the repository root.
@@ -135,9 +137,52 @@ type Gate struct {
 	// MaxCostIncrease caps the rise of a model's cost per case over the
 	// baseline (a fraction); MaxCostPerRun caps a run's model cost in USD.
 	// Unset: no cost gate. An unknown cost makes them inconclusive.
-	MaxCostIncrease *float64 `yaml:"max-cost-increase"`
-	MaxCostPerRun   *float64 `yaml:"max-cost-per-run"`
+	MaxCostIncrease *Fraction `yaml:"max-cost-increase"`
+	MaxCostPerRun   *USD      `yaml:"max-cost-per-run"`
 }
+
+// Fraction is a max-cost-increase as the file may write it: a number
+// (0.25) or a percentage string ("25%"), read by the same parser as the
+// flag and the action input.
+type Fraction float64
+
+// UnmarshalYAML accepts a YAML number or string and parses its text.
+func (f *Fraction) UnmarshalYAML(n *yaml.Node) error {
+	v, err := scalar(n, gate.ParseCostIncrease)
+	*f = Fraction(v)
+	return err
+}
+
+// USD is a max-cost-per-run: a number of US dollars (5) or a string with
+// a dollar sign ("$2.50").
+type USD float64
+
+// UnmarshalYAML accepts a YAML number or string and parses its text.
+func (u *USD) UnmarshalYAML(n *yaml.Node) error {
+	v, err := scalar(n, gate.ParseUSD)
+	*u = USD(v)
+	return err
+}
+
+// scalar parses one scalar node's text, and on failure names its line.
+func scalar(n *yaml.Node, parse func(string) (float64, error)) (float64, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, &valueError{line: n.Line, msg: "want a number or a string, not a list or a map"}
+	}
+	v, err := parse(n.Value)
+	if err != nil {
+		return 0, &valueError{line: n.Line, msg: "gate." + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": ")}
+	}
+	return v, nil
+}
+
+// valueError is a value a field's own parser refused, at its line.
+type valueError struct {
+	line int
+	msg  string
+}
+
+func (e *valueError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
 
 // Baseline configures where the last green report comes from.
 type Baseline struct {
@@ -204,6 +249,10 @@ func Parse(path string, b []byte) (*Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		if errors.Is(err, io.EOF) {
 			return &c, nil // an empty file is all defaults
+		}
+		var ve *valueError
+		if errors.As(err, &ve) {
+			return nil, &Error{File: path, Line: ve.line, Msg: ve.msg}
 		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {

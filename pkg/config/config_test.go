@@ -27,16 +27,41 @@ gate:
 	}
 }
 
+// The cost gates take the forms the flags and inputs take: mcp-eval.yaml
+// may write 10% as docs/telemetry.md says.
+func TestParseCostGateForms(t *testing.T) {
+	for src, want := range map[string][2]float64{
+		"gate:\n  max-cost-increase: 10%\n  max-cost-per-run: 5\n":          {0.1, 5},
+		"gate:\n  max-cost-increase: 0.25\n  max-cost-per-run: \"$2.50\"\n": {0.25, 2.5},
+		"gate:\n  max-cost-increase: \" 25 % \"\n  max-cost-per-run: 1e2\n": {0.25, 100},
+	} {
+		c, err := Parse("mcp-eval.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("Parse(%q): %v", src, err)
+			continue
+		}
+		if got := [2]float64{float64(*c.Gate.MaxCostIncrease), float64(*c.Gate.MaxCostPerRun)}; got[0]-want[0] > 1e-12 || want[0]-got[0] > 1e-12 || got[1] != want[1] {
+			t.Errorf("Parse(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
+
 func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 	cases := map[string]string{
-		"server:\n  url: http://x/mcp\n  comand: srv\n": "mcp-eval.yaml:3: field comand not found",
-		"conformance:\n  runs: -1\n":                    "mcp-eval.yaml:2: conformance.runs is -1",
-		"gate:\n  max-drop: 2\n":                        "mcp-eval.yaml:2: gate.max-drop is 2",
-		"layers: [layer9]\n":                            "mcp-eval.yaml:1: unknown layer \"layer9\"",
-		"server:\n  url: http://x\n  command: srv\n":    "mcp-eval.yaml:2: server.url and server.command are exclusive",
-		"conformance:\n  runs: many\n":                  "mcp-eval.yaml:2:",
-		"server: [\n":                                   "mcp-eval.yaml:",
-		"server:\n  command: srv\n  user: root\n":       "mcp-eval.yaml:3: server.user is \"root\", want auto, unprivileged or current",
+		"server:\n  url: http://x/mcp\n  comand: srv\n":       "mcp-eval.yaml:3: field comand not found",
+		"conformance:\n  runs: -1\n":                          "mcp-eval.yaml:2: conformance.runs is -1",
+		"gate:\n  max-drop: 2\n":                              "mcp-eval.yaml:2: gate.max-drop is 2",
+		"layers: [layer9]\n":                                  "mcp-eval.yaml:1: unknown layer \"layer9\"",
+		"server:\n  url: http://x\n  command: srv\n":          "mcp-eval.yaml:2: server.url and server.command are exclusive",
+		"conformance:\n  runs: many\n":                        "mcp-eval.yaml:2:",
+		"server: [\n":                                         "mcp-eval.yaml:",
+		"server:\n  command: srv\n  user: root\n":             "mcp-eval.yaml:3: server.user is \"root\", want auto, unprivileged or current",
+		"gate:\n  max-drop: 0.1\n  max-cost-increase: 10%%\n": "mcp-eval.yaml:3: gate.max-cost-increase \"10%%\" is not a number: write a fraction like 0.25 or a percentage like 25%",
+		"gate:\n  max-cost-increase: abc\n":                   "mcp-eval.yaml:2: gate.max-cost-increase \"abc\" is not a number",
+		"gate:\n  max-cost-increase: -0.1\n":                  "mcp-eval.yaml:2: gate.max-cost-increase -0.1 is out of range",
+		"gate:\n  max-cost-increase: .nan\n":                  "mcp-eval.yaml:2: gate.max-cost-increase \".nan\" is not a number",
+		"gate:\n  max-cost-increase: [1]\n":                   "mcp-eval.yaml:2: want a number or a string",
+		"gate:\n  max-cost-per-run: -5\n":                     "mcp-eval.yaml:2: gate.max-cost-per-run -5 is out of range",
 	}
 	for src, want := range cases {
 		_, err := Parse("mcp-eval.yaml", []byte(src))

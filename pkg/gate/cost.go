@@ -17,8 +17,10 @@ const (
 	maxCostPerRun   = 1e6
 )
 
-// ParseCostIncrease reads a max-cost-increase as the user may write it: a
-// fraction ("0.1") or a percentage ("10%").
+// ParseCostIncrease reads a max-cost-increase as the user may write it, in
+// mcp-eval.yaml, a flag or an action input alike: a fraction ("0.25") or a
+// percentage ("25%"). The range is checked here too, so that every caller
+// can name its own source (flag, input, file:line) in front of one message.
 func ParseCostIncrease(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	scale := 1.0
@@ -27,20 +29,44 @@ func ParseCostIncrease(s string) (float64, error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%w: max-cost-increase %q is not a number: write a fraction like 0.1 or a percentage like 10%%", ErrPolicy, s)
+		return 0, fmt.Errorf("%w: max-cost-increase %q is not a number: write a fraction like 0.25 or a percentage like 25%%", ErrPolicy, s)
 	}
-	return v * scale, nil
+	v *= scale
+	if err := CheckCostIncrease(v); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// CheckCostIncrease is the range of a max-cost-increase: [0, 100] as a
+// fraction (a 100× rise is a typo, not a policy).
+func CheckCostIncrease(v float64) error {
+	if math.IsNaN(v) || v < 0 || v > maxCostIncrease {
+		return fmt.Errorf("%w: max-cost-increase %v is out of range: write a fraction in [0, %v] like 0.25, or a percentage like 25%%", ErrPolicy, v, maxCostIncrease)
+	}
+	return nil
 }
 
 // ParseUSD reads a max-cost-per-run: a number of US dollars, with or
-// without a leading "$" ("5", "$2.50").
+// without a leading "$" ("5", "$2.50"), in (0, 1e6].
 func ParseUSD(s string) (float64, error) {
 	t := strings.TrimPrefix(strings.TrimSpace(s), "$")
 	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w: max-cost-per-run %q is not an amount: write US dollars like 5 or $2.50", ErrPolicy, s)
 	}
+	if err := CheckUSD(v); err != nil {
+		return 0, err
+	}
 	return v, nil
+}
+
+// CheckUSD is the range of a max-cost-per-run.
+func CheckUSD(v float64) error {
+	if math.IsNaN(v) || v <= 0 || v > maxCostPerRun {
+		return fmt.Errorf("%w: max-cost-per-run %v is out of range: write US dollars above 0 and at most %v, like 5 or $2.50", ErrPolicy, v, maxCostPerRun)
+	}
+	return nil
 }
 
 func clone(p *float64) *float64 {

@@ -147,7 +147,17 @@ func TestCostPolicyValidation(t *testing.T) {
 			t.Errorf("ParseUSD(%q): %v", bad, err)
 		}
 	}
-	if _, err := gate.ParseCostIncrease("lots"); !errors.Is(err, gate.ErrPolicy) {
-		t.Error("ParseCostIncrease(lots) accepted")
+	// One parser for the file, the flags and the inputs: it refuses what
+	// Validate would, with the form to write instead.
+	for _, bad := range []string{"lots", "abc", "10%%", "NaN", "-5%", "-0.1", "%", "1e9", "Inf"} {
+		_, err := gate.ParseCostIncrease(bad)
+		if !errors.Is(err, gate.ErrPolicy) || !strings.Contains(err.Error(), "25%") {
+			t.Errorf("ParseCostIncrease(%q): %v; want an ErrPolicy naming the forms", bad, err)
+		}
+	}
+	for _, bad := range []string{"NaN", "-1", "0", "$-2"} {
+		if _, err := gate.ParseUSD(bad); !errors.Is(err, gate.ErrPolicy) || !strings.Contains(err.Error(), "$2.50") {
+			t.Errorf("ParseUSD(%q): %v", bad, err)
+		}
 	}
 }

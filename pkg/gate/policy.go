@@ -73,11 +73,15 @@ func (p Policy) Validate() error {
 	if p.HistoryDepth < 0 || p.HistoryDepth > 100 {
 		errs = append(errs, fmt.Sprintf("history depth %d is out of range: want 0..100", p.HistoryDepth))
 	}
-	if v := p.MaxCostIncrease; v != nil && (math.IsNaN(*v) || *v < 0 || *v > maxCostIncrease) {
-		errs = append(errs, fmt.Sprintf("max-cost-increase %v is out of range: want a fraction in [0, %v] (0.1 = +10%%)", *v, maxCostIncrease))
+	if v := p.MaxCostIncrease; v != nil {
+		if err := CheckCostIncrease(*v); err != nil {
+			errs = append(errs, strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": "))
+		}
 	}
-	if v := p.MaxCostPerRun; v != nil && (math.IsNaN(*v) || *v <= 0 || *v > maxCostPerRun) {
-		errs = append(errs, fmt.Sprintf("max-cost-per-run %v is out of range: want USD in (0, %v]", *v, maxCostPerRun))
+	if v := p.MaxCostPerRun; v != nil {
+		if err := CheckUSD(*v); err != nil {
+			errs = append(errs, strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": "))
+		}
 	}
 	if len(errs) == 0 {
 		return nil

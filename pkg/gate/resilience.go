@@ -48,6 +48,7 @@ func (e *evaluation) resilience() {
 			e.rate(k, s, base)
 		}
 	}
+	e.unmeasured(nr)
 	for k := range base {
 		if !seen[k] {
 			e.unmatched(report.Unmatched{Layer: 2, Kind: k.kind, Subject: k.subject + " " + k.score, Model: k.model, Side: "baseline", Reason: "in the baseline, not run now"})
@@ -100,4 +101,35 @@ func good(s report.Score) int {
 		return s.N - s.K
 	}
 	return s.K
+}
+
+// unmeasured says what Layer 2 ran but could not measure. A model whose
+// fault or attack runs were all left out of N (the payload never reached
+// a real result, the fault never fired, every run errored) measured
+// nothing, and nothing measured is never a pass: the item is
+// inconclusive. A single fault type or category left unmeasured beside
+// measured ones is shown (info), and a Layer 2 that measured nothing at
+// all says so in the notes.
+func (e *evaluation) unmeasured(nr *report.Resilience) {
+	made, left := 0, 0
+	for _, u := range nr.Unmeasured {
+		if u.Subject == "all" {
+			made, left = made+u.Runs, left+u.Uncounted
+		}
+		if u.Measured() {
+			continue
+		}
+		it := report.GateItem{Layer: 2, Kind: u.Kind, Subject: u.Subject, Model: u.Model, Reason: u.Text()}
+		if u.Subject == "all" {
+			it.Status = report.ItemInconclusive
+			it.Rule = "a model whose Layer 2 runs measured nothing is not measured, never passed"
+		} else {
+			it.Status = report.ItemInfo
+			it.Rule = "a " + u.Kind + " type with no run in N is shown as not measured"
+		}
+		e.add(it)
+	}
+	if len(nr.Faults) == 0 && len(nr.Attacks) == 0 && made > 0 {
+		e.g.Notes = append(e.g.Notes, fmt.Sprintf("Layer 2 measured nothing: %d of %d runs not measured (see the Layer 2 items)", left, made))
+	}
 }

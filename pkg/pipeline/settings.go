@@ -175,7 +175,13 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 		}
 	}
 	g := cfg.Gate
-	out.MaxDrop, out.History, out.MaxCostIncrease, out.MaxCostPerRun = g.MaxDrop, g.History, g.MaxCostIncrease, g.MaxCostPerRun
+	out.MaxDrop, out.History = g.MaxDrop, g.History
+	if g.MaxCostIncrease != nil {
+		out.MaxCostIncrease = ptr(float64(*g.MaxCostIncrease))
+	}
+	if g.MaxCostPerRun != nil {
+		out.MaxCostPerRun = ptr(float64(*g.MaxCostPerRun))
+	}
 	if g.FailOnInconclusive {
 		out.FailOnInconclusive = ptr(true)
 	}

@@ -25,6 +25,7 @@ type htmlView struct {
 	Layer0       *htmlLayer0
 	Matrix       *htmlMatrix
 	Layer2       []htmlRate
+	Layer2Gaps   *htmlGaps
 	Layer3       *htmlLayer3
 	Failing      []htmlFailing
 	FailingMore  int
@@ -48,10 +49,23 @@ type htmlCheck struct {
 }
 
 type htmlMatrix struct {
-	Summary string
-	Models  []string
-	Rows    []htmlMatrixRow
-	Columns []htmlColumns
+	Summary    string
+	Models     []string
+	Rows       []htmlMatrixRow
+	Columns    []htmlColumns
+	Confusions []htmlConfusions
+}
+
+// htmlConfusions is one model's off-diagonal confusion cells.
+type htmlConfusions struct {
+	Model, Summary string
+	Cells          []htmlConfusion
+	More           int
+}
+
+type htmlConfusion struct {
+	Expected, Chosen string
+	Count            int
 }
 
 type htmlMatrixRow struct {
@@ -74,6 +88,15 @@ type htmlSpark struct {
 	Points, First, Last string
 	N                   int
 }
+
+// htmlGaps are what Layer 2 could not measure.
+type htmlGaps struct {
+	Nothing bool // no run of the layer is in N
+	Rows    []htmlGap
+	More    int
+}
+
+type htmlGap struct{ Model, Kind, Subject, Text string }
 
 type htmlRate struct {
 	Model, Injected, Score, Better, Now, Baseline, Status string
@@ -199,6 +222,13 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	}
 	if rep.Resilience != nil {
 		v.Layer2 = htmlResilience(rep)
+		if rows, more := unmeasuredRows(rep.Resilience); len(rows) > 0 {
+			g := &htmlGaps{Nothing: len(rep.Resilience.Faults) == 0 && len(rep.Resilience.Attacks) == 0, More: more}
+			for _, u := range rows {
+				g.Rows = append(g.Rows, htmlGap{Model: line(u.Model), Kind: u.Kind, Subject: line(u.Subject), Text: line(u.Text())})
+			}
+			v.Layer2Gaps = g
+		}
 	}
 	if rep.Telemetry != nil {
 		v.Layer3 = htmlTelemetry(rep.Telemetry)
@@ -290,6 +320,22 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 			Tokens:   withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
 			Cost:     withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)),
 			Trend:    htmlTrend(c)})
+	}
+	some := false
+	var confusions []htmlConfusions
+	for _, mc := range Confusions(b) {
+		hc := htmlConfusions{Model: line(mc.Model), More: mc.More, Summary: fmt.Sprintf("%d of %d steps", mc.Runs, mc.Steps)}
+		if mc.Runs == 0 {
+			hc.Summary = fmt.Sprintf("no tool taken for another in %d steps", mc.Steps)
+		}
+		for _, c := range mc.Cells {
+			hc.Cells = append(hc.Cells, htmlConfusion{Expected: line(ToolClass(c.Expected)), Chosen: line(ToolClass(c.Chosen)), Count: c.Count})
+		}
+		some = some || mc.Runs > 0
+		confusions = append(confusions, hc)
+	}
+	if some {
+		m.Confusions = confusions
 	}
 	return m
 }

@@ -262,11 +262,18 @@ func layer2Blocks(d *mdDoc, rep *report.Report) {
 	for _, a := range rep.Resilience.Attacks {
 		add(report.KindAttack, a.Model, a.Attack, a.Scores)
 	}
-	if len(rows) == 0 {
-		return
+	gaps := unmeasuredMarkdown(rep.Resilience)
+	if len(rows) > 0 {
+		d.add(mdBlock{head: []string{"#### Layer 2 · resilience and security", "",
+			"| Model | Injected | Score | Better | Now | Baseline | Δ | Status |", "|---|---|---|---|---|---|---|---|"}, rows: rows, what: "rates"})
 	}
-	d.add(mdBlock{head: []string{"#### Layer 2 · resilience and security", "",
-		"| Model | Injected | Score | Better | Now | Baseline | Δ | Status |", "|---|---|---|---|---|---|---|---|"}, rows: rows, what: "rates"})
+	switch {
+	case len(gaps) == 0:
+	case len(rows) == 0:
+		d.add(mdBlock{head: []string{"#### Layer 2 · resilience and security", "", "**Nothing measured:** no run of Layer 2 is in N.", ""}, rows: gaps, what: "rows"})
+	default:
+		d.add(mdBlock{head: []string{"", "**Not measured or not counted:**", ""}, rows: gaps, what: "rows"})
+	}
 }
 
 // layer3Blocks are in report_mdtelemetry.go.

@@ -53,6 +53,7 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 			for _, a := range rep.Resilience.Attacks {
 				scoresText(w, "attack", a.Model, a.Attack, a.Scores)
 			}
+			unmeasuredText(p, rep.Resilience)
 		}},
 		{SectionTelemetry, "\n== Layer 3 · latency, tokens and cost ==\n", rep.Telemetry != nil, func() { telemetryText(w, rep) }},
 		{SectionGate, "\n", rep.Gate != nil, func() { GateText(w, rep.Gate) }},
@@ -141,6 +142,7 @@ func behaviorText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "%s  %s %s\n", line, statusMark(it.Status), it.Status)
 	}
+	ConfusionText(w, b)
 }
 
 func scoresText(w io.Writer, kind, model, subject string, scores []report.Score) {

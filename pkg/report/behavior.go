@@ -30,6 +30,10 @@ type Behavior struct {
 	Confusion []Confusion `json:"confusion,omitempty"`
 }
 
+// NoTool is the confusion-matrix class of "no tool was called" (and of
+// what a negative case expects); pkg/behavior/score produces it.
+const NoTool = "(no tool)"
+
 // Confusion is one model's confusion matrix.
 type Confusion struct {
 	Model string          `json:"model"`

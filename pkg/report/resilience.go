@@ -1,5 +1,7 @@
 package report
 
+import "fmt"
+
 // Score names of Layer 2.
 const (
 	FaultHandled  = "faultHandled"  // the model coped with an injected fault (retry, report, no loop)
@@ -24,6 +26,59 @@ type Resilience struct {
 	ReusedRuns int `json:"reusedRuns,omitempty"`
 	FreshRuns  int `json:"freshRuns,omitempty"`
 	StaleRuns  int `json:"staleRuns,omitempty"`
+	// Unmeasured are the runs made but not in N (the payload had no real
+	// result to go into, the fault never fired, the run errored or was
+	// stopped), per model and fault type or attack category, and per
+	// model over all of them (subject "all"). A row whose Uncounted is
+	// its Runs has no score row at all: nothing was measured. Absent in
+	// older reports.
+	Unmeasured []ResilienceUnmeasured `json:"unmeasured,omitempty"`
+}
+
+// ResilienceUnmeasured counts one model × subject's runs that are not in N.
+type ResilienceUnmeasured struct {
+	Kind    string `json:"kind"` // KindFault or KindAttack
+	Model   string `json:"model"`
+	Subject string `json:"subject"` // fault type, attack category, or "all"
+	// Runs were made; Uncounted of them are not in N.
+	Runs      int `json:"runs"`
+	Uncounted int `json:"uncounted"`
+	// Why says, per outcome, how many runs and why they are not counted
+	// (the producer's own words, not model text).
+	Why []UncountedOutcome `json:"why"`
+}
+
+// Measured reports whether any run of the row is in N.
+func (u ResilienceUnmeasured) Measured() bool { return u.Uncounted < u.Runs }
+
+// Text is the row as every surface says it: "12 of 12 runs not measured:
+// no tool gave a real result to plant the payload in" ("not counted" when
+// some runs of the row are in N).
+func (u ResilienceUnmeasured) Text() string {
+	what := "not measured"
+	if u.Measured() {
+		what = "not counted"
+	}
+	s := fmt.Sprintf("%d of %d runs %s", u.Uncounted, u.Runs, what)
+	for i, w := range u.Why {
+		sep := "; "
+		if i == 0 {
+			sep = ": "
+		}
+		if len(u.Why) > 1 {
+			s += fmt.Sprintf("%s%d %s", sep, w.Runs, w.Reason)
+		} else {
+			s += sep + w.Reason
+		}
+	}
+	return s
+}
+
+// UncountedOutcome is one reason runs were not counted.
+type UncountedOutcome struct {
+	Outcome string `json:"outcome"`
+	Runs    int    `json:"runs"`
+	Reason  string `json:"reason"`
 }
 
 // ResilienceRun is one Layer 2 run: one case with one fault injected, or

@@ -64,6 +64,17 @@ func (r *Report) Validate() error {
 			knownModel(loc+"/model", a.Model)
 			scoresOK(loc+"/scores", a.Scores, bad)
 		}
+		for i, u := range s.Unmeasured {
+			loc := fmt.Sprintf("/resilience/unmeasured/%d", i)
+			knownModel(loc+"/model", u.Model)
+			sum := 0
+			for _, w := range u.Why {
+				sum += w.Runs
+			}
+			if u.Uncounted > u.Runs || sum != u.Uncounted {
+				bad("%s: %d runs not counted of %d, the reasons add up to %d", loc, u.Uncounted, u.Runs, sum)
+			}
+		}
 	}
 	if t := r.Telemetry; t != nil {
 		telemetryOK(t, bad)

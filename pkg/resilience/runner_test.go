@@ -369,6 +369,24 @@ func TestReportSection(t *testing.T) {
 	if !notCounted {
 		t.Errorf("notes should say what was left out of N: %v", sec.Notes)
 	}
+	// test:b measured nothing: the section says how many runs and why,
+	// per kind over all subjects and per subject.
+	unmeasured := map[string]report.ResilienceUnmeasured{}
+	for _, u := range sec.Unmeasured {
+		unmeasured[u.Model+" "+u.Kind+" "+u.Subject] = u
+	}
+	for _, k := range []string{"test:b fault all", "test:b fault " + HTTP500, "test:b attack all"} {
+		u, ok := unmeasured[k]
+		if !ok || u.Measured() || u.Runs == 0 || len(u.Why) == 0 || u.Why[0].Reason == "" {
+			t.Errorf("%s: unmeasured row %+v; want every run not counted, with why", k, u)
+		}
+	}
+	if u := unmeasured["test:b fault all"]; u.Runs != 6 || u.Why[0].Outcome != NotReached {
+		t.Errorf("test:b faults: %+v; want 6 runs (2 faults × 3), not reached", u)
+	}
+	if u, ok := unmeasured["test:a fault all"]; ok {
+		t.Errorf("test:a counted every fault run, yet: %+v", u)
+	}
 	rep := report.New()
 	rep.Models = res.Models
 	rep.Resilience = sec

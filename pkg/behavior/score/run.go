@@ -7,10 +7,12 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior/match"
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
-// NoTool is the confusion-matrix class of "no tool was called".
-const NoTool = "(no tool)"
+// NoTool is the confusion-matrix class of "no tool was called", as the
+// report names it.
+const NoTool = report.NoTool
 
 // Call is one tool call a model made, in the order it made them (across
 // all turns of the run; parallel calls in their listed order).
