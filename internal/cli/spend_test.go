@@ -198,7 +198,7 @@ func TestRunRefusesABadPriceFile(t *testing.T) {
 	}
 	// The flag is stronger than the file: a good --prices replaces it.
 	code, out, errOut := e.run("run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "behavior", "--prices", e.path("good.yaml"),
-		"--models", "openai:gpt-house-1", "--judge", "none", "--runs", "1")
+		"--models", "openai:gpt-house-1", "--judge", "none", "--runs", "1", "--out", e.path("report.json"))
 	if code != ExitOK || !strings.Contains(out, "test-override") || strings.Contains(out, "cost unknown") {
 		t.Errorf("--prices over pricing.file: exit %d\n%s\n%s", code, out, errOut)
 	}
