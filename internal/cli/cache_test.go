@@ -150,6 +150,11 @@ func TestEvalCacheNeverReplaysAServerThatAnswersDifferently(t *testing.T) {
 	if s := changed.Spend; s.ReusedRuns != 0 || s.FreshRuns != 2 || s.StaleRuns != 2 {
 		t.Errorf("changed build: spend %+v; want 0 reused, 2 fresh, 2 stale", s)
 	}
+	// The server is asked before the preview, so the preview (and a money
+	// cap checked against it) counts the runs it refuses.
+	if s := changed.Spend; !strings.Contains(out, "(0 from the cache)") || s.Preview.Calls < s.Used.Calls {
+		t.Errorf("changed build: the preview counted refused runs as reused (preview %d calls, %d made):\n%s", s.Preview.Calls, s.Used.Calls, out)
+	}
 	for _, res := range toolResults(changed) {
 		if res != "CHANGED: kestrel" {
 			t.Errorf("a run replayed the old tool result %q", res)

@@ -104,6 +104,9 @@ type job struct {
 	key         string
 	reused      *cachedRun
 	storedAt    time.Time
+	// stale: a stored run was found but the server answers its calls
+	// differently now, so it is made anew.
+	stale bool
 }
 
 // cachedRun is a stored run result.
@@ -122,9 +125,6 @@ type done struct {
 	tr    *report.Trajectory
 	usage llm.Usage
 	s     *scored
-	// stale: a stored run was found but the server answers its calls
-	// differently now, so it was made anew.
-	stale bool
 }
 
 // Plan is a prepared run: cases hashed, tools listed, cache consulted,
@@ -230,6 +230,16 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 						j.reused, j.storedAt = &cr, at
 					}
 				}
+				if j.reused != nil {
+					// The key says the case, tools and model are the same;
+					// only the server can say whether it still answers the
+					// same way. Asked now, so that the preview (and the
+					// money cap checked against it) counts the runs it
+					// refuses.
+					if v := p.recheck.Check(ctx, j.reused.Calls); v != Valid {
+						j.reused, j.stale = nil, v == Stale
+					}
+				}
 				p.preview.Runs++
 				if j.reused != nil {
 					p.preview.Reused++
@@ -299,15 +309,7 @@ feed:
 // do runs or replays one job and scores it.
 func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *spend.Meter, sc *scorer) done {
 	c := p.cfg.Set.Cases[j.ci]
-	stale := false
-	if j.reused != nil {
-		// The key says the case, tools and model are the same; only the
-		// server can say whether it still answers the same way.
-		if v := p.recheck.Check(ctx, j.reused.Calls); v != Valid {
-			j.reused, stale = nil, v == Stale
-		}
-	}
-	d := done{job: j, stale: stale}
+	d := done{job: j}
 	start := time.Now()
 	if j.reused == nil {
 		// One trace per case run: its MCP requests carry it (through the
