@@ -34,13 +34,16 @@ func (l Layer) NeedsSecrets() bool { return l != Conformance }
 // AllLayers returns 0 to 3.
 func AllLayers() []Layer { return []Layer{Conformance, Behavior, Resilience, Telemetry} }
 
-// ParseLayers reads the layers input: "auto" (or empty), or a comma list of
-// numbers 0-3 and names ("behaviour" is accepted too). The result is sorted
-// and free of duplicates.
+// ParseLayers reads the layers input: "auto" (or empty), "all", or a comma
+// list of numbers 0-3 and names ("behaviour" is accepted too), as --layers
+// reads them. The result is sorted and free of duplicates.
 func ParseLayers(s string) (auto bool, layers []Layer, err error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.EqualFold(s, "auto") {
 		return true, nil, nil
+	}
+	if strings.EqualFold(s, "all") {
+		return false, AllLayers(), nil
 	}
 	seen := map[Layer]bool{}
 	for _, part := range strings.Split(s, ",") {
@@ -48,9 +51,9 @@ func ParseLayers(s string) (auto bool, layers []Layer, err error) {
 		l, ok := parseLayer(p)
 		if !ok {
 			if p == "auto" || p == "all" {
-				return false, nil, fmt.Errorf("%q cannot be combined with other layers; use auto alone, or list the layers", p)
+				return false, nil, fmt.Errorf("%q cannot be combined with other layers; use auto or all alone, or list the layers", p)
 			}
-			return false, nil, fmt.Errorf("unknown layer %q; use auto, or a comma list of 0,1,2,3 or conformance,behavior,resilience,telemetry", strings.TrimSpace(part))
+			return false, nil, fmt.Errorf("unknown layer %q; use auto, all, or a comma list of 0,1,2,3 or conformance,behavior,resilience,telemetry", strings.TrimSpace(part))
 		}
 		if !seen[l] {
 			seen[l] = true

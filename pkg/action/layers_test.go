@@ -20,7 +20,8 @@ func TestParseLayers(t *testing.T) {
 		{in: "resilience,telemetry", want: []Layer{2, 3}},
 		{in: "0,4", err: `unknown layer "4"`},
 		{in: "auto,1", err: `"auto" cannot be combined`},
-		{in: "all", err: `"all" cannot be combined`},
+		{in: "all", want: []Layer{0, 1, 2, 3}},
+		{in: "all,1", err: `"all" cannot be combined`},
 		{in: "0,,1", err: `unknown layer ""`},
 	}
 	for _, tt := range tests {
