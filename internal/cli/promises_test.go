@@ -319,14 +319,15 @@ func TestEveryCommandCarriesTraceContext(t *testing.T) {
 		layer0  bool
 		command func() (int, string)
 	}{
-		{"check", false, true, func() (int, string) { return e.command(e.env(), "check", "--url", e.tap.URL) }},
-		{"eval", true, false, func() (int, string) { return e.command(e.env(), "eval", "--config", "mcp-eval.yaml", "--fresh") }},
+		{"check", false, true, func() (int, string) { return e.command(e.env(), "check", "--url", e.tap.URL, "--out", "report.json") }},
+		{"eval", true, false, func() (int, string) { return e.command(e.env(), "eval", "--config", "mcp-eval.yaml", "--fresh", "--out", "report.json") }},
 		{"run", true, true, func() (int, string) {
-			return e.command(e.env(), "run", "--config", "mcp-eval.yaml", "--layers", "all", "--fresh")
+			return e.command(e.env(), "run", "--config", "mcp-eval.yaml", "--layers", "all", "--fresh", "--out", "report.json")
 		}},
 		{"action", true, true, func() (int, string) { return e.action() }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			os.Remove(filepath.Join(e.ws, "report.json"))
 			code, out := c.command()
 			if code == 2 || !fileExists(filepath.Join(e.ws, "report.json")) {
 				t.Fatalf("exit %d:\n%s", code, out)
