@@ -1,30 +1,23 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/hex"
-	"encoding/json"
 	"io"
+	"log"
 	"net/http"
-	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/internal/interop"
 	"github.com/mcp-eval/mcp-eval-action/pkg/github/fakegithub"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
-
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // The promises of issue 12, checked the way a user would see them:
@@ -32,157 +25,17 @@ import (
 // here wrote, behind a tap that reads every JSON-RPC request, with a local
 // OTLP receiver and a scripted model that counts its calls.
 
-// tapped is one JSON-RPC request as the tap saw it on the wire.
-type tapped struct {
-	Method      string
-	ID          json.RawMessage
-	HasMeta     bool
-	Traceparent string
-	Tracestate  string
-	Baggage     string
-}
-
-// mcpTap is a reverse proxy in front of an MCP server over Streamable
-// HTTP that records every request body the harness sends.
-type mcpTap struct {
-	URL string
-	mu  sync.Mutex
-	got []tapped
-}
-
-func newMCPTap(t *testing.T, upstream string) *mcpTap {
+// proxyTo is a reverse proxy to an MCP endpoint, streams included.
+func proxyTo(t *testing.T, endpoint string) (http.Handler, string) {
 	t.Helper()
-	u, err := url.Parse(upstream)
+	u, err := url.Parse(endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tap := &mcpTap{}
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+	return &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host})
 		r.Out.URL.Path = u.Path
-	}, FlushInterval: -1}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(io.LimitReader(r.Body, 4<<20))
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			tap.record(body)
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	tap.URL = hs.URL + u.Path
-	return tap
-}
-
-func (tp *mcpTap) record(body []byte) {
-	var msgs []json.RawMessage
-	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
-		_ = json.Unmarshal(body, &msgs)
-	} else {
-		msgs = []json.RawMessage{body}
-	}
-	for _, m := range msgs {
-		var msg struct {
-			Method string          `json:"method"`
-			ID     json.RawMessage `json:"id"`
-			Params struct {
-				Meta map[string]any `json:"_meta"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(m, &msg) != nil || msg.Method == "" || len(msg.ID) == 0 {
-			continue // a response, a notification or not JSON
-		}
-		str := func(k string) string { s, _ := msg.Params.Meta[k].(string); return s }
-		tp.mu.Lock()
-		tp.got = append(tp.got, tapped{Method: msg.Method, ID: msg.ID, HasMeta: msg.Params.Meta != nil,
-			Traceparent: str("traceparent"), Tracestate: str("tracestate"), Baggage: str("baggage")})
-		tp.mu.Unlock()
-	}
-}
-
-// take returns what was recorded since the last take.
-func (tp *mcpTap) take() []tapped {
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	out := tp.got
-	tp.got = nil
-	return out
-}
-
-// span is one span as the OTLP receiver got it.
-type span struct {
-	Name                   string
-	TraceID, ID, ParentID  string
-	Attrs                  map[string]string
-	StartNano, EndNano     uint64
-	StatusCode, StatusText string
-}
-
-// otlpReceiver is an OTLP/HTTP trace endpoint decoding protobuf exports.
-type otlpReceiver struct {
-	URL   string
-	mu    sync.Mutex
-	spans []span
-}
-
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
-	t.Helper()
-	rc := &otlpReceiver{}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-		var req coltracepb.ExportTraceServiceRequest
-		if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
-			t.Errorf("OTLP receiver: %s %s is not an OTLP/HTTP protobuf trace export", r.Method, r.URL.Path)
-			http.Error(w, "bad export", http.StatusBadRequest)
-			return
-		}
-		rc.mu.Lock()
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					sp := span{Name: s.Name, TraceID: hex.EncodeToString(s.TraceId), ID: hex.EncodeToString(s.SpanId),
-						ParentID: hex.EncodeToString(s.ParentSpanId), Attrs: map[string]string{},
-						StartNano: s.StartTimeUnixNano, EndNano: s.EndTimeUnixNano}
-					if s.Status != nil {
-						sp.StatusCode, sp.StatusText = s.Status.Code.String(), s.Status.Message
-					}
-					for _, a := range s.Attributes {
-						sp.Attrs[a.Key] = anyValue(a.Value.GetValue())
-					}
-					rc.spans = append(rc.spans, sp)
-				}
-			}
-		}
-		rc.mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(hs.Close)
-	rc.URL = hs.URL
-	return rc
-}
-
-func anyValue(v any) string {
-	b, _ := json.Marshal(v)
-	var m map[string]any
-	if json.Unmarshal(b, &m) == nil {
-		for _, x := range m {
-			if s, ok := x.(string); ok {
-				return s
-			}
-			b, _ := json.Marshal(x)
-			return string(b)
-		}
-	}
-	return string(b)
-}
-
-func (rc *otlpReceiver) take() []span {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	out := rc.spans
-	rc.spans = nil
-	return out
+	}, FlushInterval: -1, ErrorLog: log.New(io.Discard, "", 0)}, u.Path
 }
 
 // promiseTasks call the go-sdk fixture's tools: echo is readOnlyHint, add
@@ -226,8 +79,8 @@ type promiseEnv struct {
 	t      *testing.T
 	bin    string
 	ws     string
-	tap    *mcpTap
-	otlp   *otlpReceiver
+	url    string // the tap in front of the server
+	sink   *traceSink
 	models *llmfake.Server
 }
 
@@ -240,27 +93,34 @@ func newPromiseEnv(t *testing.T, extraConfig string) *promiseEnv {
 	if !ok {
 		t.Fatal("no go-sdk-http-stateless target")
 	}
-	upstream := tg.StartHTTP(t)
+	proxy, path := proxyTo(t, tg.StartHTTP(t))
 	bin, _ := buildBinaries(t)
-	e := &promiseEnv{t: t, bin: bin, ws: reachableTempDir(t), tap: newMCPTap(t, upstream), otlp: newOTLPReceiver(t),
-		models: llmfake.New(t, llmfake.Options{Default: scriptedModel})}
-	cfg := `server:
-  url: ` + e.tap.URL + `
+	e := &promiseEnv{t: t, bin: bin, ws: reachableTempDir(t), sink: newTraceSink(t), models: llmfake.New(t, llmfake.Options{Default: scriptedModel})}
+	e.url = e.sink.serve(proxy) + path
+	e.writeConfig("server:\n  url: " + e.url + "\n" + extraConfig)
+	return e
+}
+
+// writeConfig writes the golden set and mcp-eval.yaml with server (the
+// server: section and anything else).
+func (e *promiseEnv) writeConfig(server string) {
+	e.t.Helper()
+	cfg := server + `
 golden: tasks.yaml
 models:
   default: [openai:gpt-5-mini]
 endpoints:
   openai: {base-url: "` + e.models.URL + `/v1"}
 eval:
+  judge: openai:gpt-5-mini
   runs: 2
   cache-dir: cache
-` + extraConfig
+`
 	for name, body := range map[string]string{"tasks.yaml": promiseTasks, "mcp-eval.yaml": cfg} {
 		if err := os.WriteFile(filepath.Join(e.ws, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+			e.t.Fatal(err)
 		}
 	}
-	return e
 }
 
 // env is what every command gets: the model key, the OTLP endpoint, and
@@ -268,13 +128,15 @@ eval:
 func (e *promiseEnv) env(extra ...string) []string {
 	key, _ := e.models.LookupEnv("OPENAI_API_KEY")
 	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "OPENAI_API_KEY=" + key,
-		"OTEL_EXPORTER_OTLP_ENDPOINT=" + e.otlp.URL}, extra...)
+		"OTEL_EXPORTER_OTLP_ENDPOINT=" + e.sink.Collector}, extra...)
 }
 
-// command runs the built binary in the workspace; it returns the exit
-// code and the output.
+// command runs the built binary in the workspace, after forgetting what
+// the tap and the receiver saw; it returns the exit code and the output.
 func (e *promiseEnv) command(env []string, args ...string) (int, string) {
 	e.t.Helper()
+	e.sink.reset()
+	os.Remove(filepath.Join(e.ws, "report.json"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, e.bin, args...)
@@ -283,20 +145,26 @@ func (e *promiseEnv) command(env []string, args ...string) (int, string) {
 	if ctx.Err() != nil {
 		e.t.Fatalf("mcp-eval %s did not finish:\n%s", strings.Join(args, " "), out)
 	}
+	if cmd.ProcessState.ExitCode() == ExitError || strings.Contains(string(out), "OTLP export") {
+		e.t.Fatalf("mcp-eval %s: exit %d\n%s", strings.Join(args, " "), cmd.ProcessState.ExitCode(), out)
+	}
 	return cmd.ProcessState.ExitCode(), string(out)
 }
 
-// action runs the built binary as the runner runs the action.
-func (e *promiseEnv) action(extra ...string) (int, string) {
+// action runs the built binary as the runner runs the action, on event
+// (schedule: every model call anew; pull_request: a PR labelled
+// run-evals, which reuses stored runs).
+func (e *promiseEnv) action(event string, extra ...string) (int, string) {
 	e.t.Helper()
 	gh := fakegithub.New("octo", "server")
 	e.t.Cleanup(gh.Close)
-	evPath, _ := filepath.Abs(filepath.Join("..", "..", "pkg", "action", "testdata", "events", "schedule.json"))
+	file := map[string]string{"schedule": "schedule.json", "pull_request": "pull_request_labeled_run-evals.json"}[event]
+	evPath, _ := filepath.Abs(filepath.Join("..", "..", "pkg", "action", "testdata", "events", file))
 	out, sum := filepath.Join(e.ws, "gh-output"), filepath.Join(e.ws, "gh-summary")
 	for _, f := range []string{out, sum} {
 		os.WriteFile(f, nil, 0o644)
 	}
-	env := e.env(append([]string{"GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=schedule", "GITHUB_EVENT_PATH=" + evPath,
+	env := e.env(append([]string{"GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=" + event, "GITHUB_EVENT_PATH=" + evPath,
 		"GITHUB_OUTPUT=" + out, "GITHUB_STEP_SUMMARY=" + sum, "GITHUB_WORKSPACE=" + e.ws,
 		"GITHUB_API_URL=" + gh.APIURL(), "GITHUB_SERVER_URL=https://github.example", "GITHUB_REPOSITORY=octo/server",
 		"GITHUB_RUN_ID=778", "GITHUB_SHA=0123456789abcdef0123456789abcdef01234567",
@@ -304,127 +172,160 @@ func (e *promiseEnv) action(extra ...string) (int, string) {
 	return e.command(env, "action")
 }
 
-// traceparentRE is W3C Trace Context §3.2, version 00.
-var traceparentRE = regexp.MustCompile(`^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$`)
+// report reads the report the last command wrote.
+func (e *promiseEnv) report() *report.Report {
+	e.t.Helper()
+	rep, err := report.Load(filepath.Join(e.ws, "report.json"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rep
+}
+
+// commands are the entry points that talk to the server, as a user runs
+// them; layer1 says whether models run.
+func (e *promiseEnv) commands() []struct {
+	name           string
+	layer0, layer1 bool
+	run            func(env ...string) (int, string)
+} {
+	return []struct {
+		name           string
+		layer0, layer1 bool
+		run            func(env ...string) (int, string)
+	}{
+		{"check", true, false, func(env ...string) (int, string) {
+			return e.command(e.env(env...), "check", "--url", e.url, "--out", "report.json")
+		}},
+		{"eval", false, true, func(env ...string) (int, string) {
+			return e.command(e.env(env...), "eval", "--config", "mcp-eval.yaml", "--fresh", "--out", "report.json")
+		}},
+		{"run", true, true, func(env ...string) (int, string) {
+			return e.command(e.env(env...), "run", "--config", "mcp-eval.yaml", "--layers", "all", "--fresh", "--out", "report.json")
+		}},
+		{"action", true, true, func(env ...string) (int, string) { return e.action("schedule", env...) }},
+	}
+}
 
 // TestEveryCommandCarriesTraceContext: through check, eval, run and the
 // action, every MCP request carries a traceparent whose parent-id is a
-// span the OTLP receiver got, in the trace of that span; Layer 1 gives
-// each case run its own trace with model and execute_tool spans in it.
+// span the OTLP receiver got, in the trace of that span; models give each
+// case run its own trace, with its model calls and its execute_tool spans
+// (with their outcome) in it.
 func TestEveryCommandCarriesTraceContext(t *testing.T) {
 	e := newPromiseEnv(t, "")
-	for _, c := range []struct {
-		name    string
-		layer1  bool
-		layer0  bool
-		command func() (int, string)
-	}{
-		{"check", false, true, func() (int, string) { return e.command(e.env(), "check", "--url", e.tap.URL, "--out", "report.json") }},
-		{"eval", true, false, func() (int, string) { return e.command(e.env(), "eval", "--config", "mcp-eval.yaml", "--fresh", "--out", "report.json") }},
-		{"run", true, true, func() (int, string) {
-			return e.command(e.env(), "run", "--config", "mcp-eval.yaml", "--layers", "all", "--fresh", "--out", "report.json")
-		}},
-		{"action", true, true, func() (int, string) { return e.action() }},
-	} {
+	for _, c := range e.commands() {
 		t.Run(c.name, func(t *testing.T) {
-			os.Remove(filepath.Join(e.ws, "report.json"))
-			code, out := c.command()
-			if code == 2 || !fileExists(filepath.Join(e.ws, "report.json")) {
-				t.Fatalf("exit %d:\n%s", code, out)
+			c.run()
+			e.sink.checkWire(c.name, c.layer0, "", "")
+			if len(e.sink.spansNamed("mcp-eval run")) != 1 {
+				t.Errorf("%s exported %d run spans, want 1", c.name, len(e.sink.spansNamed("mcp-eval run")))
 			}
-			reqs, spans := e.tap.take(), e.otlp.take()
-			if len(reqs) == 0 || len(spans) == 0 {
-				t.Fatalf("%d requests tapped, %d spans exported:\n%s", len(reqs), len(spans), out)
-			}
-			byID := map[string]span{}
-			for _, s := range spans {
-				byID[s.ID] = s
-			}
-			untraced := map[string]int{}
-			for _, r := range reqs {
-				m := traceparentRE.FindStringSubmatch(r.Traceparent)
-				if m == nil {
-					untraced[r.Method]++
-					continue
-				}
-				s, ok := byID[m[2]]
-				if !ok || s.TraceID != m[1] {
-					t.Errorf("%s %s carried traceparent %s, but no exported span has that id in that trace", r.Method, r.ID, r.Traceparent)
-				}
-				if r.Tracestate != "" || r.Baggage != "" {
-					t.Errorf("%s carried tracestate %q / baggage %q that nobody gave", r.Method, r.Tracestate, r.Baggage)
-				}
-			}
-			checkUntraced(t, c.layer0, untraced, len(reqs))
 			if c.layer1 {
-				checkCaseTraces(t, spans)
+				checkCaseTraces(t, e.sink)
 			}
 		})
 	}
 }
 
-// checkUntraced allows requests without a traceparent only where
-// docs/telemetry.md lists them: Layer 0's deliberate raw probes.
-func checkUntraced(t *testing.T, layer0 bool, untraced map[string]int, total int) {
-	t.Helper()
-	n := 0
-	for _, k := range untraced {
-		n += k
+// TestInheritedTraceContextHoldsEverySpan: started inside a trace (a CI
+// step with TRACEPARENT, TRACESTATE and BAGGAGE set), every command puts
+// every span in that trace under the given parent, and every request
+// carries the given tracestate and baggage as given.
+func TestInheritedTraceContextHoldsEverySpan(t *testing.T) {
+	e := newPromiseEnv(t, "")
+	const (
+		traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+		parent  = "00f067aa0ba902b7"
+		state   = "ci=step7,rojo=00f067aa0ba902b7"
+		baggage = "build=1234,branch=main"
+	)
+	for _, c := range e.commands() {
+		t.Run(c.name, func(t *testing.T) {
+			c.run("TRACEPARENT=00-"+traceID+"-"+parent+"-01", "TRACESTATE="+state, "BAGGAGE="+baggage)
+			traces := e.sink.checkWire(c.name, c.layer0, state, baggage)
+			if len(traces) != 1 || !traces[traceID] {
+				t.Errorf("requests carried traces %v, want only %s", traces, traceID)
+			}
+			e.sink.mu.Lock()
+			defer e.sink.mu.Unlock()
+			for _, s := range e.sink.spans {
+				if s.trace != traceID {
+					t.Errorf("span %s is in trace %s, not the inherited %s", s.name, s.trace, traceID)
+				}
+				if s.name == "mcp-eval run" && s.parent != parent {
+					t.Errorf("the run span's parent is %q, want the inherited %s", s.parent, parent)
+				}
+			}
+		})
 	}
-	if n == 0 {
-		return
-	}
-	if !layer0 {
-		t.Errorf("%d of %d requests carried no traceparent (%v), and no Layer 0 probe ran", n, total, untraced)
-		return
-	}
-	for m := range untraced {
-		if !rawProbeMethods[m] {
-			t.Errorf("%d %s requests carried no traceparent; only the raw probes docs/telemetry.md lists may", untraced[m], m)
+}
+
+// TestInvalidInheritedTraceContextIsIgnored: a malformed TRACEPARENT,
+// TRACESTATE or BAGGAGE is named in a warning, its value never printed,
+// and nothing of it reaches the server.
+func TestInvalidInheritedTraceContextIsIgnored(t *testing.T) {
+	e := newPromiseEnv(t, "")
+	const (
+		badState = "not a valid tracestate !!secret-ish"
+		traceID  = "4bf92f3577b34da6a3ce929d0e0e4736"
+	)
+	for _, c := range []struct {
+		env   []string
+		warn  []string
+		trace string // the trace requests must carry, "" for their own
+	}{
+		{[]string{"TRACEPARENT=00-zz-yy-01", "TRACESTATE=" + badState}, []string{"TRACEPARENT", "TRACESTATE"}, ""},
+		{[]string{"TRACEPARENT=00-" + traceID + "-00f067aa0ba902b7-01", "TRACESTATE=" + badState, "BAGGAGE=secret-ish"},
+			[]string{"TRACESTATE", "BAGGAGE"}, traceID},
+	} {
+		_, out := e.command(e.env(c.env...), "check", "--url", e.url, "--out", "report.json")
+		for _, w := range c.warn {
+			if !strings.Contains(out, "warning: "+w) && !strings.Contains(out, w+" and") {
+				t.Errorf("%v: no warning names %s:\n%s", c.env, w, out)
+			}
+		}
+		if strings.Contains(out, "secret-ish") {
+			t.Errorf("%v: a value was printed:\n%s", c.env, out)
+		}
+		traces := e.sink.checkWire("check", true, "", "")
+		if c.trace != "" && (len(traces) != 1 || !traces[c.trace]) {
+			t.Errorf("%v: requests carried traces %v, want only the inherited %s", c.env, traces, c.trace)
+		}
+		if c.trace == "" && traces[traceID] {
+			t.Errorf("%v: a malformed TRACEPARENT was used", c.env)
 		}
 	}
 }
 
-// checkCaseTraces: one trace per case run, holding its model calls and
-// its tool calls with their outcome.
-func checkCaseTraces(t *testing.T, spans []span) {
+// checkCaseTraces: one trace per case run, holding its model calls and its
+// tool calls with their outcome.
+func checkCaseTraces(t *testing.T, sink *traceSink) {
 	t.Helper()
 	caseTraces := map[string]int{}
-	for _, s := range spans {
-		if strings.HasPrefix(s.Name, "case ") {
-			caseTraces[s.TraceID]++
-		}
+	for _, s := range sink.spansNamed("case ") {
+		caseTraces[s.trace]++
 	}
 	if len(caseTraces) == 0 {
-		t.Fatalf("no case spans among %d", len(spans))
+		t.Fatalf("no case spans")
 	}
 	for tr, n := range caseTraces {
 		if n != 1 {
 			t.Errorf("trace %s holds %d case runs; want one trace per case run", tr, n)
 		}
 	}
-	var tools, chats int
-	for _, s := range spans {
-		switch {
-		case strings.HasPrefix(s.Name, "execute_tool "):
-			tools++
-			if s.Attrs["mcp_eval.outcome"] == "" {
-				t.Errorf("span %s has no outcome: %v", s.Name, s.Attrs)
-			}
-		case strings.HasPrefix(s.Name, "chat "):
-			chats++
-		default:
-			continue
-		}
-		if caseTraces[s.TraceID] == 0 && s.Attrs["mcp_eval.judge"] != "true" {
-			t.Errorf("span %s is in trace %s, which holds no case run", s.Name, s.TraceID)
+	tools, chats := sink.spansNamed("execute_tool "), sink.spansNamed("chat ")
+	if len(tools) == 0 || len(chats) == 0 {
+		t.Fatalf("%d execute_tool and %d chat spans; want both", len(tools), len(chats))
+	}
+	for _, s := range append(tools, chats...) {
+		if caseTraces[s.trace] == 0 {
+			t.Errorf("span %s is in trace %s, which holds no case run", s.name, s.trace)
 		}
 	}
-	if tools == 0 || chats == 0 {
-		t.Errorf("%d execute_tool and %d chat spans; want both", tools, chats)
+	for _, s := range tools {
+		if s.attrs["mcp_eval.outcome"] == "" {
+			t.Errorf("span %s has no outcome: %v", s.name, s.attrs)
+		}
 	}
 }
-
-// rawProbeMethods are the methods Layer 0 deliberately sends without
-// trace context (docs/telemetry.md, "Requests without trace context").
-var rawProbeMethods = map[string]bool{}

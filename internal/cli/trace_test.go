@@ -27,7 +27,7 @@ import (
 type tapped struct {
 	method                         string
 	request                        bool // has an id: a request, not a notification
-	traceparent, tracestate, bagge string
+	traceparent, tracestate, baggage string
 	hasMeta                        bool
 }
 
@@ -37,39 +37,30 @@ type exported struct {
 	attrs                                 map[string]string
 }
 
-// traceEnv is newEvalEnv's set-up with a tap in front of the server and
-// an OTLP/HTTP receiver the harness is pointed at through the standard
-// variables (plus extra, e.g. TRACEPARENT).
-type traceEnv struct {
-	*evalEnv
+// traceSink is a tap in front of an MCP server over Streamable HTTP that
+// decodes every JSON-RPC body the harness sends, and an OTLP/HTTP
+// receiver that decodes every span it exports.
+type traceSink struct {
+	tb    testing.TB
 	mu    sync.Mutex
 	tap   []tapped
 	spans []exported
-	env   map[string]string
+	// Collector is the receiver's URL, for OTEL_EXPORTER_OTLP_ENDPOINT.
+	Collector string
 }
 
-func newTraceEnv(t *testing.T, extra map[string]string) *traceEnv {
+func newTraceSink(t testing.TB) *traceSink {
 	t.Helper()
-	te := &traceEnv{env: extra}
-	srv := refserver.New(refserver.Options{})
-	t.Cleanup(srv.Close)
-	inner := srv.Handler()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			te.record(body)
-		}
-		inner.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
+	ts := &traceSink{tb: t}
 	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 		var req coltracepb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			t.Errorf("the collector got a body that is not OTLP protobuf: %v", err)
+		if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
+			t.Errorf("the collector got %s %s, not an OTLP/HTTP protobuf trace export", r.Method, r.URL.Path)
+			http.Error(w, "bad export", http.StatusBadRequest)
+			return
 		}
-		te.mu.Lock()
+		ts.mu.Lock()
 		for _, rs := range req.ResourceSpans {
 			for _, ss := range rs.ScopeSpans {
 				for _, s := range ss.Spans {
@@ -82,15 +73,55 @@ func newTraceEnv(t *testing.T, extra map[string]string) *traceEnv {
 						}
 						e.attrs[kv.Key] = v
 					}
-					te.spans = append(te.spans, e)
+					ts.spans = append(ts.spans, e)
 				}
 			}
 		}
-		te.mu.Unlock()
+		ts.mu.Unlock()
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	t.Cleanup(col.Close)
-	te.evalEnv = &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, llmfake.Options{Default: sensible})}
+	ts.Collector = col.URL
+	return ts
+}
+
+// serve starts the tap in front of inner and returns its base URL.
+func (ts *traceSink) serve(inner http.Handler) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			ts.record(body)
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	ts.tb.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// reset forgets what was tapped and exported, before the next command.
+func (ts *traceSink) reset() {
+	ts.mu.Lock()
+	ts.tap, ts.spans = nil, nil
+	ts.mu.Unlock()
+}
+
+// traceEnv is newEvalEnv's set-up with a tap in front of the server and
+// an OTLP/HTTP receiver the harness is pointed at through the standard
+// variables (plus extra, e.g. TRACEPARENT).
+type traceEnv struct {
+	*evalEnv
+	*traceSink
+	env map[string]string
+}
+
+func newTraceEnv(t *testing.T, extra map[string]string) *traceEnv {
+	t.Helper()
+	te := &traceEnv{env: extra, traceSink: newTraceSink(t)}
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	url := te.serve(srv.Handler())
+	te.evalEnv = &evalEnv{t: t, dir: t.TempDir(), url: url + "/mcp", models: llmfake.New(t, llmfake.Options{Default: sensible})}
 	cfg := `golden: tasks.yaml
 models:
   default: [openai:gpt-5-mini]
@@ -108,19 +139,19 @@ eval:
 	if te.env == nil {
 		te.env = map[string]string{}
 	}
-	te.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = col.URL
+	te.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = te.Collector
 	return te
 }
 
-func (te *traceEnv) record(body []byte) {
+func (ts *traceSink) record(body []byte) {
 	var msgs []json.RawMessage
 	if len(body) > 0 && body[0] == '[' {
 		_ = json.Unmarshal(body, &msgs)
 	} else {
 		msgs = []json.RawMessage{body}
 	}
-	te.mu.Lock()
-	defer te.mu.Unlock()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
 	for _, raw := range msgs {
 		var m struct {
 			Method string          `json:"method"`
@@ -133,9 +164,9 @@ func (te *traceEnv) record(body []byte) {
 			continue // not a JSON-RPC request: a malformed-body probe, or a response
 		}
 		tp, _ := m.Params.Meta["traceparent"].(string)
-		ts, _ := m.Params.Meta["tracestate"].(string)
+		st, _ := m.Params.Meta["tracestate"].(string)
 		bg, _ := m.Params.Meta["baggage"].(string)
-		te.tap = append(te.tap, tapped{method: m.Method, request: len(m.ID) > 0 && string(m.ID) != "null", traceparent: tp, tracestate: ts, bagge: bg, hasMeta: m.Params.Meta != nil})
+		ts.tap = append(ts.tap, tapped{method: m.Method, request: len(m.ID) > 0 && string(m.ID) != "null", traceparent: tp, tracestate: st, baggage: bg, hasMeta: m.Params.Meta != nil})
 	}
 }
 
@@ -143,9 +174,7 @@ func (te *traceEnv) record(body []byte) {
 // report it wrote.
 func (te *traceEnv) main(args ...string) *report.Report {
 	te.t.Helper()
-	te.mu.Lock()
-	te.tap, te.spans = nil, nil
-	te.mu.Unlock()
+	te.reset()
 	lookup := func(k string) (string, bool) {
 		if v, ok := te.env[k]; ok {
 			return v, true
@@ -174,12 +203,12 @@ var wireTraceparent = regexp.MustCompile(`^00-([0-9a-f]{32})-([0-9a-f]{16})-01$`
 // server carries a traceparent whose parent-id is an exported span, and
 // tracestate and baggage exactly as inherited (absent when not). It
 // returns the trace ids the messages carried.
-func (te *traceEnv) checkWire(cmd, state, baggage string) map[string]bool {
-	te.t.Helper()
+func (te *traceSink) checkWire(cmd string, layer0 bool, state, baggage string) map[string]bool {
+	te.tb.Helper()
 	te.mu.Lock()
 	defer te.mu.Unlock()
 	if len(te.tap) == 0 || len(te.spans) == 0 {
-		te.t.Fatalf("%s: %d messages tapped, %d spans exported", cmd, len(te.tap), len(te.spans))
+		te.tb.Fatalf("%s: %d messages tapped, %d spans exported", cmd, len(te.tap), len(te.spans))
 	}
 	spans := map[string]exported{}
 	for _, s := range te.spans {
@@ -190,7 +219,7 @@ func (te *traceEnv) checkWire(cmd, state, baggage string) map[string]bool {
 	for _, m := range te.tap {
 		if m.traceparent == "" {
 			if m.hasMeta {
-				te.t.Errorf("%s: %s has _meta but no traceparent", cmd, m.method)
+				te.tb.Errorf("%s: %s has _meta but no traceparent", cmd, m.method)
 			}
 			bare = append(bare, m.method)
 			continue
@@ -200,11 +229,11 @@ func (te *traceEnv) checkWire(cmd, state, baggage string) map[string]bool {
 			continue // OTEL-2's own fixed traceparent and tracestate
 		}
 		if s, ok := spans[w[2]]; !ok || s.trace != w[1] {
-			te.t.Errorf("%s: %s carried traceparent %s, but no exported span has that id in that trace", cmd, m.method, m.traceparent)
+			te.tb.Errorf("%s: %s carried traceparent %s, but no exported span has that id in that trace", cmd, m.method, m.traceparent)
 		}
 		traces[w[1]] = true
-		if m.tracestate != state || m.bagge != baggage {
-			te.t.Errorf("%s: %s carried tracestate %q baggage %q, want %q and %q", cmd, m.method, m.tracestate, m.bagge, state, baggage)
+		if m.tracestate != state || m.baggage != baggage {
+			te.tb.Errorf("%s: %s carried tracestate %q baggage %q, want %q and %q", cmd, m.method, m.tracestate, m.baggage, state, baggage)
 		}
 	}
 	// Layer 0 probes that must leave _meta out (docs/telemetry.md lists
@@ -212,10 +241,10 @@ func (te *traceEnv) checkWire(cmd, state, baggage string) map[string]bool {
 	// requests without params._meta. Layers 1 and 2 send none.
 	for _, method := range bare {
 		switch {
-		case cmd == "eval":
-			te.t.Errorf("%s: %s was sent without a traceparent", cmd, method)
+		case !layer0:
+			te.tb.Errorf("%s: %s was sent without a traceparent", cmd, method)
 		case !rawProbes[method]:
-			te.t.Errorf("%s: %s was sent without _meta, and is not one of the raw probes", cmd, method)
+			te.tb.Errorf("%s: %s was sent without _meta, and is not one of the raw probes", cmd, method)
 		}
 	}
 	return traces
@@ -228,7 +257,7 @@ const otelProbeTraceparent = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902
 // (docs/telemetry.md lists the probes).
 var rawProbes = map[string]bool{"notifications/cancelled": true, "notifications/mcp-eval/probe": true, "server/discover": true, "tools/list": true, "initialize": true}
 
-func (te *traceEnv) spansNamed(prefix string) []exported {
+func (te *traceSink) spansNamed(prefix string) []exported {
 	te.mu.Lock()
 	defer te.mu.Unlock()
 	var out []exported
@@ -244,13 +273,13 @@ func TestEveryRequestOfEveryCommandIsInAnExportedTrace(t *testing.T) {
 	te := newTraceEnv(t, nil)
 
 	te.main("check")
-	te.checkWire("check", "", "")
+	te.checkWire("check", true, "", "")
 	if len(te.spansNamed("mcp-eval run")) != 1 || len(te.spansNamed("mcp requests")) == 0 {
 		t.Errorf("check exported no run span or no requests span")
 	}
 
 	te.main("eval", "--config", te.path("mcp-eval.yaml"))
-	traces := te.checkWire("eval", "", "")
+	traces := te.checkWire("eval", false, "", "")
 	cases := te.spansNamed("case ")
 	// 3 cases × 2 runs of one model, each the root of its own trace.
 	perTrace := map[string]int{}
@@ -296,7 +325,7 @@ func TestEveryRequestOfEveryCommandIsInAnExportedTrace(t *testing.T) {
 
 	// --fresh: eval stored its results, and a reused run calls nothing.
 	rep := te.main("run", "--config", te.path("mcp-eval.yaml"), "--layers", "conformance,behavior,resilience,telemetry", "--fresh")
-	te.checkWire("run", "", "")
+	te.checkWire("run", true, "", "")
 	var scenarios int
 	for _, c := range te.spansNamed("case ") {
 		if c.attrs["mcp_eval.scenario"] != "" {

@@ -156,7 +156,11 @@ func ParseParent(traceparent, tracestate, baggage string) (p *Parent, warnings [
 		return nil, warnings
 	}
 	if why := TraceparentProblem(traceparent); why != "" {
-		return nil, append(warnings, "TRACEPARENT "+why+": it was ignored, and the run makes traces of its own")
+		w := "TRACEPARENT " + why + ": it was ignored, and the run makes traces of its own"
+		if tracestate != "" || baggage != "" {
+			w += " (TRACESTATE and BAGGAGE belong to it, so they were ignored too)"
+		}
+		return nil, append(warnings, w)
 	}
 	m := w3cTraceparentRE.FindStringSubmatch(traceparent)
 	p = &Parent{TraceID: m[2], SpanID: m[3]}
@@ -165,7 +169,9 @@ func ParseParent(traceparent, tracestate, baggage string) (p *Parent, warnings [
 		case len(tracestate) > MaxTraceState:
 			warnings = append(warnings, fmt.Sprintf("TRACESTATE is %d characters, over the %d propagated: it was ignored", len(tracestate), MaxTraceState))
 		case why != "":
-			warnings = append(warnings, "TRACESTATE "+why+": it was ignored")
+			// The reason names the member; the environment's values are
+			// never printed (baggage in particular may carry user data).
+			warnings = append(warnings, "TRACESTATE is not W3C tracestate syntax (comma-separated key=value members; https://www.w3.org/TR/trace-context/#tracestate-header): it was ignored")
 		default:
 			p.TraceState = tracestate
 		}
@@ -175,7 +181,7 @@ func ParseParent(traceparent, tracestate, baggage string) (p *Parent, warnings [
 		case len(baggage) > MaxBaggage:
 			warnings = append(warnings, fmt.Sprintf("BAGGAGE is %d bytes, over the %d propagated: it was ignored", len(baggage), MaxBaggage))
 		case why != "":
-			warnings = append(warnings, "BAGGAGE "+why+": it was ignored")
+			warnings = append(warnings, "BAGGAGE is not W3C baggage syntax (comma-separated key=value members, values percent-encoded; https://www.w3.org/TR/baggage/): it was ignored")
 		default:
 			p.Baggage = baggage
 		}
