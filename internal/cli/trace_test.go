@@ -25,10 +25,10 @@ import (
 // tapped is one JSON-RPC message the reference server received, as the
 // tap decoded it from the HTTP body.
 type tapped struct {
-	method                         string
-	request                        bool // has an id: a request, not a notification
+	method                           string
+	request                          bool // has an id: a request, not a notification
 	traceparent, tracestate, baggage string
-	hasMeta                        bool
+	hasMeta                          bool
 }
 
 // exported is one span the OTLP receiver got.
