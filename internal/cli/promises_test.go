@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/internal/interop"
 	"github.com/mcp-eval/mcp-eval-action/pkg/github/fakegithub"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -326,6 +328,124 @@ func checkCaseTraces(t *testing.T, sink *traceSink) {
 	for _, s := range tools {
 		if s.attrs["mcp_eval.outcome"] == "" {
 			t.Errorf("span %s has no outcome: %v", s.name, s.attrs)
+		}
+	}
+}
+
+// TestActionBudgetCapsEveryLayer: the action, on a schedule, with every
+// layer and a token cap: the scripted model receives no more calls than
+// the cap allows plus those in flight, over Layers 1 and 2 and the judge;
+// what the cap stopped is inconclusive or not measured, with the reason;
+// the spend line counts every layer.
+func TestActionBudgetCapsEveryLayer(t *testing.T) {
+	e := newPromiseEnv(t, "")
+	e.writeConfig("server:\n  url: " + e.url + "\n")
+	cfg, _ := os.ReadFile(filepath.Join(e.ws, "mcp-eval.yaml"))
+	const concurrency = 2
+	cfg = append(cfg, []byte("  concurrency: 2\n  budget: {max-tokens: 500}\n")...)
+	if err := os.WriteFile(filepath.Join(e.ws, "mcp-eval.yaml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out := e.action("schedule")
+	rep := e.report()
+	reqs := e.models.Requests()
+	perCall := llmfake.DefaultInputTokens + llmfake.DefaultOutputTokens
+	capAt := (500 + perCall - 1) / perCall
+	if len(reqs) > capAt+concurrency {
+		t.Errorf("the model received %d calls; the cap was crossed at call %d, so at most %d may start", len(reqs), capAt, capAt+concurrency)
+	}
+	s := rep.Spend
+	if s == nil || !s.Reached || s.Used.Calls != len(reqs) {
+		t.Fatalf("spend %+v: want the cap reached and every one of the %d calls counted\n%s", s, len(reqs), out)
+	}
+	if !strings.Contains(out, "budget reached") || !strings.Contains(out, fmt.Sprintf("spend: %d provider calls", len(reqs))) {
+		t.Errorf("the log does not show the spend and the cap:\n%s", out)
+	}
+	inconclusive := 0
+	for _, inc := range rep.Behavior.Inconclusive {
+		inconclusive += inc.Runs
+		if !strings.Contains(inc.Reason, "budget") {
+			t.Errorf("Layer 1 case %s is inconclusive for %q, want the budget named", inc.Case, inc.Reason)
+		}
+	}
+	stopped := 0
+	for _, r := range rep.Resilience.Runs {
+		if !r.Counted && strings.Contains(r.Reason, "budget reached") {
+			stopped++
+		}
+	}
+	if inconclusive == 0 || stopped == 0 {
+		t.Errorf("%d Layer 1 runs inconclusive and %d Layer 2 runs stopped by the budget; want both", inconclusive, stopped)
+	}
+	if len(rep.Resilience.Unmeasured) == 0 {
+		t.Errorf("Layer 2 does not say what it could not measure")
+	}
+}
+
+// TestActionNeverReplaysAChangedServer: a pull request labelled run-evals
+// reuses stored runs, but only while the server answers their calls the
+// same way; a build whose echo answers differently, with the same tool
+// list, is run anew, Layer 2 included.
+func TestActionNeverReplaysAChangedServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	_, cmd, _ := realServer(t, "go-sdk-stdio")
+	// The server runs unprivileged when the test runs as root: it must
+	// be reachable by others.
+	dir := reachableTempDir(t)
+	srv := filepath.Join(dir, "gosdk-srv")
+	argv, err := pipeline.SplitCommand(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(argv[0]); err != nil || os.WriteFile(srv, b, 0o755) != nil {
+		t.Fatalf("copying %s: %v", argv[0], err)
+	}
+	bin, _ := buildBinaries(t)
+	e := &promiseEnv{t: t, bin: bin, ws: reachableTempDir(t), sink: newTraceSink(t), models: llmfake.New(t, llmfake.Options{Default: scriptedModel})}
+	// Only echo is readOnlyHint, so only runs that call nothing else may
+	// be reused (add's never are: TestEvalNeverReusesACallToAToolWithoutReadOnlyHint).
+	server := func(flags string) {
+		e.writeConfig("server:\n  command: " + srv + flags + "\n")
+		tasks := strings.Split(promiseTasks, "  - id: add")[0] + "  - id: hello\n    prompt: Just say hello.\n    expect_tool: null\n"
+		if err := os.WriteFile(filepath.Join(e.ws, "tasks.yaml"), []byte(tasks), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	server("")
+	e.action("pull_request")
+	first := len(e.models.Requests())
+	if first == 0 {
+		t.Fatal("the first run called no model")
+	}
+	e.action("pull_request")
+	if n := len(e.models.Requests()) - first; n != 0 {
+		t.Errorf("an unchanged server: %d model calls, want 0 (every run reused)", n)
+	}
+	again := e.report()
+	if again.Spend == nil || again.Spend.FreshRuns != 0 || again.Resilience == nil || again.Resilience.FreshRuns != 0 {
+		t.Errorf("an unchanged server: spend %+v, Layer 2 fresh runs %d; want nothing made anew\n%s", again.Spend, again.Resilience.FreshRuns, strings.Join(again.Gate.Notes, "\n"))
+	}
+
+	server(" -echo-prefix CHANGED-")
+	before := len(e.models.Requests())
+	_, out := e.action("pull_request")
+	changed := e.report()
+	if len(e.models.Requests()) == before || changed.Spend.StaleRuns == 0 || changed.Resilience.StaleRuns == 0 {
+		t.Errorf("a changed echo: %d model calls, %d Layer 1 and %d Layer 2 runs made anew because the server changed; want some of each\n%s",
+			len(e.models.Requests())-before, changed.Spend.StaleRuns, changed.Resilience.StaleRuns, out)
+	}
+	for _, r := range changed.Behavior.Results {
+		for _, run := range r.Runs {
+			for _, turn := range run.Trajectory.Turns {
+				for _, call := range turn.Calls {
+					if call.Name == "echo" && !strings.HasPrefix(call.Result, "CHANGED-") {
+						t.Errorf("a Layer 1 run replayed the old echo result %q", call.Result)
+					}
+				}
+			}
 		}
 	}
 }
