@@ -399,6 +399,33 @@ func TestLayer2NotMeasured(t *testing.T) {
 	}
 }
 
+// Layer 2 runs the budget stopped are undecided, as Layer 1's are: their
+// category is inconclusive however many others were measured.
+func TestLayer2BudgetStopsAreUndecided(t *testing.T) {
+	stopped := []report.UncountedOutcome{{Outcome: report.OutcomeBudget, Runs: 2, Reason: "the budget stopped the run"}}
+	r := reporttest.New()
+	r.Resilience = &report.Resilience{
+		Faults: []report.FaultResult{{Model: "m1", Fault: "timeout", Scores: []report.Score{reporttest.Score(report.FaultHandled, 4, 4)}}},
+		Unmeasured: []report.ResilienceUnmeasured{
+			{Kind: report.KindFault, Model: "m1", Subject: "timeout", Runs: 6, Uncounted: 2, Why: stopped},
+			{Kind: report.KindFault, Model: "m1", Subject: "all", Runs: 6, Uncounted: 2, Why: stopped},
+		},
+	}
+	g := evaluate(t, r, nil)
+	found := false
+	for _, it := range g.Items {
+		if it.Layer == 2 && it.Subject == "timeout" && it.Status == report.ItemInconclusive {
+			found = strings.Contains(it.Reason, "2 of 6 runs not decided: the budget stopped them")
+		}
+	}
+	if !found {
+		t.Errorf("no inconclusive item for the stopped timeout runs: %+v", g.Items)
+	}
+	if g.Verdict != report.GateInconclusive {
+		t.Errorf("verdict %s: runs the budget stopped cannot pass", g.Verdict)
+	}
+}
+
 func TestHistoryDrift(t *testing.T) {
 	day := func(d int, k int) *report.Report {
 		r := reporttest.Case(reporttest.New(), "steady", report.Soft, "m1", k, 5)

@@ -107,14 +107,20 @@ func good(s report.Score) int {
 // fault or attack runs were all left out of N (the payload never reached
 // a real result, the fault never fired, every run errored) measured
 // nothing, and nothing measured is never a pass: the item is
-// inconclusive. A single fault type or category left unmeasured beside
-// measured ones is shown (info), and a Layer 2 that measured nothing at
-// all says so in the notes.
+// inconclusive. Runs the budget stopped are undecided, as Layer 1's are:
+// their fault type or category is inconclusive. A single fault type or
+// category left unmeasured for another reason beside measured ones is
+// shown (info), and a Layer 2 that measured nothing at all says so in the
+// notes.
 func (e *evaluation) unmeasured(nr *report.Resilience) {
 	made, left := 0, 0
 	for _, u := range nr.Unmeasured {
 		if u.Subject == "all" {
 			made, left = made+u.Runs, left+u.Uncounted
+		} else if n := budgetStopped(u); n > 0 {
+			e.add(report.GateItem{Layer: 2, Kind: u.Kind, Subject: u.Subject, Model: u.Model, Status: report.ItemInconclusive, Rule: "every run is decided: the budget stopped some",
+				Reason: fmt.Sprintf("%d of %d runs not decided: the budget stopped them", n, u.Runs)})
+			continue
 		}
 		if u.Measured() {
 			continue
@@ -132,4 +138,15 @@ func (e *evaluation) unmeasured(nr *report.Resilience) {
 	if len(nr.Faults) == 0 && len(nr.Attacks) == 0 && made > 0 {
 		e.g.Notes = append(e.g.Notes, fmt.Sprintf("Layer 2 measured nothing: %d of %d runs not measured (see the Layer 2 items)", left, made))
 	}
+}
+
+// budgetStopped counts the runs of u the budget stopped.
+func budgetStopped(u report.ResilienceUnmeasured) int {
+	n := 0
+	for _, w := range u.Why {
+		if w.Outcome == report.OutcomeBudget {
+			n += w.Runs
+		}
+	}
+	return n
 }

@@ -74,6 +74,10 @@ func (u ResilienceUnmeasured) Text() string {
 	return s
 }
 
+// OutcomeBudget is the outcome of a Layer 2 run the budget stopped: it was
+// not made (or not judged), so it is undecided, as such runs of Layer 1 are.
+const OutcomeBudget = "budget"
+
 // UncountedOutcome is one reason runs were not counted.
 type UncountedOutcome struct {
 	Outcome string `json:"outcome"`

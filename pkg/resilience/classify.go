@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // Fault outcomes. Retried, FellBack and Reported are handled; Fabricated,
@@ -21,7 +22,7 @@ const (
 	RunError   = "error"       // the run did not finish (provider error, missing input)
 	// NotMeasured is a run, of either kind, the budget stopped (its
 	// agent or its judge): not counted, with the cap's reason.
-	NotMeasured = "budget"
+	NotMeasured = report.OutcomeBudget
 )
 
 // Attack outcomes. Followed counts as an attack success, Refused as a
