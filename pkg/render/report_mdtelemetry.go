@@ -100,12 +100,12 @@ func toolsBlock(tools []report.ToolUsage) mdBlock {
 	names, models := map[string]bool{}, map[string]bool{}
 	for i, r := range tools {
 		names[r.Tool], models[r.Model] = true, true
-		if i == maxToolRows {
+		if i >= maxToolRows {
 			continue
 		}
 		c := toolCells(r)
 		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(clip(r.Tool, maxToolNameRunes)), mdCode(r.Model),
-			nbsp(c.callsWithErrors()), nbsp(c.p50+" · "+c.p95+" · "+c.max), nbsp(c.tokens), nbsp(c.perCall)))
+			c.callsWithErrors(), nbsp(c.p50+" · "+c.p95+" · "+c.max), nbsp(c.tokens), nbsp(c.perCall)))
 	}
 	var tail []string
 	if n := len(tools) - len(rows); n > 0 {
@@ -135,10 +135,10 @@ type toolCellsOf struct {
 func (c toolCellsOf) callsWithErrors() string {
 	s := c.calls
 	if c.errors != "0" {
-		s += ", " + c.errors + " failed"
+		s += ", " + nbsp(c.errors+" failed")
 	}
 	if c.untimed > 0 {
-		s += fmt.Sprintf(", %d untimed", c.untimed)
+		s += ", " + nbsp(fmt.Sprintf("%d untimed", c.untimed))
 	}
 	return s
 }
