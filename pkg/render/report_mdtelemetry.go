@@ -180,6 +180,7 @@ func costObserved(it report.GateItem) string {
 func telemetryText(w io.Writer, rep *report.Report) {
 	t := rep.Telemetry
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	mw := modelWidth(rep)
 	p("run cost %s · prices %s\n", runCost(t), orDash(Line(t.Prices)))
 	for _, warn := range t.Warnings {
 		p("  warning: %s\n", Line(warn))
@@ -189,18 +190,18 @@ func telemetryText(w io.Writer, rep *report.Report) {
 		if b == nil {
 			b = &report.ModelFigures{}
 		}
-		p("  %-24s accuracy %s · p95 %s · tokens/case %s · cost/case %s\n", Line(c.Model),
+		p("  %-*s accuracy %s · p95 %s · tokens/case %s · cost/case %s\n", mw, Line(c.Model),
 			withDelta(rate(c.Now.Accuracy), pointChange(c.Now.Accuracy, b.Accuracy)),
 			withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms)),
 			withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
 			withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)))
 	}
 	for _, u := range t.Usage {
-		p("  %-24s %-5s %d calls: %s in, %s cache read, %s cache write, %s out (%s reasoning) · %s\n", Line(u.Model), Line(u.Role), u.Calls,
+		p("  %-*s %-5s %d calls: %s in, %s cache read, %s cache write, %s out (%s reasoning) · %s\n", mw, Line(u.Model), Line(u.Role), u.Calls,
 			grouped(u.InputTokens), grouped(u.CachedInputTokens), grouped(u.CacheWriteTokens), grouped(u.OutputTokens), grouped(u.ReasoningTokens), usdOrUnknown(u.CostUSD))
 	}
 	for _, l := range t.Latency {
-		p("  %-6s %-24s %-24s n %-5d p50 %-8s p95 %-8s max %-8s errors %d\n", Line(l.Kind), Line(latencyOf(l)), orDash(Line(l.Model)),
+		p("  %-6s %-24s %-*s n %-5d p50 %-8s p95 %-8s max %-8s errors %d\n", Line(l.Kind), Line(latencyOf(l)), mw, orDash(Line(l.Model)),
 			l.Samples, dur(l.P50Ms), dur(l.P95Ms), durMs(l.MaxMs), l.Errors)
 	}
 }

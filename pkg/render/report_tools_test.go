@@ -144,3 +144,41 @@ document.body.setAttribute("data-measured", "fits=" + (t.scrollWidth <= box.clie
 	}
 	return got[1]
 }
+
+// In the terminal, a model name longer than 24 runes still lines up the
+// figures after it: each per-model line's "accuracy" and each usage
+// line's role start in one column.
+func TestTextLinesUpLongModelNames(t *testing.T) {
+	rep, err := report.Load(filepath.Join("testdata", "report", "full.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "anthropic:claude-sonnet-4-5"
+	rep.Models[0].ID = long
+	for i := range rep.Telemetry.Models {
+		if rep.Telemetry.Models[i].Model == "m1" {
+			rep.Telemetry.Models[i].Model = long
+		}
+	}
+	for i := range rep.Telemetry.Usage {
+		if rep.Telemetry.Usage[i].Model == "m1" {
+			rep.Telemetry.Usage[i].Model = long
+		}
+	}
+	var buf bytes.Buffer
+	render.ReportText(&buf, rep, render.TextOptions{Only: []render.Section{render.SectionTelemetry}})
+	cols := map[string]map[int]bool{"accuracy": {}, "role": {}}
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if i := strings.Index(l, " accuracy "); i >= 0 {
+			cols["accuracy"][len([]rune(l[:i]))] = true
+		}
+		if m := regexp.MustCompile(` (eval|judge) +\d+ calls: `).FindStringIndex(l); m != nil {
+			cols["role"][len([]rune(l[:m[0]]))] = true
+		}
+	}
+	for marker, at := range cols {
+		if len(at) != 1 {
+			t.Errorf("%q starts in %d columns, want 1:\n%s", marker, len(at), buf.String())
+		}
+	}
+}
