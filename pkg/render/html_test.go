@@ -168,6 +168,19 @@ func TestHTMLFromFixture(t *testing.T) {
 // MCP_EVAL_REQUIRE_CHROMIUM=1 makes a missing browser a failure;
 // scripts/test.sh does not install it.
 func TestHTMLInChromium(t *testing.T) {
+	dom := chromiumDOM(t, renderHTML(t, "full"))
+	for _, want := range []string{`id="heatmap"`, `id="model-columns"`, `id="latency"`, "Which city? I can look", "Run cost"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the DOM chromium built lacks %q", want)
+		}
+	}
+}
+
+// chromiumDOM opens page in headless Chromium, offline, in a window of
+// GitHub's comment column (780 px), and returns the DOM it built; it
+// skips without a browser as TestHTMLInChromium says.
+func chromiumDOM(t *testing.T, page string) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: no browser")
 	}
@@ -185,8 +198,8 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Skip("no chromium on PATH: install it (apt-get install -y chromium) to open the HTML report in a real browser")
 	}
 	dir := t.TempDir()
-	page := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(page, []byte(renderHTML(t, "full")), 0o644); err != nil {
+	path := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -194,19 +207,14 @@ func TestHTMLInChromium(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--disable-extensions", "--host-resolver-rules=MAP * ~NOTFOUND", // offline: no name resolves
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+page)
+		"--window-size=780,2000", "--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+path)
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, tail(stderr.String(), 2000))
 	}
-	dom := stdout.String()
-	for _, want := range []string{`id="heatmap"`, `id="model-columns"`, `id="latency"`, "Which city? I can look", "Run cost"} {
-		if !strings.Contains(dom, want) {
-			t.Errorf("the DOM chromium built lacks %q; stderr:\n%s", want, tail(stderr.String(), 2000))
-		}
-	}
+	return stdout.String()
 }
 
 func tail(s string, n int) string {

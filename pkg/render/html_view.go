@@ -107,6 +107,7 @@ type htmlLayer3 struct {
 	Warnings        []string
 	Usage           []htmlUsage
 	Tools           []htmlTool
+	ToolsMore       int // tool × model rows past maxHTMLToolRows
 	Latency         []htmlLatency
 	Ticks           []htmlTick // the histograms' shared axis
 }
@@ -121,8 +122,12 @@ type htmlUsage struct {
 	Model, Role, Calls, Input, CacheRead, CacheWrite, Output, Reasoning, Cost, PerCall, PerCase, Per1k string
 }
 
+// maxHTMLToolRows bounds the per tool call table; the rest are in
+// report.json.
+const maxHTMLToolRows = 200
+
 type htmlTool struct {
-	Tool, Model, Calls, Errors, P50, P95, Max, Tokens, PerCall string
+	Tool, Model, Calls, P50, P95, Max, Tokens, PerCall string
 }
 
 type htmlLatency struct {
@@ -414,9 +419,13 @@ func htmlTelemetry(t *report.Telemetry) *htmlLayer3 {
 			Output: grouped(u.OutputTokens), Reasoning: grouped(u.ReasoningTokens), Cost: usdOrUnknown(u.CostUSD),
 			PerCall: dashIfNil(u.CostPerCallUSD), PerCase: dashIfNil(u.CostPerCaseUSD), Per1k: dashIfNil(u.CostPer1kToolCallsUSD)})
 	}
-	for _, r := range t.Tools {
+	for i, r := range t.Tools {
+		if i == maxHTMLToolRows {
+			l.ToolsMore = len(t.Tools) - i
+			break
+		}
 		c := toolCells(r)
-		l.Tools = append(l.Tools, htmlTool{Tool: line(r.Tool), Model: line(r.Model), Calls: c.calls, Errors: fmt.Sprint(r.Errors),
+		l.Tools = append(l.Tools, htmlTool{Tool: line(clip(r.Tool, maxToolNameRunes)), Model: line(r.Model), Calls: c.callsWithErrors(),
 			P50: c.p50, P95: c.p95, Max: c.max, Tokens: c.tokens, PerCall: c.perCall})
 	}
 	edges := telemetry.BinEdges()

@@ -142,6 +142,21 @@ func layers23(r *report.Report, success int, costScale float64) *report.Report {
 	return r
 }
 
+// tool is a tool × model row of known samples; untimed calls are counted
+// but not timed, and a nil cost per call is a missing price.
+func tool(name, model string, errs, untimed int, s []float64, tokens float64, perCall *float64) report.ToolUsage {
+	p50, p95, mx, _ := telemetry.Distribution(s)
+	u := report.ToolUsage{Tool: name, Model: model, Calls: len(s) + untimed, Errors: errs, Untimed: untimed, P50Ms: p50, P95Ms: p95, TokensPerCall: tokens, CostPerCallUSD: perCall}
+	if len(s) > 0 {
+		u.MaxMs = &mx
+	}
+	if perCall != nil {
+		c := math.Round(*perCall*float64(u.Calls)*1e9) / 1e9
+		u.CostUSD = &c
+	}
+	return u
+}
+
 // telemetryFixture is Layer 3 of a run whose latencies, tokens and costs
 // are known: the distributions come from fixed sample sets (scale
 // stretches them and the cost), so p50/p95 are nearest-rank figures of
@@ -178,6 +193,13 @@ func telemetryFixture(scale float64) *report.Telemetry {
 				CostUSD: usd(0.1843), CostPerCallUSD: usd(0.1843 / 90), CostPerCaseUSD: usd(0.1843 / 45), CostPerToolCallUSD: usd(0.1843 / 45), CostPer1kToolCallsUSD: usd(0.1843 / 45 * 1000), Direction: report.Lower},
 			{Model: "m2", Role: report.RoleEval, Calls: 85, CaseRuns: 40, ToolCalls: 45, InputTokens: 47000, OutputTokens: 8800, UnpricedCalls: 85, Direction: report.Lower},
 		},
+		// m1 pays cents per call, m2 has no price, and lookup_region was
+		// called too few times for percentiles, once with no time.
+		Tools: []report.ToolUsage{
+			tool("get_weather", "m1", 1, 0, samples(45, 3, 3), 1240, usd(0.0041)),
+			tool("get_weather", "m2", 0, 0, samples(45, 4, 3), 980, nil),
+			tool("lookup_region", "m1", 2, 1, samples(3, 40, 900), 612.5, usd(0.000045)),
+		},
 		Cases: []report.CaseUsage{
 			{Case: "weather-0", Model: "m1", Runs: 5, ModelCalls: 10, ToolCalls: 5, Tokens: 10150, CostUSD: usd(0.0205), CostPerRunUSD: usd(0.0041)},
 			{Case: "weather-0", Model: "m2", Runs: 5, ModelCalls: 10, ToolCalls: 5, Tokens: 6000},
@@ -209,6 +231,11 @@ func fullFixture() *report.Report {
 	withRuns(now, "weather-0", "m1", "Oslo", "Which city? I can look that up once you tell me.", "the model asked back instead of calling get_weather")
 	layers23(now, 9, 1.45)
 	now.Models[1].Served = "m2-2026-08-01" // m2 not comparable
+	now.Behavior.Confusion = []report.Confusion{
+		{Model: "m1", Cells: []report.ConfusionCell{{Expected: "get_weather", Chosen: "get_weather", Count: 18}, {Expected: "get_weather", Chosen: "get_forecast", Count: 2},
+			{Expected: "search_invoices", Chosen: report.NoTool, Count: 1}, {Expected: report.NoTool, Chosen: report.NoTool, Count: 5}}, Top: []report.ConfusionPair{}},
+		{Model: "m2", Cells: []report.ConfusionCell{{Expected: "get_weather", Chosen: "get_weather", Count: 20}}, Top: []report.ConfusionPair{}},
+	}
 	hist := []*report.Report{day(1), day(2), day(3)}
 	now = gatedWith(now, costPolicy(), hist[0], hist...)
 	telemetry.Compare(now, hist[0], hist)
@@ -311,9 +338,23 @@ func hostileFixture() *report.Report {
 			tr.Turns[0].Calls[0].Name, tr.Turns[0].Calls[0].Result = h[12], strings.Join(h, "\n")
 		}
 		r.Behavior.JudgeModel = h[4]
-		r.Resilience = &report.Resilience{Faults: []report.FaultResult{{Model: h[1], Fault: h[10], Scores: []report.Score{reporttest.Score(h[11], 1, 2)}}}, Attacks: []report.AttackResult{}}
+		r.Resilience = &report.Resilience{Faults: []report.FaultResult{{Model: h[1], Fault: h[10], Scores: []report.Score{reporttest.Score(h[11], 1, 2)}}}, Attacks: []report.AttackResult{},
+			Unmeasured: []report.ResilienceUnmeasured{
+				{Kind: report.KindAttack, Model: h[1], Subject: "all", Runs: 4, Uncounted: 4, Why: []report.UncountedOutcome{
+					{Outcome: "not-delivered", Runs: 3, Reason: "no tool gave <script>alert(1)</script> | a | b |"}, {Outcome: "error", Runs: 1, Reason: "[click](https://evil.example) \x1b[31mred\r\nCRLF"}}},
+				{Kind: report.KindFault, Model: h[1], Subject: "all", Runs: 3, Uncounted: 1, Why: []report.UncountedOutcome{{Outcome: "not-reached", Runs: 1, Reason: "the model made no valid call to `x`"}}},
+			}}
+		// Tool names a server chose: markup, a long name, an empty model.
+		confused := []report.ConfusionCell{{Expected: "<script>alert(1)</script>", Chosen: "[click me](https://evil.example/phish) \u202e\x1b[31m\r\nx", Count: 3},
+			{Expected: strings.Repeat("a", 200), Chosen: report.NoTool, Count: 2}}
+		for i := range 10 {
+			confused = append(confused, report.ConfusionCell{Expected: fmt.Sprintf("t%d | `x`", i), Chosen: "@org/team", Count: 1})
+		}
+		r.Behavior.Confusion = []report.Confusion{{Model: h[1], Cells: confused, Top: []report.ConfusionPair{}}}
 		r.Telemetry = &report.Telemetry{Prices: h[7], Latency: []report.Latency{{Kind: report.LatencyTool, Subject: h[12], Model: h[1], Samples: 1, MaxMs: 3, Histogram: []report.Bin{{FromMs: 2, Count: 1}}, Direction: report.Lower}},
 			Usage: []report.Usage{{Model: h[13], Role: report.RoleEval, Calls: 1, CaseRuns: 1, UnpricedCalls: 1, Direction: report.Lower}, {Model: h[1], Role: report.RoleEval, Calls: 2, CaseRuns: 1, Direction: report.Lower}},
+			Tools: []report.ToolUsage{tool(h[12], h[1], 1, 0, []float64{3}, 50, nil), tool(h[5], h[13], 0, 0, []float64{2}, 40, nil),
+				tool(strings.Repeat(h[15], 12), h[1], 0, 1, nil, 0, nil)},
 			Cases: []report.CaseUsage{{Case: h[0], Model: h[1], Runs: 1}}, Models: []report.ModelColumns{}, Warnings: h}
 		return r
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -66,14 +67,7 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 			"|---|---|---|---|---|---|---|---|---|---|---|---|"}, rows: rows, what: "models"})
 	}
 	if len(t.Tools) > 0 {
-		var rows []string
-		for _, r := range t.Tools {
-			c := toolCells(r)
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %s | %s | %s | %s | %s |", mdCode(r.Tool), mdCode(r.Model), c.calls, r.Errors,
-				c.p50, c.p95, c.max, c.tokens, c.perCall))
-		}
-		d.add(mdBlock{head: []string{"**Per tool call** (latency of the calls that reached the server; cost of the model turns that made the calls, a turn with k calls giving each a k-th)", "",
-			"| Tool | Model | Calls | Errors | p50 | p95 | max | Tokens / call | Cost / call |", "|---|---|---|---|---|---|---|---|---|"}, rows: rows, what: "tools"})
+		d.add(toolsBlock(t.Tools))
 	}
 	if len(t.Latency) > 0 {
 		var rows []string
@@ -90,17 +84,74 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 	}
 }
 
+// Bounds of the per tool call table: up to maxToolRowsOpen rows it is
+// shown open, more are folded away, and past maxToolRows the rest are in
+// report.json and the HTML report.
+const (
+	maxToolRowsOpen = 8
+	maxToolRows     = 30
+)
+
+// toolsBlock is the per tool call table. Six columns, figures that never
+// break between number and unit, so that it still reads in GitHub's
+// comment column with four long model names.
+func toolsBlock(tools []report.ToolUsage) mdBlock {
+	var rows []string
+	names, models := map[string]bool{}, map[string]bool{}
+	for i, r := range tools {
+		names[r.Tool], models[r.Model] = true, true
+		if i >= maxToolRows {
+			continue
+		}
+		c := toolCells(r)
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(clip(r.Tool, maxToolNameRunes)), mdCode(r.Model),
+			c.callsWithErrors(), nbsp(c.p50+" · "+c.p95+" · "+c.max), nbsp(c.tokens), nbsp(c.perCall)))
+	}
+	var tail []string
+	if n := len(tools) - len(rows); n > 0 {
+		tail = []string{"", fmt.Sprintf("… and %d more tool × model rows in `report.json` and the HTML report", n)}
+	}
+	title := "**Per tool call** (latency: the calls that reached the server; tokens and cost: the model turn that made the call, shared among the calls it made)"
+	table := []string{"| Tool | Model | Calls | Latency p50 · p95 · max | Model tokens / call | Cost / call |", "|---|---|--:|--:|--:|--:|"}
+	if len(tools) <= maxToolRowsOpen {
+		return mdBlock{head: append([]string{title, ""}, table...), rows: rows, tail: tail, what: "tool × model rows"}
+	}
+	summary := fmt.Sprintf("Per tool call: %d tools × %d models, latency, tokens and cost per call", len(names), len(models))
+	return mdBlock{head: details(summary, append([]string{title, ""}, table...)), rows: rows, tail: append(tail, detailsEnd()...), what: "tool × model rows"}
+}
+
+// nbsp keeps a cell's figures on one line: GitHub wraps a narrow column
+// at spaces, which splits "2.4 ms" into a number and a unit.
+func nbsp(s string) string { return strings.ReplaceAll(s, " ", "\u00a0") }
+
 // toolCellsOf are a per-tool row's cells, shared by Markdown and HTML.
-type toolCellsOf struct{ calls, p50, p95, max, tokens, perCall string }
+type toolCellsOf struct {
+	calls, errors, p50, p95, max, tokens, perCall string
+	untimed                                       int
+}
+
+// callsWithErrors folds the failed and untimed calls into the calls
+// column: a narrow table, and a count that stands out only when not 0.
+func (c toolCellsOf) callsWithErrors() string {
+	s := c.calls
+	if c.errors != "0" {
+		s += ", " + nbsp(c.errors+" failed")
+	}
+	if c.untimed > 0 {
+		s += ", " + nbsp(fmt.Sprintf("%d untimed", c.untimed))
+	}
+	return s
+}
 
 func toolCells(r report.ToolUsage) toolCellsOf {
-	c := toolCellsOf{calls: fmt.Sprint(r.Calls), p50: dur(r.P50Ms), p95: dur(r.P95Ms), max: "–",
-		tokens: fmt.Sprintf("%.0f", r.TokensPerCall), perCall: dashIfNil(r.CostPerCallUSD)}
-	if r.Untimed > 0 {
-		c.calls += fmt.Sprintf(" (%d untimed)", r.Untimed)
-	}
+	c := toolCellsOf{calls: fmt.Sprint(r.Calls), errors: fmt.Sprint(r.Errors), untimed: r.Untimed, p50: dur(r.P50Ms), p95: dur(r.P95Ms), max: "–",
+		tokens: tokensPer(&r.TokensPerCall), perCall: dashIfNil(r.CostPerCallUSD)}
 	if r.MaxMs != nil {
 		c.max = durMs(*r.MaxMs)
+	}
+	if r.Calls > 0 {
+		// There are calls to divide by: an absent cost is a missing price.
+		c.perCall = usdOrUnknown(r.CostPerCallUSD)
 	}
 	return c
 }
@@ -129,6 +180,7 @@ func costObserved(it report.GateItem) string {
 func telemetryText(w io.Writer, rep *report.Report) {
 	t := rep.Telemetry
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	mw := modelWidth(rep)
 	p("run cost %s · prices %s\n", runCost(t), orDash(Line(t.Prices)))
 	for _, warn := range t.Warnings {
 		p("  warning: %s\n", Line(warn))
@@ -138,18 +190,18 @@ func telemetryText(w io.Writer, rep *report.Report) {
 		if b == nil {
 			b = &report.ModelFigures{}
 		}
-		p("  %-24s accuracy %s · p95 %s · tokens/case %s · cost/case %s\n", Line(c.Model),
+		p("  %-*s accuracy %s · p95 %s · tokens/case %s · cost/case %s\n", mw, Line(c.Model),
 			withDelta(rate(c.Now.Accuracy), pointChange(c.Now.Accuracy, b.Accuracy)),
 			withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms)),
 			withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
 			withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)))
 	}
 	for _, u := range t.Usage {
-		p("  %-24s %-5s %d calls: %s in, %s cache read, %s cache write, %s out (%s reasoning) · %s\n", Line(u.Model), Line(u.Role), u.Calls,
+		p("  %-*s %-5s %d calls: %s in, %s cache read, %s cache write, %s out (%s reasoning) · %s\n", mw, Line(u.Model), Line(u.Role), u.Calls,
 			grouped(u.InputTokens), grouped(u.CachedInputTokens), grouped(u.CacheWriteTokens), grouped(u.OutputTokens), grouped(u.ReasoningTokens), usdOrUnknown(u.CostUSD))
 	}
 	for _, l := range t.Latency {
-		p("  %-6s %-24s %-24s n %-5d p50 %-8s p95 %-8s max %-8s errors %d\n", Line(l.Kind), Line(latencyOf(l)), orDash(Line(l.Model)),
+		p("  %-6s %-24s %-*s n %-5d p50 %-8s p95 %-8s max %-8s errors %d\n", Line(l.Kind), Line(latencyOf(l)), mw, orDash(Line(l.Model)),
 			l.Samples, dur(l.P50Ms), dur(l.P95Ms), durMs(l.MaxMs), l.Errors)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -47,13 +48,14 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts) }},
 		{SectionBehavior, "\n== Layer 1 · behaviour ==\n", rep.Behavior != nil, func() { behaviorText(w, rep) }},
 		{SectionResilience, "\n== Layer 2 · resilience and security ==\n", rep.Resilience != nil, func() {
+			mw := modelWidth(rep)
 			for _, f := range rep.Resilience.Faults {
-				scoresText(w, "fault", f.Model, f.Fault, f.Scores)
+				scoresText(w, mw, "fault", f.Model, f.Fault, f.Scores)
 			}
 			for _, a := range rep.Resilience.Attacks {
-				scoresText(w, "attack", a.Model, a.Attack, a.Scores)
+				scoresText(w, mw, "attack", a.Model, a.Attack, a.Scores)
 			}
-			unmeasuredText(p, rep.Resilience)
+			unmeasuredText(p, mw, rep.Resilience)
 		}},
 		{SectionTelemetry, "\n== Layer 3 · latency, tokens and cost ==\n", rep.Telemetry != nil, func() { telemetryText(w, rep) }},
 		{SectionGate, "\n", rep.Gate != nil, func() { GateText(w, rep.Gate) }},
@@ -145,10 +147,26 @@ func behaviorText(w io.Writer, rep *report.Report) {
 	ConfusionText(w, b)
 }
 
-func scoresText(w io.Writer, kind, model, subject string, scores []report.Score) {
+func scoresText(w io.Writer, mw int, kind, model, subject string, scores []report.Score) {
 	for _, s := range scores {
-		fmt.Fprintf(w, "  %-6s %-24s %-24s %-14s %d/%d (%s, %s is better)\n", kind, Line(model), Line(subject), Line(s.Name), s.K, s.N, percent(s.Count().Rate()), s.Direction)
+		fmt.Fprintf(w, "  %-6s %-*s %-24s %-14s %d/%d (%s, %s is better)\n", kind, mw, Line(model), Line(subject), Line(s.Name), s.K, s.N, percent(s.Count().Rate()), s.Direction)
 	}
+}
+
+// modelWidth is the terminal's model column: 24, or the longest model
+// name (up to 48) so that four providers' names still line up.
+func modelWidth(rep *report.Report) int {
+	w := 24
+	grow := func(m string) { w = max(w, min(48, utf8.RuneCountInString(Line(m)))) }
+	for _, m := range rep.Models {
+		grow(m.ID)
+	}
+	if t := rep.Telemetry; t != nil {
+		for _, u := range t.Usage {
+			grow(u.Model) // the judge too
+		}
+	}
+	return w
 }
 
 // GateText writes the gate's verdict like k6 thresholds: one line per item

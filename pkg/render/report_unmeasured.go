@@ -43,13 +43,13 @@ func unmeasuredRows(res *report.Resilience) (rows []report.ResilienceUnmeasured,
 }
 
 // unmeasuredText writes the rows for a terminal.
-func unmeasuredText(p func(string, ...any), res *report.Resilience) {
+func unmeasuredText(p func(string, ...any), mw int, res *report.Resilience) {
 	rows, more := unmeasuredRows(res)
 	if len(rows) > 0 && len(res.Faults) == 0 && len(res.Attacks) == 0 {
 		p("  nothing measured: no run of Layer 2 is in N\n")
 	}
 	for _, u := range rows {
-		p("  %-6s %-24s %-24s %s\n", u.Kind, Line(u.Model), Line(u.Subject), Line(u.Text()))
+		p("  %-6s %-*s %-24s %s\n", u.Kind, mw, Line(u.Model), Line(u.Subject), Line(u.Text()))
 	}
 	if more > 0 {
 		p("  … and %d more not-measured rows in report.json\n", more)

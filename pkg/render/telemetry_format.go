@@ -21,13 +21,15 @@ func dur(v *float64) string {
 	return durMs(*v)
 }
 
+// durMs picks the form by the value as printed, so that 9.96 ms is
+// "10 ms" (not "10.0 ms" beside "10 ms") and 999.7 ms is "1.00 s".
 func durMs(v float64) string {
 	switch {
-	case v >= 10000:
+	case v >= 9995:
 		return fmt.Sprintf("%.1f s", v/1000)
-	case v >= 1000:
+	case v >= 999.5:
 		return fmt.Sprintf("%.2f s", v/1000)
-	case v >= 10:
+	case v >= 9.95:
 		return fmt.Sprintf("%.0f ms", v)
 	}
 	return fmt.Sprintf("%.1f ms", v)
@@ -41,11 +43,21 @@ func usdOrUnknown(v *float64) string {
 	return usdText(*v)
 }
 
+// usdText keeps at least two significant digits: a cheap model's cost per
+// call ($0.000045) must not round to $0.00005, which would misstate its
+// ratio to another model's by a tenth.
 func usdText(v float64) string {
-	if v != 0 && math.Abs(v) < 0.01 {
+	a := math.Abs(v)
+	switch {
+	case v == 0 || a >= 0.01:
+		return fmt.Sprintf("$%.4f", v)
+	case a >= 0.0001:
 		return fmt.Sprintf("$%.5f", v)
 	}
-	return fmt.Sprintf("$%.4f", v)
+	// Digits to the second significant one, at most nine: the report
+	// rounds costs to a billionth of a dollar.
+	d := min(9, 1-int(math.Floor(math.Log10(a))))
+	return fmt.Sprintf("$%.*f", d, v)
 }
 
 // grouped groups thousands: 48,210.
