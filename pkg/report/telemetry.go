@@ -70,8 +70,12 @@ type Bin struct {
 
 // Usage roles.
 const (
-	RoleEval  = "eval"  // a model under test
+	RoleEval  = "eval"  // a model under test, in Layer 1's case runs
 	RoleJudge = "judge" // the judge grading task completion
+	// RoleResilience is a model under test in Layer 2's runs (faults and
+	// injections): kept apart so that cost and tokens per case, and the
+	// cost gate on them, are Layer 1's; the run's total counts both.
+	RoleResilience = "resilience"
 )
 
 // Usage is the tokens and cost of one model in one role. Token counts are

@@ -232,3 +232,39 @@ func TestRecorderIsSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// Layer 2's model calls are a usage row of their own: cost and tokens
+// per case (and the cost gate on them) are Layer 1's, while the run's
+// total counts both layers.
+func TestLayer2UsageIsKeptApartFromCostPerCase(t *testing.T) {
+	rec := NewRecorder(Options{Prices: fixtureTable(t)})
+	t0 := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	u := llm.Usage{InputTokens: 1_000_000} // $1 at t:cheap
+	for run := 1; run <= 2; run++ {
+		p := Place{Case: "a", Run: run}
+		rec.ModelCall(ModelCall{Model: "t:cheap", Place: p, Start: t0, Usage: u})
+		rec.ToolCall(ToolCall{Model: "t:cheap", Place: p, Tool: "get_weather", Start: t0, Latency: time.Millisecond})
+		rec.CaseRun(CaseRun{Model: "t:cheap", Place: p, Start: t0, Duration: time.Second, Outcome: report.RunPass})
+	}
+	for run := 1; run <= 3; run++ { // three Layer 2 runs, $3 each
+		p := Place{Case: "a", Run: run, Scenario: "fault timeout"}
+		rec.ModelCall(ModelCall{Model: "t:cheap", Place: p, Start: t0, Usage: llm.Usage{InputTokens: 3_000_000}})
+		rec.ToolCall(ToolCall{Model: "t:cheap", Place: p, Tool: "get_weather", Start: t0, Latency: time.Millisecond})
+		rec.CaseRun(CaseRun{Model: "t:cheap", Place: p, Start: t0, Duration: time.Second, Outcome: "handled"})
+	}
+	tel := rec.Summarize()
+	rows := map[string]report.Usage{}
+	for _, r := range tel.Usage {
+		rows[r.Role] = r
+	}
+	l1, l2 := rows[report.RoleEval], rows[report.RoleResilience]
+	if l1.CaseRuns != 2 || l1.ToolCalls != 2 || l1.CostPerCaseUSD == nil || *l1.CostPerCaseUSD != 1 {
+		t.Errorf("Layer 1 row %+v: want 2 case runs, 2 tool calls, $1 per case", l1)
+	}
+	if l2.Calls != 3 || l2.ToolCalls != 3 || l2.CaseRuns != 0 || l2.CostPerCaseUSD != nil || l2.CostUSD == nil || *l2.CostUSD != 9 {
+		t.Errorf("Layer 2 row %+v: want 3 calls, 3 tool calls, no per-case cost, $9", l2)
+	}
+	if total, ok := tel.TotalCostUSD(); !ok || total != 11 {
+		t.Errorf("run total %v (%v), want $11 over both layers", total, ok)
+	}
+}

@@ -128,6 +128,18 @@ func latencyRows(ev Events) []report.Latency {
 	return rows
 }
 
+// usageRole is the usage row a model call or tool call belongs to: the
+// judge's, Layer 1's (no scenario) or Layer 2's.
+func usageRole(judge bool, scenario string) string {
+	switch {
+	case judge:
+		return report.RoleJudge
+	case scenario != "":
+		return report.RoleResilience
+	}
+	return report.RoleEval
+}
+
 // role names a model call's role: for the usage rows "eval" or "judge";
 // as a latency row's subject "" or "judge".
 func role(judge, subject bool) string {
@@ -217,17 +229,20 @@ func usageRows(ev Events, costs []cost) []report.Usage {
 	rows := map[key]*report.Usage{}
 	spent := map[key]*money{}
 	runs, _ := caseRunsOf(ev)
-	tools := map[string]int{}
+	tools := map[key]int{}
 	for _, c := range ev.Tools {
-		tools[c.Model]++
+		tools[key{c.Model, usageRole(false, c.Scenario)}]++
 	}
 	for i, c := range ev.Models {
-		k := key{c.Model, role(c.Judge, false)}
+		k := key{c.Model, usageRole(c.Judge, c.Scenario)}
 		u := rows[k]
 		if u == nil {
 			u = &report.Usage{Model: c.Model, Role: k.role, Direction: report.Lower}
-			if !c.Judge {
-				u.CaseRuns, u.ToolCalls = runs[c.Model], tools[c.Model]
+			switch k.role {
+			case report.RoleEval:
+				u.CaseRuns, u.ToolCalls = runs[c.Model], tools[k]
+			case report.RoleResilience:
+				u.ToolCalls = tools[k] // Layer 2 runs are not case runs: no cost per case
 			}
 			rows[k], spent[k] = u, &money{}
 		}
@@ -247,7 +262,7 @@ func usageRows(ev Events, costs []cost) []report.Usage {
 		if keys[i].model != keys[j].model {
 			return keys[i].model < keys[j].model
 		}
-		return keys[i].role < keys[j].role // eval < judge
+		return keys[i].role < keys[j].role // eval < judge < resilience
 	})
 	out := make([]report.Usage, 0, len(keys))
 	for _, k := range keys {
