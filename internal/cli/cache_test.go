@@ -99,7 +99,11 @@ func (e *goSDKEnv) invoke(cmdline []string, name string, flags ...string) (*repo
 	}
 	env := &evalEnv{t: e.t, dir: e.dir, models: e.models}
 	out := filepath.Join(e.dir, name+".json")
-	code, stdout, stderr := env.run(append(cmdline, "--config", filepath.Join(e.dir, "mcp-eval.yaml"), "--cmd", cmd, "--cwd", e.cwd, "--out", out, "--concurrency", "1")...)
+	// The fixture lives in the checkout, which others may not enter (a
+	// clone in a 0700 directory, as root): it runs as the tests' user.
+	// Who a server runs as is TestEveryCommandStartsTheServerAsTheSameUser's.
+	code, stdout, stderr := env.run(append(cmdline, "--config", filepath.Join(e.dir, "mcp-eval.yaml"), "--cmd", cmd, "--cwd", e.cwd, "--out", out, "--concurrency", "1",
+		"--server-user", "current")...)
 	if code == ExitError {
 		e.t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", name, code, stdout, stderr)
 	}
