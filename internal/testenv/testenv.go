@@ -6,7 +6,9 @@ package testenv
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // SharedDir returns the shared/ directory that sits beside the checkout
@@ -44,4 +46,16 @@ func SharedDir(tb testing.TB) string {
 func SpecSchema(tb testing.TB, revision string) string {
 	tb.Helper()
 	return filepath.Join(SharedDir(tb), "mcp-spec", revision, "schema.json")
+}
+
+// CPUTime is the CPU time (user + system) this test process has used.
+// Bounds on hostile input are asserted in CPU time, not wall time: a
+// machine busy with other work stretches the wall clock, never the work
+// a runaway parser or scanner does.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
