@@ -29,6 +29,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -55,6 +56,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	only := fs.String("targets", "example,ts,gosdk,mcpgo", "targets to run, comma-separated (example is always run: it is the mutants' baseline)")
 	mutants := fs.Bool("mutants", true, "also run every HTTP mutant of the reference server (about 10 s each)")
 	mutantList := fs.String("mutant-ids", "", "run only these mutant ids, comma-separated (default: all that apply over HTTP)")
+	jobs := fs.Int("jobs", 3, "mutants run at once (each is one server and one tool at a time)")
 	timeout := fs.Duration("timeout", 90*time.Minute, "deadline for the whole run")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -73,7 +75,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 	if *from != "" {
 		dir = *from
 	} else {
-		if err := collect(ctx, root, dir, *only, *mutants, *mutantList, log); err != nil {
+		if err := collect(ctx, root, dir, *only, *mutants, *mutantList, *jobs, log); err != nil {
 			return err
 		}
 	}
@@ -89,7 +91,11 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 			extra = append(extra, t)
 		}
 	}
-	if err := rewrite(filepath.Join(root, *doc), data.Sections(primary, extra)); err != nil {
+	docPath := *doc
+	if !filepath.IsAbs(docPath) {
+		docPath = filepath.Join(root, docPath)
+	}
+	if err := rewrite(docPath, data.Sections(primary, extra)); err != nil {
 		return err
 	}
 	fmt.Fprintf(log, "crosscheck: rewrote %s from %s\n", *doc, dir)
@@ -98,7 +104,7 @@ func run(ctx context.Context, args []string, log io.Writer) error {
 
 // collect builds the binaries, runs the targets (and mutants) and writes
 // meta.json into dir.
-func collect(ctx context.Context, root, dir, only string, withMutants bool, mutantList string, log io.Writer) error {
+func collect(ctx context.Context, root, dir, only string, withMutants bool, mutantList string, jobs int, log io.Writer) error {
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -137,13 +143,27 @@ func collect(ctx context.Context, root, dir, only string, withMutants bool, muta
 		if mutantList != "" {
 			ids = strings.Split(mutantList, ",")
 		}
+		// Each mutant is its own server on its own port, so a few run at
+		// once; the first error ends the run.
+		jobs = max(1, jobs)
+		sem := make(chan struct{}, jobs)
+		errs := make([]error, len(ids))
+		var wg sync.WaitGroup
 		for i, id := range ids {
-			fmt.Fprintf(log, "crosscheck: mutant %s (%d/%d)\n", id, i+1, len(ids))
-			if err := r.runMutant(ctx, id); err != nil {
-				return err
-			}
-			meta.Mutants = append(meta.Mutants, id)
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				fmt.Fprintf(log, "crosscheck: mutant %s (%d/%d)\n", id, i+1, len(ids))
+				errs[i] = r.runMutant(ctx, id)
+			}()
 		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		meta.Mutants = ids
 	}
 	data, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
