@@ -138,6 +138,21 @@ func collect(ctx context.Context, root, dir, only string, withMutants bool, muta
 		}
 		meta.Targets = append(meta.Targets, t.Name)
 	}
+	// meta.json is rewritten as results arrive, so an interrupted run can
+	// still be rendered (-from) with what finished.
+	var metaMu sync.Mutex
+	save := func() error {
+		metaMu.Lock()
+		defer metaMu.Unlock()
+		data, err := json.MarshalIndent(meta, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(absDir, "meta.json"), data, 0o644)
+	}
+	if err := save(); err != nil {
+		return err
+	}
 	if withMutants {
 		ids := httpMutants()
 		if mutantList != "" {
@@ -156,20 +171,21 @@ func collect(ctx context.Context, root, dir, only string, withMutants bool, muta
 				defer wg.Done()
 				defer func() { <-sem }()
 				fmt.Fprintf(log, "crosscheck: mutant %s (%d/%d)\n", id, i+1, len(ids))
-				errs[i] = r.runMutant(ctx, id)
+				if errs[i] = r.runMutant(ctx, id); errs[i] == nil {
+					metaMu.Lock()
+					meta.Mutants = append(meta.Mutants, id)
+					metaMu.Unlock()
+					errs[i] = save()
+				}
 			}()
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
 			return err
 		}
-		meta.Mutants = ids
+		sort.Strings(meta.Mutants)
 	}
-	data, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(absDir, "meta.json"), data, 0o644)
+	return save()
 }
 
 // httpMutants are the reference server's mutant ids whose check runs over
