@@ -90,7 +90,7 @@ if [ "$(installed_version)" != "$VERSION" ]; then
     "$VERSION" >"$CACHE/package.json"
   rm -f "$CACHE/package-lock.json"
   echo "official-suite: installing @modelcontextprotocol/conformance@$VERSION into $CACHE" >&2
-  if ! (cd "$CACHE" && npm install --no-audit --no-fund --loglevel=error >"$CACHE/npm-install.log" 2>&1); then
+  if ! (cd "$CACHE" && timeout 600 npm install --no-audit --no-fund --loglevel=error >"$CACHE/npm-install.log" 2>&1); then
     cat "$CACHE/npm-install.log" >&2
     die "npm install failed"
   fi

@@ -18,6 +18,15 @@ if ! bash scripts/setup-interop.sh; then
   echo "warning: setup-interop failed; real-server tests will be skipped" >&2
 fi
 
+echo "== installing the pinned official conformance suite (the cross-check mapping test)"
+if ! bash scripts/official-suite.sh --install-only; then
+  if [ "${CI:-}" = "true" ]; then
+    echo "official-suite --install-only failed and CI=true" >&2
+    exit 1
+  fi
+  echo "warning: the official suite is not installed; the cross-check mapping test will be skipped" >&2
+fi
+
 echo "== go vet"
 go vet ./...
 
