@@ -1,13 +1,18 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Finding a request that answers input_required, and answering it. The
@@ -22,6 +27,7 @@ type mrtrTarget struct {
 	method string // tools/call, resources/read or prompts/get
 	name   string // tool or prompt name, or resource URI
 	params map[string]any
+	prompt *mcpclient.Prompt // for prompts/get: the listed prompt, whose arguments the search fills
 	first  *mcpclient.Result // the input_required answer
 }
 
@@ -31,67 +37,337 @@ func (t *mrtrTarget) label() string {
 
 func (t *mrtrTarget) ev() *check.Evidence { return check.FromResponse(t.first.Response) }
 
-// mrtrMaxTries bounds the requests spent looking for an MRTR target.
-const mrtrMaxTries = 8
+// The MRTR checks judge every item the run can reach: the tools the user
+// allows (--call-tool) and the read-only ones, then the listed resources,
+// then the prompts, each in the server's order. The search that finds
+// which items ask for input runs once per run (Env.Memo) and is bounded in
+// time, not in items, so that a server with thousands of tools cannot
+// stretch the run past its deadline:
+//   - it tries mrtrSearchWorkers items at once, for at most a quarter of
+//     the time left to the run's deadline, and at most mrtrSearchMax;
+//   - the checks judge the items found, in that order, until half of the
+//     time left when the search began has passed (mrtrJudgeBy); every run
+//     of a check judges at least the first item found.
+//
+// A check that could not judge every item says which it did not.
+const (
+	mrtrSearchWorkers = 4
+	mrtrSearchMax     = time.Minute
+	mrtrNoDeadline    = 4 * time.Minute // the time left assumed when the run has no deadline
+	mrtrMaxReported   = 10              // failing items named one by one; the rest are counted
+)
 
-// mrtrFind sends callable tools (with valid arguments), listed resources
-// and prompts until one answers input_required. It skips the check when
-// none does; err is a transport failure.
-func mrtrFind(p *check.Pass) (*mrtrTarget, error) {
-	tries := 0
-	var candidates []mrtrTarget
+// mrtrSearchKey memoises the search per run.
+type mrtrSearchKey struct{}
+
+// mrtrFound is what the search found.
+type mrtrFound struct {
+	targets   []*mrtrTarget // items that answered input_required, in candidate order
+	reachable int           // items the search could try
+	tried     int           // items tried before the budget ran out
+	broken    int           // items that gave no usable answer (timeout, malformed)
+	budget    time.Duration // the search's time budget
+	judgeBy   time.Time     // the checks judge items until then
+	err       error         // the server became unreachable
+}
+
+// mrtrCandidates lists every item the run can reach, in judging order.
+func mrtrCandidates(p *check.Pass) []mrtrTarget {
+	var out []mrtrTarget
 	for _, ct := range callTargets(p) {
-		candidates = append(candidates, mrtrTarget{method: "tools/call", name: ct.tool.Name, params: map[string]any{"name": ct.tool.Name, "arguments": ct.args}})
+		out = append(out, mrtrTarget{method: "tools/call", name: ct.tool.Name, params: map[string]any{"name": ct.tool.Name, "arguments": ct.args}})
 	}
 	for _, r := range p.Env.Facts.Resources {
-		candidates = append(candidates, mrtrTarget{method: "resources/read", name: r.URI, params: map[string]any{"uri": r.URI}})
+		out = append(out, mrtrTarget{method: "resources/read", name: r.URI, params: map[string]any{"uri": r.URI}})
 	}
 	for _, pr := range p.Env.Facts.Prompts {
-		candidates = append(candidates, mrtrTarget{method: "prompts/get", name: pr.Name})
+		out = append(out, mrtrTarget{method: "prompts/get", name: pr.Name, prompt: &pr})
 	}
-	for _, c := range candidates {
-		if tries == mrtrMaxTries {
-			break
+	return out
+}
+
+// mrtrSearch sends every reachable item once, several at once, within the
+// search budget, and keeps those that answered input_required.
+func mrtrSearch(p *check.Pass) *mrtrFound {
+	return p.Env.Memo.Do(mrtrSearchKey{}, func() any {
+		start := time.Now()
+		left := mrtrNoDeadline
+		if d, ok := p.Ctx.Deadline(); ok {
+			left = time.Until(d)
 		}
-		tries++
-		if c.method == "prompts/get" {
-			for _, pr := range p.Env.Facts.Prompts {
-				if pr.Name == c.name {
-					c.params = map[string]any{"name": pr.Name, "arguments": promptArgs(p, pr)}
-					break
+		f := &mrtrFound{budget: min(left/4, mrtrSearchMax), judgeBy: start.Add(left / 2)}
+		cands := mrtrCandidates(p)
+		f.reachable = len(cands)
+		ctx, cancel := context.WithTimeout(p.Ctx, f.budget)
+		defer cancel()
+		found := make([]*mrtrTarget, len(cands))
+		var mu sync.Mutex
+		next := 0
+		var wg sync.WaitGroup
+		for range min(mrtrSearchWorkers, len(cands)) {
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					i := next
+					next++
+					mu.Unlock()
+					if i >= len(cands) || ctx.Err() != nil {
+						return
+					}
+					c := cands[i]
+					if c.prompt != nil {
+						sub := *p
+						sub.Ctx = ctx
+						c.params = map[string]any{"name": c.prompt.Name, "arguments": promptArgs(&sub, *c.prompt)}
+					}
+					res, err := mrtrSendCtx(ctx, p, c.method, c.params, mrtrCaps)
+					mu.Lock()
+					switch {
+					case ctx.Err() != nil:
+						// cut by the budget: not tried
+					case err != nil && mrtrUnreachable(err):
+						f.tried++
+						if f.err == nil {
+							f.err = fmt.Errorf("looking for a request that asks for input (%s): %w", c.label(), err)
+						}
+						cancel()
+					case err != nil && schemaTransportErr(err):
+						f.tried++
+						f.broken++
+					default:
+						f.tried++
+						// A malformed input_required result is a target
+						// too: MRTR-2 and MRTR-3 judge its shape.
+						if res != nil && res.ResultType == mcpclient.ResultInputRequired {
+							c.first = res
+							found[i] = &c
+						}
+					}
+					mu.Unlock()
 				}
+			})
+		}
+		wg.Wait()
+		for _, t := range found {
+			if t != nil {
+				f.targets = append(f.targets, t)
 			}
 		}
-		res, err := mrtrSend(p, c.method, c.params, mrtrCaps)
-		if err != nil && schemaTransportErr(err) {
-			return nil, err
-		}
-		// A malformed input_required result is a target too: MRTR-2 and
-		// MRTR-3 judge its shape from the raw result.
-		if res != nil && res.ResultType == mcpclient.ResultInputRequired {
-			c.first = res
-			return &c, nil
-		}
+		return f
+	}).(*mrtrFound)
+}
+
+// mrtrUnreachable is a transport error after which no request can succeed.
+func mrtrUnreachable(err error) bool {
+	switch transport.KindOf(err) {
+	case transport.KindProcessExited, transport.KindClosed, transport.KindConnect:
+		return true
 	}
-	if len(p.Env.CallableTools()) == 0 && len(p.Env.Facts.Resources)+len(p.Env.Facts.Prompts) == 0 {
+	return false
+}
+
+// mrtrSkipNone skips a check when no reachable item asked for input.
+func mrtrSkipNone(p *check.Pass, f *mrtrFound) {
+	switch {
+	case f.reachable == 0 && len(p.Env.CallableTools()) == 0:
 		p.Skipf("no tool annotated readOnlyHint: true (allow one with --call-tool), and no resource or prompt to try")
-	} else {
-		p.Skipf("no callable tool, listed resource or prompt answered input_required (allow an MRTR tool with --call-tool)")
+	case f.tried < f.reachable:
+		p.Skipf("none of the %d items tried answered input_required; %d of %d reachable items were not tried: the search's time budget (%s, a quarter of the time left to the run's deadline) ran out", f.tried, f.reachable-f.tried, f.reachable, f.budget.Round(time.Millisecond))
+	default:
+		hint := ""
+		if n := len(p.Env.Facts.Tools) - len(p.Env.CallableTools()); n > 0 {
+			hint = fmt.Sprintf("; %d tools not annotated readOnlyHint: true were not called (allow an MRTR tool with --call-tool)", n)
+		}
+		p.Skipf("none of the %d reachable items (callable tools, listed resources, prompts) answered input_required%s", f.reachable, hint)
 	}
-	return nil, nil
+}
+
+// mrtrStatus is what judging one item gave.
+type mrtrStatus int
+
+const (
+	mrtrOK  mrtrStatus = iota // the item keeps the rule
+	mrtrBad                   // the item broke it (reported through the mrtrJudge)
+	mrtrNA                    // the rule does not apply to the item (the note says why)
+)
+
+// mrtrJudge reports one check's findings over many items: the first
+// mrtrMaxReported failing items one by one, the rest counted.
+type mrtrJudge struct {
+	p          *check.Pass
+	badItems   int
+	suppressed int
+}
+
+func (j *mrtrJudge) quiet() bool { return j.badItems >= mrtrMaxReported }
+
+// Failf reports a violation on the item being judged.
+func (j *mrtrJudge) Failf(ev *check.Evidence, format string, args ...any) {
+	if j.quiet() {
+		j.suppressed++
+		return
+	}
+	j.p.Failf(ev, format, args...)
+}
+
+// Warnf reports a deviation the rule allows on the item being judged.
+func (j *mrtrJudge) Warnf(ev *check.Evidence, format string, args ...any) {
+	if j.quiet() {
+		j.suppressed++
+		return
+	}
+	j.p.Warnf(ev, format, args...)
+}
+
+// mrtrJudgeFunc judges one item; ok is the pass line (or, for mrtrNA, why
+// the rule does not apply) and ev its evidence.
+type mrtrJudgeFunc func(j *mrtrJudge, t *mrtrTarget) (st mrtrStatus, ok string, ev *check.Evidence, err error)
+
+// mrtrEach runs judge over every item the search found, within the
+// judging deadline, and sums up: one pass line naming the items judged,
+// or, after findings, a detail saying what was not judged. With fresh,
+// each item is first sent again, so that this run judges an
+// input_required answer of its own (a requestState may be single-use).
+func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
+	f := mrtrSearch(p)
+	if f.err != nil {
+		return f.err
+	}
+	if len(f.targets) == 0 {
+		mrtrSkipNone(p, f)
+		return nil
+	}
+	j := &mrtrJudge{p: p}
+	var judged, bad []string
+	var notes []string
+	var okEv *check.Evidence
+	var okLine string
+	unjudged := 0
+	for i, t := range f.targets {
+		if i > 0 && (time.Now().After(f.judgeBy) || p.Ctx.Err() != nil) {
+			unjudged = len(f.targets) - i
+			break
+		}
+		if fresh {
+			var (
+				note string
+				err  error
+			)
+			if t, note, err = mrtrAgain(p, t); err != nil {
+				return err
+			} else if t == nil {
+				notes = append(notes, note)
+				continue
+			}
+		}
+		st, line, ev, err := judge(j, t)
+		if err != nil {
+			return err
+		}
+		switch st {
+		case mrtrOK:
+			judged = append(judged, t.label())
+			if okLine == "" {
+				okLine, okEv = line, ev
+			}
+		case mrtrBad:
+			judged = append(judged, t.label())
+			bad = append(bad, t.label())
+			j.badItems++
+		case mrtrNA:
+			notes = append(notes, line)
+		}
+	}
+	coverage := mrtrCoverage(f, unjudged)
+	if len(judged) == 0 {
+		why := "no item could be judged"
+		if len(notes) > 0 {
+			why = notes[0]
+			if len(notes) > 1 {
+				why += fmt.Sprintf(" (and %d more items)", len(notes)-1)
+			}
+		}
+		p.Skipf("%s%s", why, coverage)
+		return nil
+	}
+	if len(bad) > 0 {
+		if j.suppressed > 0 {
+			p.Warnf(nil, "%d of %d judged items broke the rule; the first %d are shown, %d more findings are not", len(bad), len(judged), mrtrMaxReported, j.suppressed)
+		}
+		if coverage != "" {
+			p.Warnf(nil, "%s", strings.TrimPrefix(coverage, "; "))
+		}
+		return nil
+	}
+	if len(judged) == 1 {
+		p.Passf(okEv, "%s%s", okLine, coverage)
+		return nil
+	}
+	p.Passf(okEv, "%d items judged (%s): %s%s", len(judged), mrtrList(judged), okLine, coverage)
+	return nil
+}
+
+// mrtrAgain sends an item found by the search once more; nil with a note
+// when it no longer asks for input.
+func mrtrAgain(p *check.Pass, t *mrtrTarget) (*mrtrTarget, string, error) {
+	res, err := mrtrSend(p, t.method, t.params, mrtrCaps)
+	if err != nil && schemaTransportErr(err) {
+		return nil, "", err
+	}
+	if res == nil || res.ResultType != mcpclient.ResultInputRequired {
+		got := "an error"
+		if res != nil {
+			got = fmt.Sprintf("resultType %q", jsonrpc.Clip(res.ResultType, 40))
+		}
+		return nil, fmt.Sprintf("%s answered input_required once, then %s", t.label(), got), nil
+	}
+	c := *t
+	c.first = res
+	return &c, "", nil
+}
+
+// mrtrCoverage says what the search and the judging left out, "" when
+// every reachable item was tried and every item found was judged.
+func mrtrCoverage(f *mrtrFound, unjudged int) string {
+	var parts []string
+	if f.tried < f.reachable {
+		parts = append(parts, fmt.Sprintf("the search tried %d of %d reachable items before its time budget (%s, a quarter of the time left to the run's deadline) ran out", f.tried, f.reachable, f.budget.Round(time.Millisecond)))
+	}
+	if unjudged > 0 {
+		parts = append(parts, fmt.Sprintf("%d of the %d items that answered input_required were not judged: the MRTR checks' share of the run's deadline ran out (judged in order: allowed tools, read-only tools, resources, prompts)", unjudged, len(f.targets)))
+	}
+	if f.broken > 0 {
+		parts = append(parts, fmt.Sprintf("%d items gave no usable answer during the search", f.broken))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
+// mrtrList names up to five items.
+func mrtrList(labels []string) string {
+	if len(labels) <= 5 {
+		return strings.Join(labels, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(labels[:5], ", "), len(labels)-5)
 }
 
 // mrtrSend sends one of the three MRTR methods with these capabilities.
 func mrtrSend(p *check.Pass, method string, params map[string]any, caps json.RawMessage) (*mcpclient.Result, error) {
+	return mrtrSendCtx(p.Ctx, p, method, params, caps)
+}
+
+func mrtrSendCtx(ctx context.Context, p *check.Pass, method string, params map[string]any, caps json.RawMessage) (*mcpclient.Result, error) {
 	opt := mcpclient.WithCapabilities(caps)
 	switch method {
 	case "tools/call":
-		return p.Env.Client.CallTool(p.Ctx, params["name"].(string), params["arguments"], opt)
+		return p.Env.Client.CallTool(ctx, params["name"].(string), params["arguments"], opt)
 	case "resources/read":
-		return p.Env.Client.ReadResource(p.Ctx, params["uri"].(string), opt)
+		return p.Env.Client.ReadResource(ctx, params["uri"].(string), opt)
 	default:
 		args, _ := params["arguments"].(map[string]string)
-		return p.Env.Client.GetPrompt(p.Ctx, params["name"].(string), args, opt)
+		return p.Env.Client.GetPrompt(ctx, params["name"].(string), args, opt)
 	}
 }
 
