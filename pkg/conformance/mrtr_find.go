@@ -192,31 +192,46 @@ const (
 )
 
 // mrtrJudge reports one check's findings over many items: the first
-// mrtrMaxReported failing items one by one, the rest counted.
+// mrtrMaxReported failing items one by one, the rest counted. Findings
+// wait until their item is judged to the end, so that an item cut short by
+// the judging deadline reports nothing.
 type mrtrJudge struct {
 	p          *check.Pass
 	badItems   int
 	suppressed int
+	pending    []func()
+	held       int // findings of the current item beyond the limit
 }
 
 func (j *mrtrJudge) quiet() bool { return j.badItems >= mrtrMaxReported }
 
 // Failf reports a violation on the item being judged.
 func (j *mrtrJudge) Failf(ev *check.Evidence, format string, args ...any) {
-	if j.quiet() {
-		j.suppressed++
-		return
-	}
-	j.p.Failf(ev, format, args...)
+	j.hold(j.p.Failf, ev, fmt.Sprintf(format, args...))
 }
 
 // Warnf reports a deviation the rule allows on the item being judged.
 func (j *mrtrJudge) Warnf(ev *check.Evidence, format string, args ...any) {
+	j.hold(j.p.Warnf, ev, fmt.Sprintf(format, args...))
+}
+
+func (j *mrtrJudge) hold(report func(*check.Evidence, string, ...any), ev *check.Evidence, msg string) {
 	if j.quiet() {
-		j.suppressed++
+		j.held++
 		return
 	}
-	j.p.Warnf(ev, format, args...)
+	j.pending = append(j.pending, func() { report(ev, "%s", msg) })
+}
+
+// settle reports the current item's findings (keep) or drops them.
+func (j *mrtrJudge) settle(keep bool) {
+	if keep {
+		for _, f := range j.pending {
+			f()
+		}
+		j.suppressed += j.held
+	}
+	j.pending, j.held = nil, 0
 }
 
 // mrtrJudgeFunc judges one item; ok is the pass line (or, for mrtrNA, why
@@ -243,41 +258,58 @@ func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
 	var okEv *check.Evidence
 	var okLine string
 	unjudged := 0
+	// The first item is judged under the run's context; the others under
+	// the judging deadline, and one it cuts short counts as not judged.
+	runCtx := p.Ctx
+	defer func() { p.Ctx = runCtx }()
+	jctx, cancel := context.WithDeadline(runCtx, f.judgeBy)
+	defer cancel()
+	cut := func() bool { return p.Ctx == jctx && jctx.Err() != nil && runCtx.Err() == nil }
 	for i, t := range f.targets {
-		if i > 0 && (time.Now().After(f.judgeBy) || p.Ctx.Err() != nil) {
+		if i > 0 {
+			if jctx.Err() != nil {
+				unjudged = len(f.targets) - i
+				break
+			}
+			p.Ctx = jctx
+		}
+		var (
+			st       = mrtrNA
+			line     string
+			ev       *check.Evidence
+			err      error
+			sameItem = t
+		)
+		if fresh {
+			t, line, err = mrtrAgain(p, t)
+		}
+		if err == nil && t != nil {
+			st, line, ev, err = judge(j, t)
+		}
+		if cut() {
+			j.settle(false)
 			unjudged = len(f.targets) - i
 			break
 		}
-		if fresh {
-			var (
-				note string
-				err  error
-			)
-			if t, note, err = mrtrAgain(p, t); err != nil {
-				return err
-			} else if t == nil {
-				notes = append(notes, note)
-				continue
-			}
-		}
-		st, line, ev, err := judge(j, t)
 		if err != nil {
 			return err
 		}
+		j.settle(true)
 		switch st {
 		case mrtrOK:
-			judged = append(judged, t.label())
+			judged = append(judged, sameItem.label())
 			if okLine == "" {
 				okLine, okEv = line, ev
 			}
 		case mrtrBad:
-			judged = append(judged, t.label())
-			bad = append(bad, t.label())
+			judged = append(judged, sameItem.label())
+			bad = append(bad, sameItem.label())
 			j.badItems++
 		case mrtrNA:
 			notes = append(notes, line)
 		}
 	}
+	p.Ctx = runCtx
 	coverage := mrtrCoverage(f, unjudged)
 	if len(judged) == 0 {
 		why := "no item could be judged"
@@ -299,11 +331,11 @@ func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
 		}
 		return nil
 	}
-	if len(judged) == 1 {
-		p.Passf(okEv, "%s%s", okLine, coverage)
+	if len(judged) == 1 && coverage == "" {
+		p.Passf(okEv, "%s", okLine)
 		return nil
 	}
-	p.Passf(okEv, "%d items judged (%s): %s%s", len(judged), mrtrList(judged), okLine, coverage)
+	p.Passf(okEv, "%s judged (%s); the first: %s%s", mrtrItems(len(judged)), mrtrList(judged), okLine, coverage)
 	return nil
 }
 
@@ -343,6 +375,14 @@ func mrtrCoverage(f *mrtrFound, unjudged int) string {
 		return ""
 	}
 	return "; " + strings.Join(parts, "; ")
+}
+
+// mrtrItems is "1 item" or "N items".
+func mrtrItems(n int) string {
+	if n == 1 {
+		return "1 item"
+	}
+	return fmt.Sprintf("%d items", n)
 }
 
 // mrtrList names up to five items.
