@@ -46,8 +46,10 @@ func (t *mrtrTarget) ev() *check.Evidence { return check.FromResponse(t.first.Re
 //   - it tries mrtrSearchWorkers items at once, for at most a quarter of
 //     the time left to the run's deadline, and at most mrtrSearchMax;
 //   - the checks judge the items found, in that order, until half of the
-//     time left when the search began has passed (mrtrJudgeBy); every run
-//     of a check judges at least the first item found.
+//     time left when the search began has passed; each run of a check
+//     judges for at most an eighth of that judging window (there are
+//     eight checks that judge items, and they must share it), and at
+//     least the first item found.
 //
 // A check that could not judge every item says which it did not.
 const (
@@ -55,6 +57,7 @@ const (
 	mrtrSearchMax     = time.Minute
 	mrtrNoDeadline    = 4 * time.Minute // the time left assumed when the run has no deadline
 	mrtrMaxReported   = 10              // failing items named one by one; the rest are counted
+	mrtrJudgeShares   = 8               // MRTR-2 … MRTR-9 judge items
 )
 
 // mrtrSearchKey memoises the search per run.
@@ -68,6 +71,7 @@ type mrtrFound struct {
 	broken    int           // items that gave no usable answer (timeout, malformed)
 	budget    time.Duration // the search's time budget
 	judgeBy   time.Time     // the checks judge items until then
+	window    time.Duration // from the search's end to judgeBy
 	err       error         // the server became unreachable
 }
 
@@ -148,6 +152,7 @@ func mrtrSearch(p *check.Pass) *mrtrFound {
 			})
 		}
 		wg.Wait()
+		f.window = time.Until(f.judgeBy)
 		for _, t := range found {
 			if t != nil {
 				f.targets = append(f.targets, t)
@@ -166,18 +171,19 @@ func mrtrUnreachable(err error) bool {
 	return false
 }
 
-// mrtrSkipNone skips a check when no reachable item asked for input.
+// mrtrSkipNone skips a check when no reachable item asked for input. It
+// points to --call-tool only when some tool was not allowed.
 func mrtrSkipNone(p *check.Pass, f *mrtrFound) {
+	hint := ""
+	if n := len(p.Env.Facts.Tools) - len(p.Env.CallableTools()); n > 0 {
+		hint = fmt.Sprintf("; %d tools not annotated readOnlyHint: true were not called (allow an MRTR tool with --call-tool)", n)
+	}
 	switch {
-	case f.reachable == 0 && len(p.Env.CallableTools()) == 0:
-		p.Skipf("no tool annotated readOnlyHint: true (allow one with --call-tool), and no resource or prompt to try")
+	case f.reachable == 0:
+		p.Skipf("nothing to try: no callable tool with arguments the harness can build, no listed resource, no prompt%s", hint)
 	case f.tried < f.reachable:
-		p.Skipf("none of the %d items tried answered input_required; %d of %d reachable items were not tried: the search's time budget (%s, a quarter of the time left to the run's deadline) ran out", f.tried, f.reachable-f.tried, f.reachable, f.budget.Round(time.Millisecond))
+		p.Skipf("none of the %d items tried answered input_required; %d of %d reachable items were not tried: the search's time budget (%s, a quarter of the time left to the run's deadline) ran out%s", f.tried, f.reachable-f.tried, f.reachable, f.budget.Round(time.Millisecond), hint)
 	default:
-		hint := ""
-		if n := len(p.Env.Facts.Tools) - len(p.Env.CallableTools()); n > 0 {
-			hint = fmt.Sprintf("; %d tools not annotated readOnlyHint: true were not called (allow an MRTR tool with --call-tool)", n)
-		}
 		p.Skipf("none of the %d reachable items (callable tools, listed resources, prompts) answered input_required%s", f.reachable, hint)
 	}
 }
@@ -262,7 +268,11 @@ func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
 	// the judging deadline, and one it cuts short counts as not judged.
 	runCtx := p.Ctx
 	defer func() { p.Ctx = runCtx }()
-	jctx, cancel := context.WithDeadline(runCtx, f.judgeBy)
+	by := f.judgeBy
+	if share := time.Now().Add(f.window / mrtrJudgeShares); share.Before(by) {
+		by = share
+	}
+	jctx, cancel := context.WithDeadline(runCtx, by)
 	defer cancel()
 	cut := func() bool { return p.Ctx == jctx && jctx.Err() != nil && runCtx.Err() == nil }
 	for i, t := range f.targets {
@@ -366,7 +376,7 @@ func mrtrCoverage(f *mrtrFound, unjudged int) string {
 		parts = append(parts, fmt.Sprintf("the search tried %d of %d reachable items before its time budget (%s, a quarter of the time left to the run's deadline) ran out", f.tried, f.reachable, f.budget.Round(time.Millisecond)))
 	}
 	if unjudged > 0 {
-		parts = append(parts, fmt.Sprintf("%d of the %d items that answered input_required were not judged: the MRTR checks' share of the run's deadline ran out (judged in order: allowed tools, read-only tools, resources, prompts)", unjudged, len(f.targets)))
+		parts = append(parts, fmt.Sprintf("%d of the %d items that answered input_required were not judged: this check's share of the run's deadline ran out (judged in order: allowed tools, read-only tools, resources, prompts)", unjudged, len(f.targets)))
 	}
 	if f.broken > 0 {
 		parts = append(parts, fmt.Sprintf("%d items gave no usable answer during the search", f.broken))
