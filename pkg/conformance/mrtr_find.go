@@ -28,6 +28,7 @@ type mrtrTarget struct {
 	name   string // tool or prompt name, or resource URI
 	params map[string]any
 	prompt *mcpclient.Prompt // for prompts/get: the listed prompt, whose arguments the search fills
+	tool   *mcpclient.Tool   // for tools/call: the listed tool, whose arguments the search builds
 	first  *mcpclient.Result // the input_required answer
 }
 
@@ -69,18 +70,29 @@ type mrtrFound struct {
 	reachable int           // items the search could try
 	tried     int           // items tried before the budget ran out
 	broken    int           // items that gave no usable answer (timeout, malformed)
+	noArgs    int           // tools the harness cannot build valid arguments for
 	budget    time.Duration // the search's time budget
 	judgeBy   time.Time     // the checks judge items until then
 	window    time.Duration // from the search's end to judgeBy
 	err       error         // the server became unreachable
 }
 
-// mrtrCandidates lists every item the run can reach, in judging order.
+// mrtrCandidates lists every item the run can reach, in judging order:
+// the tools the user allowed, the read-only ones (as callTargets orders
+// them), the listed resources, the prompts. A tool's arguments are built
+// by the search, within its budget: compiling thousands of schemas takes
+// time too.
 func mrtrCandidates(p *check.Pass) []mrtrTarget {
-	var out []mrtrTarget
-	for _, ct := range callTargets(p) {
-		out = append(out, mrtrTarget{method: "tools/call", name: ct.tool.Name, params: map[string]any{"name": ct.tool.Name, "arguments": ct.args}})
+	var allowed, readOnly, out []mrtrTarget
+	for _, t := range p.Env.CallableTools() {
+		c := mrtrTarget{method: "tools/call", name: t.Name, tool: &t}
+		if p.Env.CallTools[t.Name] {
+			allowed = append(allowed, c)
+		} else {
+			readOnly = append(readOnly, c)
+		}
 	}
+	out = append(allowed, readOnly...)
 	for _, r := range p.Env.Facts.Resources {
 		out = append(out, mrtrTarget{method: "resources/read", name: r.URI, params: map[string]any{"uri": r.URI}})
 	}
@@ -94,14 +106,13 @@ func mrtrCandidates(p *check.Pass) []mrtrTarget {
 // search budget, and keeps those that answered input_required.
 func mrtrSearch(p *check.Pass) *mrtrFound {
 	return p.Env.Memo.Do(mrtrSearchKey{}, func() any {
+		cands := mrtrCandidates(p)
 		start := time.Now()
 		left := mrtrNoDeadline
 		if d, ok := p.Ctx.Deadline(); ok {
 			left = time.Until(d)
 		}
-		f := &mrtrFound{budget: min(left/4, mrtrSearchMax), judgeBy: start.Add(left / 2)}
-		cands := mrtrCandidates(p)
-		f.reachable = len(cands)
+		f := &mrtrFound{reachable: len(cands), budget: min(left/4, mrtrSearchMax), judgeBy: start.Add(left / 2)}
 		ctx, cancel := context.WithTimeout(p.Ctx, f.budget)
 		defer cancel()
 		found := make([]*mrtrTarget, len(cands))
@@ -119,6 +130,17 @@ func mrtrSearch(p *check.Pass) *mrtrFound {
 						return
 					}
 					c := cands[i]
+					if c.tool != nil {
+						args, ok := mrtrToolArgs(*c.tool)
+						if !ok {
+							mu.Lock()
+							f.tried++
+							f.noArgs++
+							mu.Unlock()
+							continue
+						}
+						c.params = map[string]any{"name": c.tool.Name, "arguments": args}
+					}
 					if c.prompt != nil {
 						sub := *p
 						sub.Ctx = ctx
@@ -162,6 +184,15 @@ func mrtrSearch(p *check.Pass) *mrtrFound {
 	}).(*mrtrFound)
 }
 
+// mrtrToolArgs builds valid arguments for a tool, as callTargets does.
+func mrtrToolArgs(t mcpclient.Tool) (map[string]any, bool) {
+	input, err := schemaCompileTool(t.InputSchema)
+	if err != nil {
+		return nil, false
+	}
+	return callSynthArgs(t.InputSchema, input)
+}
+
 // mrtrUnreachable is a transport error after which no request can succeed.
 func mrtrUnreachable(err error) bool {
 	switch transport.KindOf(err) {
@@ -184,7 +215,7 @@ func mrtrSkipNone(p *check.Pass, f *mrtrFound) {
 	case f.tried < f.reachable:
 		p.Skipf("none of the %d items tried answered input_required; %d of %d reachable items were not tried: the search's time budget (%s, a quarter of the time left to the run's deadline) ran out%s", f.tried, f.reachable-f.tried, f.reachable, f.budget.Round(time.Millisecond), hint)
 	default:
-		p.Skipf("none of the %d reachable items (callable tools, listed resources, prompts) answered input_required%s", f.reachable, hint)
+		p.Skipf("none of the %d reachable items (callable tools, listed resources, prompts) answered input_required%s%s", f.reachable, mrtrCoverage(f, 0), hint)
 	}
 }
 
@@ -380,6 +411,9 @@ func mrtrCoverage(f *mrtrFound, unjudged int) string {
 	}
 	if f.broken > 0 {
 		parts = append(parts, fmt.Sprintf("%d items gave no usable answer during the search", f.broken))
+	}
+	if f.noArgs > 0 {
+		parts = append(parts, fmt.Sprintf("%d tools were not called: the harness cannot build valid arguments from their inputSchema", f.noArgs))
 	}
 	if len(parts) == 0 {
 		return ""
