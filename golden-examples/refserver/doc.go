@@ -25,7 +25,10 @@
 //     completion/complete, subscriptions/listen.
 //   - tools get_weather, search_invoices ($ref in its schemas), send_email
 //     (multi round-trip confirmation through form elicitation), lookup_region
-//     (x-mcp-header → Mcp-Param-Region) and slow_count (progress and logs).
+//     (x-mcp-header → Mcp-Param-Region) and slow_count (progress and logs);
+//     with Options.MRTRItems (--mrtr-items), more multi round-trip tools and
+//     prompts, each correct, stateless or breaking one MRTR rule, so tests
+//     can put a fault on a later item than the first (mrtr_items.go).
 //
 // Layout: jsonrpc.go frames messages; server.go validates the envelope and
 // dispatches (the one place both transports share); one file per feature

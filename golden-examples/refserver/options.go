@@ -55,6 +55,12 @@ type Options struct {
 	// the stdio transport's output (STDIO-1); the example binary logs to stderr.
 	Logger *slog.Logger
 
+	// MRTRItems adds multi round-trip tools and prompts besides send_email
+	// (mrtr_items.go), listed after the server's own in this order. Empty
+	// in the zero value; ParseMRTRItems reads the example binary's
+	// --mrtr-items.
+	MRTRItems []MRTRItem
+
 	// Break names checklist rules to break, by check id ("RES-1"): the
 	// server then violates exactly that rule, so the conformance tests can
 	// prove the matching check fires (a "mutant"). Empty in the zero value;

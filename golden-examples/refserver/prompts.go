@@ -21,11 +21,12 @@ var promptList = []any{
 
 // listPrompts answers prompts/list (PROMPT-1).
 func (s *Server) listPrompts(_ context.Context, r *request) (map[string]any, *Error) {
-	start, end, next, err := s.page(r, "prompts", len(promptList))
+	prompts := s.promptList()
+	start, end, next, err := s.page(r, "prompts", len(prompts))
 	if err != nil {
 		return nil, err
 	}
-	return pagedResult("prompts", promptList[start:end], next), nil
+	return pagedResult("prompts", prompts[start:end], next), nil
 }
 
 // getPrompt answers prompts/get. Unknown prompts and missing or invalid
@@ -37,6 +38,9 @@ func (s *Server) getPrompt(_ context.Context, r *request) (map[string]any, *Erro
 	}
 	if !present {
 		return nil, errorf(CodeInvalidParams, "Invalid params: name is required")
+	}
+	if it, ok := s.promptItem(name); ok {
+		return s.getItemPrompt(it, r)
 	}
 	if name != summarizePrompt {
 		return nil, s.mutUnknownPrompt(&Error{Code: CodeInvalidParams, Message: "Unknown prompt: " + truncate(name, 128), Data: map[string]any{"name": truncate(name, 128)}})

@@ -93,7 +93,7 @@ func New(opts Options) *Server {
 			panic("refserver: reading random state key: " + err.Error())
 		}
 	}
-	s.tools = s.buildTools()
+	s.tools = append(s.buildTools(), s.mrtrItemTools()...)
 	s.toolByName = make(map[string]*tool, len(s.tools))
 	for _, t := range s.tools {
 		s.toolByName[t.name] = t

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -71,29 +74,29 @@ var MRTR2 = &check.Check{
 	Doc:  "an InputRequiredResult has at least one of inputRequests (an object) or requestState (a string)",
 	Fix:  "send inputRequests, requestState or both with every input_required result",
 	Run: func(p *check.Pass) error {
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		m, ev := mrtrRaw(t), t.ev()
-		ir, hasIR := m["inputRequests"]
-		rs, hasRS := m["requestState"]
-		var obj map[string]json.RawMessage
-		var str string
-		irOK := hasIR && json.Unmarshal(ir, &obj) == nil && obj != nil
-		rsOK := hasRS && json.Unmarshal(rs, &str) == nil
-		if hasIR && !irOK {
-			p.Failf(ev, "%s: inputRequests is %s, want an object", t.label(), shown(ir))
-		}
-		if hasRS && !rsOK {
-			p.Failf(ev, "%s: requestState is %s, want a string", t.label(), shown(rs))
-		}
-		if !irOK && !rsOK {
-			p.Failf(ev, "%s: the input_required result has neither inputRequests nor requestState", t.label())
-			return nil
-		}
-		p.Passf(ev, "%s: input_required with inputRequests %v, requestState %v", t.label(), irOK, rsOK)
-		return nil
+		return mrtrEach(p, true, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+			m, ev := mrtrRaw(t), t.ev()
+			ir, hasIR := m["inputRequests"]
+			rs, hasRS := m["requestState"]
+			var obj map[string]json.RawMessage
+			var str string
+			irOK := hasIR && json.Unmarshal(ir, &obj) == nil && obj != nil
+			rsOK := hasRS && json.Unmarshal(rs, &str) == nil
+			st := mrtrOK
+			if hasIR && !irOK {
+				j.Failf(ev, "%s: inputRequests is %s, want an object", t.label(), shown(ir))
+				st = mrtrBad
+			}
+			if hasRS && !rsOK {
+				j.Failf(ev, "%s: requestState is %s, want a string", t.label(), shown(rs))
+				st = mrtrBad
+			}
+			if !irOK && !rsOK {
+				j.Failf(ev, "%s: the input_required result has neither inputRequests nor requestState", t.label())
+				return mrtrBad, "", nil, nil
+			}
+			return st, fmt.Sprintf("%s: input_required with inputRequests %v, requestState %v", t.label(), irOK, rsOK), ev, nil
+		})
 	},
 }
 
@@ -136,54 +139,58 @@ var MRTR3 = &check.Check{
 	Doc:  "every inputRequests value is {method, params} without jsonrpc or id, for elicitation/create, sampling/createMessage or roots/list, with unique keys",
 	Fix:  "put bare {method, params} objects under unique keys in inputRequests, no JSON-RPC envelope",
 	Run: func(p *check.Pass) error {
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		m, ev := mrtrRaw(t), t.ev()
-		raw, ok := m["inputRequests"]
-		var reqs map[string]json.RawMessage
-		if !ok || json.Unmarshal(raw, &reqs) != nil || len(reqs) == 0 {
-			p.Skipf("%s answered input_required without input requests", t.label())
-			return nil
-		}
-		for _, k := range mrtrDuplicateKeys(raw) {
-			p.Failf(ev, "%s: inputRequests key %q occurs more than once", t.label(), jsonrpc.Clip(k, 60))
-		}
-		keys := make([]string, 0, len(reqs))
-		for k := range reqs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			var r map[string]json.RawMessage
-			if json.Unmarshal(reqs[k], &r) != nil || r == nil {
-				p.Failf(ev, "%s: inputRequests[%q] is %s, want {method, params}", t.label(), k, shown(reqs[k]))
-				continue
-			}
-			for _, env := range []string{"jsonrpc", "id"} {
-				if _, has := r[env]; has {
-					p.Failf(ev, "%s: inputRequests[%q] carries %q; input requests are bare {method, params}", t.label(), k, env)
-				}
-			}
-			var method string
-			_ = json.Unmarshal(r["method"], &method)
-			def, known := mrtrRequestDefs[method]
-			if !known {
-				p.Failf(ev, "%s: inputRequests[%q] has method %s, want elicitation/create, sampling/createMessage or roots/list", t.label(), k, shown(r["method"]))
-				continue
-			}
-			problems, err := schemaOracle(def, reqs[k])
-			if err != nil {
-				return err
-			}
-			if problems != "" {
-				p.Failf(ev, "%s: inputRequests[%q] is not a valid %s: %s", t.label(), k, def, problems)
-			}
-		}
-		p.Passf(ev, "%s: %d input requests judged", t.label(), len(reqs))
-		return nil
+		return mrtrEach(p, true, mrtr3Judge)
 	},
+}
+
+func mrtr3Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+	m, ev := mrtrRaw(t), t.ev()
+	raw, ok := m["inputRequests"]
+	var reqs map[string]json.RawMessage
+	if !ok || json.Unmarshal(raw, &reqs) != nil || len(reqs) == 0 {
+		return mrtrNA, fmt.Sprintf("%s answered input_required without input requests", t.label()), nil, nil
+	}
+	st := mrtrOK
+	for _, k := range mrtrDuplicateKeys(raw) {
+		j.Failf(ev, "%s: inputRequests key %q occurs more than once", t.label(), jsonrpc.Clip(k, 60))
+		st = mrtrBad
+	}
+	keys := make([]string, 0, len(reqs))
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		var r map[string]json.RawMessage
+		if json.Unmarshal(reqs[k], &r) != nil || r == nil {
+			j.Failf(ev, "%s: inputRequests[%q] is %s, want {method, params}", t.label(), k, shown(reqs[k]))
+			st = mrtrBad
+			continue
+		}
+		for _, env := range []string{"jsonrpc", "id"} {
+			if _, has := r[env]; has {
+				j.Failf(ev, "%s: inputRequests[%q] carries %q; input requests are bare {method, params}", t.label(), k, env)
+				st = mrtrBad
+			}
+		}
+		var method string
+		_ = json.Unmarshal(r["method"], &method)
+		def, known := mrtrRequestDefs[method]
+		if !known {
+			j.Failf(ev, "%s: inputRequests[%q] has method %s, want elicitation/create, sampling/createMessage or roots/list", t.label(), k, shown(r["method"]))
+			st = mrtrBad
+			continue
+		}
+		problems, err := schemaOracle(def, reqs[k])
+		if err != nil {
+			return 0, "", nil, err
+		}
+		if problems != "" {
+			j.Failf(ev, "%s: inputRequests[%q] is not a valid %s: %s", t.label(), k, def, problems)
+			st = mrtrBad
+		}
+	}
+	return st, fmt.Sprintf("%s: %d input requests judged", t.label(), len(reqs)), ev, nil
 }
 
 // mrtrUndeclared says why an input request needs a capability that caps
@@ -249,60 +256,58 @@ var MRTR4 = &check.Check{
 	Doc:  "a server asks only for input the request's clientCapabilities declare; without them it answers -32021 or goes on without asking",
 	Fix:  "read this request's clientCapabilities before asking; return -32021 when a needed capability is missing",
 	Run: func(p *check.Pass) error {
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		var declared map[string]json.RawMessage
-		_ = json.Unmarshal(mrtrCaps, &declared)
-		if t.first.InputRequired != nil {
-			for k, raw := range t.first.InputRequired.InputRequests {
-				why, soft := mrtrUndeclared(raw, declared)
-				switch {
-				case why == "":
-				case soft:
-					p.Warnf(t.ev(), "%s: inputRequests[%q]: %s", t.label(), k, why)
-				default:
-					p.Failf(t.ev(), "%s: inputRequests[%q]: %s, which the request (%s) does not declare", t.label(), k, why, mrtrCaps)
-				}
-			}
-		}
-		res, err := mrtrSend(p, t.method, t.params, json.RawMessage(`{}`))
-		if err != nil {
-			if rpc, ok := mrtrRPC(err); ok {
-				ev := check.FromResponse(rpc.Response)
-				if rpc.Code() == jsonrpc.CodeMissingRequiredClientCapability {
-					p.Passf(ev, "%s with clientCapabilities {} gave -32021", t.label())
-				} else {
-					p.Warnf(ev, "%s with clientCapabilities {} gave error %d (%s); a server that needs a capability returns -32021", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()))
-				}
-				return nil
-			}
-			if schemaTransportErr(err) {
-				return err
-			}
-			if res == nil || res.ResultType != mcpclient.ResultInputRequired {
-				p.Failf(nil, "%s with clientCapabilities {}: %v", t.label(), err)
-				return nil
-			}
-		}
-		ev := check.FromResponse(res.Response)
-		if res.InputRequired == nil {
-			p.Passf(ev, "%s with clientCapabilities {} completed without asking", t.label())
-			return nil
-		}
-		asked := 0
-		for k, raw := range res.InputRequired.InputRequests {
-			if why, _ := mrtrUndeclared(raw, map[string]json.RawMessage{}); why != "" {
-				asked++
-				p.Failf(ev, "%s with clientCapabilities {} still asked inputRequests[%q]: %s", t.label(), k, why)
-			}
-		}
-		if asked == 0 {
-			p.Passf(ev, "%s with clientCapabilities {} asked for nothing it may not", t.label())
-		}
-		return nil
+		return mrtrEach(p, true, mrtr4Judge)
 	},
+}
+
+func mrtr4Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+	p := j.p
+	st := mrtrOK
+	var declared map[string]json.RawMessage
+	_ = json.Unmarshal(mrtrCaps, &declared)
+	if t.first.InputRequired != nil {
+		for _, k := range slices.Sorted(maps.Keys(t.first.InputRequired.InputRequests)) {
+			why, soft := mrtrUndeclared(t.first.InputRequired.InputRequests[k], declared)
+			switch {
+			case why == "":
+			case soft:
+				j.Warnf(t.ev(), "%s: inputRequests[%q]: %s", t.label(), k, why)
+				st = mrtrBad
+			default:
+				j.Failf(t.ev(), "%s: inputRequests[%q]: %s, which the request (%s) does not declare", t.label(), k, why, mrtrCaps)
+				st = mrtrBad
+			}
+		}
+	}
+	res, err := mrtrSend(p, t.method, t.params, json.RawMessage(`{}`))
+	if err != nil {
+		if rpc, ok := mrtrRPC(err); ok {
+			ev := check.FromResponse(rpc.Response)
+			if rpc.Code() == jsonrpc.CodeMissingRequiredClientCapability {
+				return st, fmt.Sprintf("%s with clientCapabilities {} gave -32021", t.label()), ev, nil
+			}
+			j.Warnf(ev, "%s with clientCapabilities {} gave error %d (%s); a server that needs a capability returns -32021", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()))
+			return mrtrBad, "", nil, nil
+		}
+		if schemaTransportErr(err) {
+			return 0, "", nil, err
+		}
+		if res == nil || res.ResultType != mcpclient.ResultInputRequired {
+			j.Failf(nil, "%s with clientCapabilities {}: %v", t.label(), err)
+			return mrtrBad, "", nil, nil
+		}
+	}
+	ev := check.FromResponse(res.Response)
+	if res.InputRequired == nil {
+		return st, fmt.Sprintf("%s with clientCapabilities {} completed without asking", t.label()), ev, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(res.InputRequired.InputRequests)) {
+		if why, _ := mrtrUndeclared(res.InputRequired.InputRequests[k], map[string]json.RawMessage{}); why != "" {
+			st = mrtrBad
+			j.Failf(ev, "%s with clientCapabilities {} still asked inputRequests[%q]: %s", t.label(), k, why)
+		}
+	}
+	return st, fmt.Sprintf("%s with clientCapabilities {} asked for nothing it may not", t.label()), ev, nil
 }
 
 var MRTR5 = &check.Check{
@@ -311,32 +316,28 @@ var MRTR5 = &check.Check{
 	Doc:  "a retry under a new id with inputResponses and the exact requestState is answered with complete or another input_required, not an error",
 	Fix:  "accept the retry: read inputResponses and the echoed requestState and finish (or ask again)",
 	Run: func(p *check.Pass) error {
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		if t.first.InputRequired == nil {
-			p.Skipf("%s: the input_required result is malformed (MRTR-2, MRTR-3 report it)", t.label())
-			return nil
-		}
-		res, err := p.Env.Client.Continue(p.Ctx, t.first, mrtrAnswers(t.first.InputRequired.InputRequests))
-		if err != nil {
-			if rpc, ok := mrtrRPC(err); ok {
-				p.Failf(check.FromResponse(rpc.Response), "the retry of %s with inputResponses and requestState gave error %d (%s): %s", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
-				return nil
+		return mrtrEach(p, true, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+			if t.first.InputRequired == nil {
+				return mrtrNA, fmt.Sprintf("%s: the input_required result is malformed (MRTR-2, MRTR-3 report it)", t.label()), nil, nil
 			}
-			if schemaTransportErr(err) {
-				return err
+			res, err := p.Env.Client.Continue(p.Ctx, t.first, mrtrAnswers(t.first.InputRequired.InputRequests))
+			if err != nil {
+				if rpc, ok := mrtrRPC(err); ok {
+					j.Failf(check.FromResponse(rpc.Response), "the retry of %s with inputResponses and requestState gave error %d (%s): %s", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
+					return mrtrBad, "", nil, nil
+				}
+				if schemaTransportErr(err) {
+					return 0, "", nil, err
+				}
+				var ev *check.Evidence
+				if res != nil {
+					ev = check.FromResponse(res.Response)
+				}
+				j.Failf(ev, "the retry of %s: %v", t.label(), err)
+				return mrtrBad, "", nil, nil
 			}
-			var ev *check.Evidence
-			if res != nil {
-				ev = check.FromResponse(res.Response)
-			}
-			p.Failf(ev, "the retry of %s: %v", t.label(), err)
-			return nil
-		}
-		p.Passf(check.FromResponse(res.Response), "the retry of %s was answered %s", t.label(), res.ResultType)
-		return nil
+			return mrtrOK, fmt.Sprintf("the retry of %s was answered %s", t.label(), res.ResultType), check.FromResponse(res.Response), nil
+		})
 	},
 }
 
@@ -349,44 +350,55 @@ var MRTR6 = &check.Check{
 	Doc:  "a retry that lacks the requested inputResponses gets a new input_required, not an error; unknown extra keys are ignored",
 	Fix:  "ask again (input_required) when answers are missing, and ignore inputResponses keys you did not ask for",
 	Run: func(p *check.Pass) error {
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		if t.first.InputRequired == nil {
-			p.Skipf("%s: the input_required result is malformed (MRTR-2, MRTR-3 report it)", t.label())
-			return nil
-		}
-		judge := func(res *mcpclient.Result, err error, what string, want func(rt string) bool, expect string) error {
-			if err != nil {
-				if rpc, ok := mrtrRPC(err); ok {
-					p.Failf(check.FromResponse(rpc.Response), "the retry of %s %s gave error %d (%s), want %s", t.label(), what, rpc.Code(), jsonrpc.CodeName(rpc.Code()), expect)
-					return nil
-				}
-				if schemaTransportErr(err) {
-					return err
-				}
-				p.Failf(nil, "the retry of %s %s: %v", t.label(), what, err)
+		return mrtrEach(p, true, mrtr6Judge)
+	},
+}
+
+func mrtr6Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+	p := j.p
+	if t.first.InputRequired == nil {
+		return mrtrNA, fmt.Sprintf("%s: the input_required result is malformed (MRTR-2, MRTR-3 report it)", t.label()), nil, nil
+	}
+	st := mrtrOK
+	var lines []string
+	var okEv *check.Evidence
+	judge := func(res *mcpclient.Result, err error, what string, want func(rt string) bool, expect string) error {
+		if err != nil {
+			st = mrtrBad
+			if rpc, ok := mrtrRPC(err); ok {
+				j.Failf(check.FromResponse(rpc.Response), "the retry of %s %s gave error %d (%s), want %s", t.label(), what, rpc.Code(), jsonrpc.CodeName(rpc.Code()), expect)
 				return nil
 			}
-			if ev := check.FromResponse(res.Response); !want(res.ResultType) {
-				p.Failf(ev, "the retry of %s %s was answered %s, want %s", t.label(), what, res.ResultType, expect)
-			} else {
-				p.Passf(ev, "the retry of %s %s was answered %s", t.label(), what, res.ResultType)
-			}
-			return nil
-		}
-		if len(t.first.InputRequired.InputRequests) > 0 {
-			res, err := p.Env.Client.Continue(p.Ctx, t.first, nil)
-			if err := judge(res, err, "without inputResponses", func(rt string) bool { return rt == mcpclient.ResultInputRequired }, "a new input_required"); err != nil {
+			if schemaTransportErr(err) {
 				return err
 			}
+			j.Failf(nil, "the retry of %s %s: %v", t.label(), what, err)
+			return nil
 		}
-		answers := mrtrAnswers(t.first.InputRequired.InputRequests)
-		answers[mrtrUnknownKey] = json.RawMessage(`{"action":"decline"}`)
-		res, err := p.Env.Client.Continue(p.Ctx, t.first, answers)
-		return judge(res, err, fmt.Sprintf("with an extra inputResponses key %q", mrtrUnknownKey), func(string) bool { return true }, "the extra key to be ignored")
-	},
+		if ev := check.FromResponse(res.Response); !want(res.ResultType) {
+			st = mrtrBad
+			j.Failf(ev, "the retry of %s %s was answered %s, want %s", t.label(), what, res.ResultType, expect)
+		} else {
+			lines = append(lines, fmt.Sprintf("%s was answered %s", what, res.ResultType))
+			if okEv == nil {
+				okEv = ev
+			}
+		}
+		return nil
+	}
+	if len(t.first.InputRequired.InputRequests) > 0 {
+		res, err := p.Env.Client.Continue(p.Ctx, t.first, nil)
+		if err := judge(res, err, "without inputResponses", func(rt string) bool { return rt == mcpclient.ResultInputRequired }, "a new input_required"); err != nil {
+			return 0, "", nil, err
+		}
+	}
+	answers := mrtrAnswers(t.first.InputRequired.InputRequests)
+	answers[mrtrUnknownKey] = json.RawMessage(`{"action":"decline"}`)
+	res, err := p.Env.Client.Continue(p.Ctx, t.first, answers)
+	if err := judge(res, err, fmt.Sprintf("with an extra inputResponses key %q", mrtrUnknownKey), func(string) bool { return true }, "the extra key to be ignored"); err != nil {
+		return 0, "", nil, err
+	}
+	return st, fmt.Sprintf("the retry of %s %s", t.label(), strings.Join(lines, "; ")), okEv, nil
 }
 
 var MRTR7 = &check.Check{
@@ -395,60 +407,58 @@ var MRTR7 = &check.Check{
 	Doc:  "a retry whose requestState was tampered with is rejected (an error or a new input_required); acceptance is a warning",
 	Fix:  "protect requestState (e.g. an HMAC with an expiry) and reject a retry whose state does not verify",
 	Run: func(p *check.Pass) error {
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		if t.first.InputRequired == nil || t.first.InputRequired.RequestState == nil {
-			p.Skipf("%s: the input_required result has no requestState to tamper with", t.label())
-			return nil
-		}
-		var state string
-		if json.Unmarshal(t.first.InputRequired.RequestState, &state) != nil {
-			p.Skipf("%s: requestState is not a string (MRTR-2 reports it)", t.label())
-			return nil
-		}
-		tampered, _ := json.Marshal(mrtrTamper(state))
-		resp, err := mrtrRetry(p, t, mrtrAnswers(t.first.InputRequired.InputRequests), tampered)
-		if err != nil {
-			switch transport.KindOf(err) {
-			case transport.KindTimeout, transport.KindProcessExited, transport.KindStreamBroken, transport.KindMalformed, transport.KindBadID:
-				p.Failf(check.FromResponse(resp), "the retry of %s with a tampered requestState got no usable answer: %v", t.label(), err)
-				return nil
-			}
-			return err
-		}
-		ev := check.FromResponse(resp)
-		outcome, problem := mrtrOutcome(resp)
-		switch outcome {
-		case "error":
-			p.Passf(ev, "a tampered requestState was rejected with error %d", resp.Error.Code)
-			return nil
-		case mcpclient.ResultInputRequired:
-			p.Passf(ev, "a tampered requestState got a new input_required")
-			return nil
-		case "":
-			p.Failf(ev, "the retry of %s with a tampered requestState got an invalid answer: %s", t.label(), problem)
-			return nil
-		}
-		var r struct {
-			IsError bool `json:"isError"`
-		}
-		if t.method == "tools/call" && json.Unmarshal(resp.Result, &r) == nil && r.IsError {
-			p.Passf(ev, "a tampered requestState was rejected as a tool error")
-			return nil
-		}
-		problems, err := schemaOracle(mrtrResultDef[t.method], resp.Result)
-		if err != nil {
-			return err
-		}
-		if problems != "" {
-			p.Failf(ev, "the retry of %s with a tampered requestState got an invalid %s: %s", t.label(), mrtrResultDef[t.method], problems)
-			return nil
-		}
-		p.Warnf(ev, "the retry of %s with a tampered requestState (one character changed) completed; skipping integrity protection is allowed only when tampering can cause nothing worse than a failed request", t.label())
-		return nil
+		// Every item that carries a requestState is tampered with; the
+		// items without one have nothing to protect.
+		return mrtrEach(p, true, mrtr7Judge)
 	},
+}
+
+func mrtr7Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+	p := j.p
+	if t.first.InputRequired == nil || t.first.InputRequired.RequestState == nil {
+		return mrtrNA, fmt.Sprintf("%s: the input_required result has no requestState to tamper with", t.label()), nil, nil
+	}
+	var state string
+	if json.Unmarshal(t.first.InputRequired.RequestState, &state) != nil {
+		return mrtrNA, fmt.Sprintf("%s: requestState is not a string (MRTR-2 reports it)", t.label()), nil, nil
+	}
+	tampered, _ := json.Marshal(mrtrTamper(state))
+	resp, err := mrtrRetry(p, t, mrtrAnswers(t.first.InputRequired.InputRequests), tampered)
+	if err != nil {
+		switch transport.KindOf(err) {
+		case transport.KindTimeout, transport.KindProcessExited, transport.KindStreamBroken, transport.KindMalformed, transport.KindBadID:
+			j.Failf(check.FromResponse(resp), "the retry of %s with a tampered requestState got no usable answer: %v", t.label(), err)
+			return mrtrBad, "", nil, nil
+		}
+		return 0, "", nil, err
+	}
+	ev := check.FromResponse(resp)
+	outcome, problem := mrtrOutcome(resp)
+	switch outcome {
+	case "error":
+		return mrtrOK, fmt.Sprintf("%s: a tampered requestState was rejected with error %d", t.label(), resp.Error.Code), ev, nil
+	case mcpclient.ResultInputRequired:
+		return mrtrOK, fmt.Sprintf("%s: a tampered requestState got a new input_required", t.label()), ev, nil
+	case "":
+		j.Failf(ev, "the retry of %s with a tampered requestState got an invalid answer: %s", t.label(), problem)
+		return mrtrBad, "", nil, nil
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	if t.method == "tools/call" && json.Unmarshal(resp.Result, &r) == nil && r.IsError {
+		return mrtrOK, fmt.Sprintf("%s: a tampered requestState was rejected as a tool error", t.label()), ev, nil
+	}
+	problems, err := schemaOracle(mrtrResultDef[t.method], resp.Result)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	if problems != "" {
+		j.Failf(ev, "the retry of %s with a tampered requestState got an invalid %s: %s", t.label(), mrtrResultDef[t.method], problems)
+		return mrtrBad, "", nil, nil
+	}
+	j.Warnf(ev, "the retry of %s with a tampered requestState (one character changed) completed; skipping integrity protection is allowed only when tampering can cause nothing worse than a failed request", t.label())
+	return mrtrBad, "", nil, nil
 }
 
 var MRTR8 = &check.Check{
@@ -461,67 +471,64 @@ var MRTR8 = &check.Check{
 			p.Skipf("not a Streamable HTTP server")
 			return nil
 		}
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		// Ask for logs and progress so that a server that streams them
-		// answers on an SSE stream.
-		_, out, err := p.Env.Client.Build(t.method, t.params, mcpclient.WithCapabilities(mrtrCaps), mcpclient.WithLogLevel("debug"), mcpclient.WithProgressToken("mcp-eval-mrtr-8"))
-		if err != nil {
-			return err
-		}
-		h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
-		for k, v := range out.Header {
-			h[http.CanonicalHeaderKey(k)] = v
-		}
-		ctx, cancel := context.WithTimeout(p.Ctx, 5*time.Second)
-		defer cancel()
-		rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Body: out.Body, Header: h})
-		if rr == nil {
-			return err
-		}
-		ev := check.FromRaw(out.Body, h, rr)
-		if !rr.SSE {
-			p.Skipf("%s answered with a JSON body, not an SSE stream (a log level and a progress token did not make it stream)", t.label())
-			return nil
-		}
-		idx := -1
-		for i, m := range rr.Messages {
-			if m.Kind() == jsonrpc.KindResponse && jsonrpc.SameID(m.ID, out.ID) {
-				idx = i
-				break
-			}
-		}
-		if idx < 0 {
-			if err != nil {
-				return err
-			}
-			p.Skipf("%s: the SSE stream ended without its response", t.label())
-			return nil
-		}
-		var rt struct {
-			ResultType string `json:"resultType"`
-		}
-		if final := rr.Messages[idx]; final.Result == nil || json.Unmarshal(final.Result, &rt) != nil || rt.ResultType != mcpclient.ResultInputRequired {
-			p.Skipf("%s: the streamed answer was not input_required this time", t.label())
-			return nil
-		}
-		if after := rr.Messages[idx+1:]; len(after) > 0 {
-			what := after[0].Method
-			if what == "" {
-				what = after[0].Kind().String()
-			}
-			p.Failf(ev, "%d messages followed the input_required result on its SSE stream (first: %s)", len(after), jsonrpc.Clip(what, 60))
-			return nil
-		}
-		if err != nil || !rr.Ended {
-			p.Warnf(ev, "the SSE stream stayed open after the input_required result (the final response should end it)")
-			return nil
-		}
-		p.Passf(ev, "the input_required result was the last message of its SSE stream (%d messages)", len(rr.Messages))
-		return nil
+		return mrtrEach(p, false, mrtr8Judge)
 	},
+}
+
+func mrtr8Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+	p := j.p
+	// Ask for logs and progress so that a server that streams them
+	// answers on an SSE stream.
+	_, out, err := p.Env.Client.Build(t.method, t.params, mcpclient.WithCapabilities(mrtrCaps), mcpclient.WithLogLevel("debug"), mcpclient.WithProgressToken("mcp-eval-mrtr-8"))
+	if err != nil {
+		return 0, "", nil, err
+	}
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	for k, v := range out.Header {
+		h[http.CanonicalHeaderKey(k)] = v
+	}
+	ctx, cancel := context.WithTimeout(p.Ctx, 5*time.Second)
+	defer cancel()
+	rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Body: out.Body, Header: h})
+	if rr == nil {
+		return 0, "", nil, err
+	}
+	ev := check.FromRaw(out.Body, h, rr)
+	if !rr.SSE {
+		return mrtrNA, fmt.Sprintf("%s answered with a JSON body, not an SSE stream (a log level and a progress token did not make it stream)", t.label()), nil, nil
+	}
+	idx := -1
+	for i, m := range rr.Messages {
+		if m.Kind() == jsonrpc.KindResponse && jsonrpc.SameID(m.ID, out.ID) {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		if err != nil {
+			return 0, "", nil, err
+		}
+		return mrtrNA, fmt.Sprintf("%s: the SSE stream ended without its response", t.label()), nil, nil
+	}
+	var rt struct {
+		ResultType string `json:"resultType"`
+	}
+	if final := rr.Messages[idx]; final.Result == nil || json.Unmarshal(final.Result, &rt) != nil || rt.ResultType != mcpclient.ResultInputRequired {
+		return mrtrNA, fmt.Sprintf("%s: the streamed answer was not input_required this time", t.label()), nil, nil
+	}
+	if after := rr.Messages[idx+1:]; len(after) > 0 {
+		what := after[0].Method
+		if what == "" {
+			what = after[0].Kind().String()
+		}
+		j.Failf(ev, "%s: %d messages followed the input_required result on its SSE stream (first: %s)", t.label(), len(after), jsonrpc.Clip(what, 60))
+		return mrtrBad, "", nil, nil
+	}
+	if err != nil || !rr.Ended {
+		j.Warnf(ev, "%s: the SSE stream stayed open after the input_required result (the final response should end it)", t.label())
+		return mrtrBad, "", nil, nil
+	}
+	return mrtrOK, fmt.Sprintf("%s: the input_required result was the last message of its SSE stream (%d messages)", t.label(), len(rr.Messages)), ev, nil
 }
 
 var MRTR9 = &check.Check{
@@ -530,34 +537,40 @@ var MRTR9 = &check.Check{
 	Doc:  "requestState is opaque to the client, interim results carry no caching hints, and an elicitation without mode is form mode",
 	Fix:  "leave ttlMs and cacheScope off input_required results",
 	Run: func(p *check.Pass) error {
-		t, err := mrtrFind(p)
-		if t == nil {
-			return err
-		}
-		m, ev := mrtrRaw(t), t.ev()
-		for _, k := range []string{"ttlMs", "cacheScope"} {
-			if _, has := m[k]; has {
-				p.Warnf(ev, "%s: the input_required result carries %s; interim results are not cacheable and carry no caching hints", t.label(), k)
-			}
-		}
-		var state string
-		if json.Unmarshal(m["requestState"], &state) == nil && m["requestState"] != nil {
-			p.Passf(ev, "%s: requestState is an opaque string of %d characters, echoed unparsed", t.label(), len(state))
-		}
-		var reqs map[string]struct {
-			Method string `json:"method"`
-			Params struct {
-				Mode *string `json:"mode"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(m["inputRequests"], &reqs)
-		for k, r := range reqs {
-			if r.Method == "elicitation/create" && r.Params.Mode == nil {
-				p.Passf(ev, "%s: elicitation %q has no mode, which means form mode", t.label(), k)
-			}
-		}
-		return nil
+		return mrtrEach(p, false, mrtr9Judge)
 	},
+}
+
+func mrtr9Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+	m, ev := mrtrRaw(t), t.ev()
+	st := mrtrOK
+	for _, k := range []string{"ttlMs", "cacheScope"} {
+		if _, has := m[k]; has {
+			j.Warnf(ev, "%s: the input_required result carries %s; interim results are not cacheable and carry no caching hints", t.label(), k)
+			st = mrtrBad
+		}
+	}
+	var notes []string
+	var state string
+	if json.Unmarshal(m["requestState"], &state) == nil && m["requestState"] != nil {
+		notes = append(notes, fmt.Sprintf("requestState is an opaque string of %d characters, echoed unparsed", len(state)))
+	}
+	var reqs map[string]struct {
+		Method string `json:"method"`
+		Params struct {
+			Mode *string `json:"mode"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(m["inputRequests"], &reqs)
+	for _, k := range slices.Sorted(maps.Keys(reqs)) {
+		if r := reqs[k]; r.Method == "elicitation/create" && r.Params.Mode == nil {
+			notes = append(notes, fmt.Sprintf("elicitation %q has no mode, which means form mode", k))
+		}
+	}
+	if len(notes) == 0 {
+		notes = append(notes, "no caching hints")
+	}
+	return st, fmt.Sprintf("%s: %s", t.label(), strings.Join(notes, "; ")), ev, nil
 }
 
 var mrtrFamily = family{name: "MRTR", title: "multi round-trip requests", checks: []*check.Check{MRTR1, MRTR2, MRTR3, MRTR4, MRTR5, MRTR6, MRTR7, MRTR8, MRTR9}}

@@ -1,13 +1,18 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Finding a request that answers input_required, and answering it. The
@@ -22,6 +27,8 @@ type mrtrTarget struct {
 	method string // tools/call, resources/read or prompts/get
 	name   string // tool or prompt name, or resource URI
 	params map[string]any
+	prompt *mcpclient.Prompt // for prompts/get: the listed prompt, whose arguments the search fills
+	tool   *mcpclient.Tool   // for tools/call: the listed tool, whose arguments the search builds
 	first  *mcpclient.Result // the input_required answer
 }
 
@@ -31,67 +38,420 @@ func (t *mrtrTarget) label() string {
 
 func (t *mrtrTarget) ev() *check.Evidence { return check.FromResponse(t.first.Response) }
 
-// mrtrMaxTries bounds the requests spent looking for an MRTR target.
-const mrtrMaxTries = 8
+// The MRTR checks judge every item the run can reach: the tools the user
+// allows (--call-tool) and the read-only ones, then the listed resources,
+// then the prompts, each in the server's order. The search that finds
+// which items ask for input runs once per run (Env.Memo) and is bounded in
+// time, not in items, so that a server with thousands of tools cannot
+// stretch the run past its deadline:
+//   - it tries mrtrSearchWorkers items at once, for at most a quarter of
+//     the time left to the run's deadline, and at most mrtrSearchMax;
+//   - the checks judge the items found, in that order, until half of the
+//     time left when the search began has passed; each run of a check
+//     judges for at most an eighth of that judging window (there are
+//     eight checks that judge items, and they must share it), and at
+//     least the first item found.
+//
+// A check that could not judge every item says which it did not.
+const (
+	mrtrSearchWorkers = 4
+	mrtrSearchMax     = time.Minute
+	mrtrNoDeadline    = 4 * time.Minute // the time left assumed when the run has no deadline
+	mrtrMaxReported   = 10              // failing items named one by one; the rest are counted
+	mrtrJudgeShares   = 8               // MRTR-2 … MRTR-9 judge items
+)
 
-// mrtrFind sends callable tools (with valid arguments), listed resources
-// and prompts until one answers input_required. It skips the check when
-// none does; err is a transport failure.
-func mrtrFind(p *check.Pass) (*mrtrTarget, error) {
-	tries := 0
-	var candidates []mrtrTarget
-	for _, ct := range callTargets(p) {
-		candidates = append(candidates, mrtrTarget{method: "tools/call", name: ct.tool.Name, params: map[string]any{"name": ct.tool.Name, "arguments": ct.args}})
+// mrtrSearchKey memoises the search per run.
+type mrtrSearchKey struct{}
+
+// mrtrFound is what the search found.
+type mrtrFound struct {
+	targets   []*mrtrTarget // items that answered input_required, in candidate order
+	reachable int           // items the search could try
+	tried     int           // items tried before the budget ran out
+	broken    int           // items that gave no usable answer (timeout, malformed)
+	noArgs    int           // tools the harness cannot build valid arguments for
+	budget    time.Duration // the search's time budget
+	judgeBy   time.Time     // the checks judge items until then
+	window    time.Duration // from the search's end to judgeBy
+	err       error         // the server became unreachable
+}
+
+// mrtrCandidates lists every item the run can reach, in judging order:
+// the tools the user allowed, the read-only ones (as callTargets orders
+// them), the listed resources, the prompts. A tool's arguments are built
+// by the search, within its budget: compiling thousands of schemas takes
+// time too.
+func mrtrCandidates(p *check.Pass) []mrtrTarget {
+	var allowed, readOnly, out []mrtrTarget
+	for _, t := range p.Env.CallableTools() {
+		c := mrtrTarget{method: "tools/call", name: t.Name, tool: &t}
+		if p.Env.CallTools[t.Name] {
+			allowed = append(allowed, c)
+		} else {
+			readOnly = append(readOnly, c)
+		}
 	}
+	out = append(allowed, readOnly...)
 	for _, r := range p.Env.Facts.Resources {
-		candidates = append(candidates, mrtrTarget{method: "resources/read", name: r.URI, params: map[string]any{"uri": r.URI}})
+		out = append(out, mrtrTarget{method: "resources/read", name: r.URI, params: map[string]any{"uri": r.URI}})
 	}
 	for _, pr := range p.Env.Facts.Prompts {
-		candidates = append(candidates, mrtrTarget{method: "prompts/get", name: pr.Name})
+		out = append(out, mrtrTarget{method: "prompts/get", name: pr.Name, prompt: &pr})
 	}
-	for _, c := range candidates {
-		if tries == mrtrMaxTries {
-			break
+	return out
+}
+
+// mrtrSearch sends every reachable item once, several at once, within the
+// search budget, and keeps those that answered input_required.
+func mrtrSearch(p *check.Pass) *mrtrFound {
+	return p.Env.Memo.Do(mrtrSearchKey{}, func() any {
+		cands := mrtrCandidates(p)
+		start := time.Now()
+		left := mrtrNoDeadline
+		if d, ok := p.Ctx.Deadline(); ok {
+			left = time.Until(d)
 		}
-		tries++
-		if c.method == "prompts/get" {
-			for _, pr := range p.Env.Facts.Prompts {
-				if pr.Name == c.name {
-					c.params = map[string]any{"name": pr.Name, "arguments": promptArgs(p, pr)}
-					break
+		f := &mrtrFound{reachable: len(cands), budget: min(left/4, mrtrSearchMax), judgeBy: start.Add(left / 2)}
+		ctx, cancel := context.WithTimeout(p.Ctx, f.budget)
+		defer cancel()
+		found := make([]*mrtrTarget, len(cands))
+		var mu sync.Mutex
+		next := 0
+		var wg sync.WaitGroup
+		for range min(mrtrSearchWorkers, len(cands)) {
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					i := next
+					next++
+					mu.Unlock()
+					if i >= len(cands) || ctx.Err() != nil {
+						return
+					}
+					c := cands[i]
+					if c.tool != nil {
+						args, ok := mrtrToolArgs(*c.tool)
+						if !ok {
+							mu.Lock()
+							f.tried++
+							f.noArgs++
+							mu.Unlock()
+							continue
+						}
+						c.params = map[string]any{"name": c.tool.Name, "arguments": args}
+					}
+					if c.prompt != nil {
+						sub := *p
+						sub.Ctx = ctx
+						c.params = map[string]any{"name": c.prompt.Name, "arguments": promptArgs(&sub, *c.prompt)}
+					}
+					res, err := mrtrSendCtx(ctx, p, c.method, c.params, mrtrCaps)
+					mu.Lock()
+					switch {
+					case ctx.Err() != nil:
+						// cut by the budget: not tried
+					case err != nil && mrtrUnreachable(err):
+						f.tried++
+						if f.err == nil {
+							f.err = fmt.Errorf("looking for a request that asks for input (%s): %w", c.label(), err)
+						}
+						cancel()
+					case err != nil && schemaTransportErr(err):
+						f.tried++
+						f.broken++
+					default:
+						f.tried++
+						// A malformed input_required result is a target
+						// too: MRTR-2 and MRTR-3 judge its shape.
+						if res != nil && res.ResultType == mcpclient.ResultInputRequired {
+							c.first = res
+							found[i] = &c
+						}
+					}
+					mu.Unlock()
 				}
+			})
+		}
+		wg.Wait()
+		f.window = time.Until(f.judgeBy)
+		for _, t := range found {
+			if t != nil {
+				f.targets = append(f.targets, t)
 			}
 		}
-		res, err := mrtrSend(p, c.method, c.params, mrtrCaps)
-		if err != nil && schemaTransportErr(err) {
-			return nil, err
+		return f
+	}).(*mrtrFound)
+}
+
+// mrtrToolArgs builds valid arguments for a tool, as callTargets does.
+func mrtrToolArgs(t mcpclient.Tool) (map[string]any, bool) {
+	input, err := schemaCompileTool(t.InputSchema)
+	if err != nil {
+		return nil, false
+	}
+	return callSynthArgs(t.InputSchema, input)
+}
+
+// mrtrUnreachable is a transport error after which no request can succeed.
+func mrtrUnreachable(err error) bool {
+	switch transport.KindOf(err) {
+	case transport.KindProcessExited, transport.KindClosed, transport.KindConnect:
+		return true
+	}
+	return false
+}
+
+// mrtrSkipNone skips a check when no reachable item asked for input. It
+// points to --call-tool only when some tool was not allowed.
+func mrtrSkipNone(p *check.Pass, f *mrtrFound) {
+	hint := ""
+	if n := len(p.Env.Facts.Tools) - len(p.Env.CallableTools()); n > 0 {
+		hint = fmt.Sprintf("; %d tools not annotated readOnlyHint: true were not called (allow an MRTR tool with --call-tool)", n)
+	}
+	switch {
+	case f.reachable == 0:
+		p.Skipf("nothing to try: no callable tool with arguments the harness can build, no listed resource, no prompt%s", hint)
+	case f.tried < f.reachable:
+		p.Skipf("none of the %d items tried answered input_required; %d of %d reachable items were not tried: the search's time budget (%s, a quarter of the time left to the run's deadline) ran out%s", f.tried, f.reachable-f.tried, f.reachable, f.budget.Round(time.Millisecond), hint)
+	default:
+		p.Skipf("none of the %d reachable items (callable tools, listed resources, prompts) answered input_required%s%s", f.reachable, mrtrCoverage(f, 0), hint)
+	}
+}
+
+// mrtrStatus is what judging one item gave.
+type mrtrStatus int
+
+const (
+	mrtrOK  mrtrStatus = iota // the item keeps the rule
+	mrtrBad                   // the item broke it (reported through the mrtrJudge)
+	mrtrNA                    // the rule does not apply to the item (the note says why)
+)
+
+// mrtrJudge reports one check's findings over many items: the first
+// mrtrMaxReported failing items one by one, the rest counted. Findings
+// wait until their item is judged to the end, so that an item cut short by
+// the judging deadline reports nothing.
+type mrtrJudge struct {
+	p          *check.Pass
+	badItems   int
+	suppressed int
+	pending    []func()
+	held       int // findings of the current item beyond the limit
+}
+
+func (j *mrtrJudge) quiet() bool { return j.badItems >= mrtrMaxReported }
+
+// Failf reports a violation on the item being judged.
+func (j *mrtrJudge) Failf(ev *check.Evidence, format string, args ...any) {
+	j.hold(j.p.Failf, ev, fmt.Sprintf(format, args...))
+}
+
+// Warnf reports a deviation the rule allows on the item being judged.
+func (j *mrtrJudge) Warnf(ev *check.Evidence, format string, args ...any) {
+	j.hold(j.p.Warnf, ev, fmt.Sprintf(format, args...))
+}
+
+func (j *mrtrJudge) hold(report func(*check.Evidence, string, ...any), ev *check.Evidence, msg string) {
+	if j.quiet() {
+		j.held++
+		return
+	}
+	j.pending = append(j.pending, func() { report(ev, "%s", msg) })
+}
+
+// settle reports the current item's findings (keep) or drops them.
+func (j *mrtrJudge) settle(keep bool) {
+	if keep {
+		for _, f := range j.pending {
+			f()
 		}
-		// A malformed input_required result is a target too: MRTR-2 and
-		// MRTR-3 judge its shape from the raw result.
-		if res != nil && res.ResultType == mcpclient.ResultInputRequired {
-			c.first = res
-			return &c, nil
+		j.suppressed += j.held
+	}
+	j.pending, j.held = nil, 0
+}
+
+// mrtrJudgeFunc judges one item; ok is the pass line (or, for mrtrNA, why
+// the rule does not apply) and ev its evidence.
+type mrtrJudgeFunc func(j *mrtrJudge, t *mrtrTarget) (st mrtrStatus, ok string, ev *check.Evidence, err error)
+
+// mrtrEach runs judge over every item the search found, within the
+// judging deadline, and sums up: one pass line naming the items judged,
+// or, after findings, a detail saying what was not judged. With fresh,
+// each item is first sent again, so that this run judges an
+// input_required answer of its own (a requestState may be single-use).
+func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
+	f := mrtrSearch(p)
+	if f.err != nil {
+		return f.err
+	}
+	if len(f.targets) == 0 {
+		mrtrSkipNone(p, f)
+		return nil
+	}
+	j := &mrtrJudge{p: p}
+	var judged, bad []string
+	var notes []string
+	var okEv *check.Evidence
+	var okLine string
+	unjudged := 0
+	// The first item is judged under the run's context; the others under
+	// the judging deadline, and one it cuts short counts as not judged.
+	runCtx := p.Ctx
+	defer func() { p.Ctx = runCtx }()
+	by := f.judgeBy
+	if share := time.Now().Add(f.window / mrtrJudgeShares); share.Before(by) {
+		by = share
+	}
+	jctx, cancel := context.WithDeadline(runCtx, by)
+	defer cancel()
+	cut := func() bool { return p.Ctx == jctx && jctx.Err() != nil && runCtx.Err() == nil }
+	for i, t := range f.targets {
+		if i > 0 {
+			if jctx.Err() != nil {
+				unjudged = len(f.targets) - i
+				break
+			}
+			p.Ctx = jctx
+		}
+		var (
+			st       = mrtrNA
+			line     string
+			ev       *check.Evidence
+			err      error
+			sameItem = t
+		)
+		if fresh {
+			t, line, err = mrtrAgain(p, t)
+		}
+		if err == nil && t != nil {
+			st, line, ev, err = judge(j, t)
+		}
+		if cut() {
+			j.settle(false)
+			unjudged = len(f.targets) - i
+			break
+		}
+		if err != nil {
+			return err
+		}
+		j.settle(true)
+		switch st {
+		case mrtrOK:
+			judged = append(judged, sameItem.label())
+			if okLine == "" {
+				okLine, okEv = line, ev
+			}
+		case mrtrBad:
+			judged = append(judged, sameItem.label())
+			bad = append(bad, sameItem.label())
+			j.badItems++
+		case mrtrNA:
+			notes = append(notes, line)
 		}
 	}
-	if len(p.Env.CallableTools()) == 0 && len(p.Env.Facts.Resources)+len(p.Env.Facts.Prompts) == 0 {
-		p.Skipf("no tool annotated readOnlyHint: true (allow one with --call-tool), and no resource or prompt to try")
-	} else {
-		p.Skipf("no callable tool, listed resource or prompt answered input_required (allow an MRTR tool with --call-tool)")
+	p.Ctx = runCtx
+	coverage := mrtrCoverage(f, unjudged)
+	if len(judged) == 0 {
+		why := "no item could be judged"
+		if len(notes) > 0 {
+			why = notes[0]
+			if len(notes) > 1 {
+				why += fmt.Sprintf(" (and %d more items)", len(notes)-1)
+			}
+		}
+		p.Skipf("%s%s", why, coverage)
+		return nil
 	}
-	return nil, nil
+	if len(bad) > 0 {
+		if j.suppressed > 0 {
+			p.Warnf(nil, "%d of %d judged items broke the rule; the first %d are shown, %d more findings are not", len(bad), len(judged), mrtrMaxReported, j.suppressed)
+		}
+		if coverage != "" {
+			p.Warnf(nil, "%s", strings.TrimPrefix(coverage, "; "))
+		}
+		return nil
+	}
+	if len(judged) == 1 && coverage == "" {
+		p.Passf(okEv, "%s", okLine)
+		return nil
+	}
+	p.Passf(okEv, "%s judged (%s); the first: %s%s", mrtrItems(len(judged)), mrtrList(judged), okLine, coverage)
+	return nil
+}
+
+// mrtrAgain sends an item found by the search once more; nil with a note
+// when it no longer asks for input.
+func mrtrAgain(p *check.Pass, t *mrtrTarget) (*mrtrTarget, string, error) {
+	res, err := mrtrSend(p, t.method, t.params, mrtrCaps)
+	if err != nil && schemaTransportErr(err) {
+		return nil, "", err
+	}
+	if res == nil || res.ResultType != mcpclient.ResultInputRequired {
+		got := "an error"
+		if res != nil {
+			got = fmt.Sprintf("resultType %q", jsonrpc.Clip(res.ResultType, 40))
+		}
+		return nil, fmt.Sprintf("%s answered input_required once, then %s", t.label(), got), nil
+	}
+	c := *t
+	c.first = res
+	return &c, "", nil
+}
+
+// mrtrCoverage says what the search and the judging left out, "" when
+// every reachable item was tried and every item found was judged.
+func mrtrCoverage(f *mrtrFound, unjudged int) string {
+	var parts []string
+	if f.tried < f.reachable {
+		parts = append(parts, fmt.Sprintf("the search tried %d of %d reachable items before its time budget (%s, a quarter of the time left to the run's deadline) ran out", f.tried, f.reachable, f.budget.Round(time.Millisecond)))
+	}
+	if unjudged > 0 {
+		parts = append(parts, fmt.Sprintf("%d of the %d items that answered input_required were not judged: this check's share of the run's deadline ran out (judged in order: allowed tools, read-only tools, resources, prompts)", unjudged, len(f.targets)))
+	}
+	if f.broken > 0 {
+		parts = append(parts, fmt.Sprintf("%d items gave no usable answer during the search", f.broken))
+	}
+	if f.noArgs > 0 {
+		parts = append(parts, fmt.Sprintf("%d tools were not called: the harness cannot build valid arguments from their inputSchema", f.noArgs))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
+// mrtrItems is "1 item" or "N items".
+func mrtrItems(n int) string {
+	if n == 1 {
+		return "1 item"
+	}
+	return fmt.Sprintf("%d items", n)
+}
+
+// mrtrList names up to five items.
+func mrtrList(labels []string) string {
+	if len(labels) <= 5 {
+		return strings.Join(labels, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(labels[:5], ", "), len(labels)-5)
 }
 
 // mrtrSend sends one of the three MRTR methods with these capabilities.
 func mrtrSend(p *check.Pass, method string, params map[string]any, caps json.RawMessage) (*mcpclient.Result, error) {
+	return mrtrSendCtx(p.Ctx, p, method, params, caps)
+}
+
+func mrtrSendCtx(ctx context.Context, p *check.Pass, method string, params map[string]any, caps json.RawMessage) (*mcpclient.Result, error) {
 	opt := mcpclient.WithCapabilities(caps)
 	switch method {
 	case "tools/call":
-		return p.Env.Client.CallTool(p.Ctx, params["name"].(string), params["arguments"], opt)
+		return p.Env.Client.CallTool(ctx, params["name"].(string), params["arguments"], opt)
 	case "resources/read":
-		return p.Env.Client.ReadResource(p.Ctx, params["uri"].(string), opt)
+		return p.Env.Client.ReadResource(ctx, params["uri"].(string), opt)
 	default:
 		args, _ := params["arguments"].(map[string]string)
-		return p.Env.Client.GetPrompt(p.Ctx, params["name"].(string), args, opt)
+		return p.Env.Client.GetPrompt(ctx, params["name"].(string), args, opt)
 	}
 }
 

@@ -37,7 +37,7 @@ const (
 	exitUsage = 2 // bad command line
 )
 
-const usage = `usage: example-server [--http ADDR] [--break IDS]
+const usage = `usage: example-server [--http ADDR] [--break IDS] [--mrtr-items ITEMS]
 
 Runs the mcp-eval reference MCP server (protocol 2026-07-28).
 
@@ -50,6 +50,11 @@ logs on stderr. It exits when stdin is closed.
                 "listening on http://ADDR/mcp".
   --break IDS   break the rules of these check ids on purpose, e.g.
                 --break RES-1,TOOL-3: a mutant for conformance tests.
+  --mrtr-items ITEMS
+                add multi round-trip tools and prompts besides send_email,
+                e.g. tool:ask_a,prompt:ask_b:MRTR-4,tool:ask_c:stateless
+                (KIND:NAME[:FLAG...]; FLAG stateless, an MRTR rule id to
+                break on that item only, or xN for N copies).
 `
 
 func main() {
@@ -67,6 +72,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` at /mcp")
 	breakIDs := fs.String("break", "", "comma-separated check `IDS` whose rule to break on purpose (a conformance-test mutant)")
+	mrtrItems := fs.String("mrtr-items", "", "extra multi round-trip tools and prompts, `ITEMS` like tool:ask_a,prompt:ask_b:MRTR-4")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -88,8 +94,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		broken[id] = true
 	}
+	items, err := refserver.ParseMRTRItems(*mrtrItems)
+	if err != nil {
+		fmt.Fprintf(stderr, "example-server: --mrtr-items: %v\n", err)
+		return exitUsage
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	srv := refserver.New(refserver.Options{Logger: logger, Break: broken})
+	srv := refserver.New(refserver.Options{Logger: logger, Break: broken, MRTRItems: items})
 	defer srv.Close()
 
 	if *httpAddr == "" {
