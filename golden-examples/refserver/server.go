@@ -130,6 +130,9 @@ func (s *Server) Handle(ctx context.Context, msg *Message, notify Notifier) *Res
 	if msg.IsNotification() {
 		return nil
 	}
+	if s.opts.DualEra && legacyOpening(msg) {
+		return s.handleLegacy(ctx, msg, notify)
+	}
 	req, err := s.parseRequest(msg)
 	if err == nil {
 		err = s.versionCheck(req.method, req.meta.version)
