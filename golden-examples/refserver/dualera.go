@@ -13,18 +13,21 @@ import (
 // opens: a request with modern _meta is served as 2026-07-28; an initialize
 // selects legacy semantics. What it does with a request that has neither is
 // not specified; like the TS, Go and mcp-go SDKs, this mode serves it as a
-// legacy request. Over Streamable HTTP the MCP-Protocol-Version header
-// decides: absent or a legacy version is the legacy path (2025-11-25
-// Streamable HTTP, without sessions), 2026-07-28 the modern one.
+// legacy request. Over Streamable HTTP a request takes the legacy path
+// (2025-11-25 Streamable HTTP, without sessions) when its
+// MCP-Protocol-Version header is absent or legacy and its body is legacy
+// too; a GET needs only the header.
 
 // legacyVersions are the revisions dual-era mode negotiates in initialize,
 // newest first.
 var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // legacyOpening reports whether dual-era mode takes msg as a legacy
-// request on stdio: an initialize without a modern protocolVersion in
-// _meta, or any request without params._meta. A request with _meta that
-// lacks a field stays modern and malformed (META-1).
+// request: its _meta carries neither of the per-request fields only
+// 2026-07-28 requests have (protocolVersion, clientCapabilities). So an
+// initialize or a request without _meta is legacy (a legacy client may
+// still send _meta.progressToken), while a request that has one of the
+// fields and lacks the other stays modern and malformed (META-1).
 func legacyOpening(msg *Message) bool {
 	var params struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
@@ -32,19 +35,16 @@ func legacyOpening(msg *Message) bool {
 	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &params) != nil {
 		return false
 	}
-	if params.Meta == nil {
-		return true
-	}
-	if msg.Method != "initialize" {
-		return false
-	}
-	var v string
-	_ = json.Unmarshal(params.Meta[metaProtocolVersion], &v)
-	return v != ProtocolVersion
+	_, version := params.Meta[metaProtocolVersion]
+	_, caps := params.Meta[metaClientCapabilities]
+	return !version && !caps
 }
 
 // legacyHTTP reports whether dual-era mode takes an HTTP request down the
-// legacy path: no MCP-Protocol-Version header, or a legacy one.
+// legacy path: no MCP-Protocol-Version header, or a legacy one. A POST also
+// needs a legacy body (legacyOpening): a body with modern _meta is a
+// modern request whatever its headers say, and header validation rejects
+// it (HDR-1, HDR-2).
 func legacyHTTP(h http.Header) bool {
 	v := h.Get(headerProtocolVersion)
 	return v == "" || slices.Contains(legacyVersions, v)

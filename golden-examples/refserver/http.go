@@ -53,7 +53,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, s.mutBadInputHTTP(perr))
 		return
 	}
-	if s.opts.DualEra && legacyHTTP(r.Header) {
+	if s.opts.DualEra && legacyHTTP(r.Header) && legacyOpening(msg) {
 		s.serveLegacyPOST(r.Context(), w, msg)
 		return
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // ProtocolVersion is the only MCP revision this server speaks. It is
-// modern-only: no initialize, no sessions (REM-2).
+// modern-only: no initialize, no sessions (REM-2), unless Options.DualEra
+// adds the legacy side (dualera.go).
 const ProtocolVersion = "2026-07-28"
 
 // supportedVersions is both DiscoverResult.supportedVersions and
