@@ -27,6 +27,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodGet && s.opts.DualEra && (legacyHTTP(r.Header) || s.opts.breaks("REM-4")) {
+		// Mutant with DualEra: breaks REM-4 (the legacy stream also
+		// for a GET that names 2026-07-28).
+		serveLegacyGET(w)
+		return
+	}
 	if r.Method != http.MethodPost {
 		// REM-4: the GET stream and DELETE of sessions no longer exist.
 		w.Header().Set("Allow", http.MethodPost)
@@ -45,6 +51,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	msg, perr := ParseMessage(body)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, s.mutBadInputHTTP(perr))
+		return
+	}
+	if s.opts.DualEra && legacyHTTP(r.Header) && legacyOpening(msg) {
+		s.serveLegacyPOST(r.Context(), w, msg)
 		return
 	}
 	if msg.IsNotification() {

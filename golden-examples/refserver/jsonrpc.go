@@ -69,15 +69,18 @@ func (r *Response) MarshalJSON() ([]byte, error) {
 	type wire struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id,omitempty"`
-		Result  map[string]any  `json:"result,omitempty"`
-		Error   *Error          `json:"error,omitempty"`
+		// any, not a map: omitempty would drop an empty result map
+		// (a legacy ping's {}), and a non-nil interface is kept.
+		Result any    `json:"result,omitempty"`
+		Error  *Error `json:"error,omitempty"`
 	}
 	w := wire{JSONRPC: "2.0", ID: r.ID, Error: r.Error}
 	if r.Error == nil {
-		w.Result = r.Result
-		if w.Result == nil {
-			w.Result = map[string]any{}
+		result := r.Result
+		if result == nil {
+			result = map[string]any{}
 		}
+		w.Result = result
 	}
 	return marshal(w)
 }

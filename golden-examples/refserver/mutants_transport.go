@@ -94,7 +94,7 @@ func (s *Server) mutHTTPHandler(next http.Handler) http.Handler {
 			panic(http.ErrAbortHandler)
 		}
 		if r.Method != http.MethodPost {
-			if b("REM-4") {
+			if b("REM-4") && !s.opts.DualEra {
 				// Mutant: breaks REM-4 (400 instead of 405, and a session id).
 				if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 					w.Header().Set("Mcp-Session-Id", id)

@@ -61,6 +61,13 @@ type Options struct {
 	// --mrtr-items.
 	MRTRItems []MRTRItem
 
+	// DualEra makes the server dual-era (basic/versioning.mdx §Terminology):
+	// it also answers a legacy initialize and serves legacy requests (on
+	// stdio a request without params._meta, over HTTP one without a modern
+	// MCP-Protocol-Version header, and the legacy GET stream). It is a
+	// correct server either way; dualera.go says what it does.
+	DualEra bool
+
 	// Break names checklist rules to break, by check id ("RES-1"): the
 	// server then violates exactly that rule, so the conformance tests can
 	// prove the matching check fires (a "mutant"). Empty in the zero value;
@@ -160,7 +167,7 @@ var Mutants = map[string]string{
 	"REM-1":   "answers ping with an empty result",
 	"REM-2":   "answers initialize with an empty result",
 	"REM-3":   "answers notifications/initialized with a JSON-RPC error",
-	"REM-4":   "answers GET and DELETE with 400 and echoes Mcp-Session-Id",
+	"REM-4":   "answers GET and DELETE with 400 and echoes Mcp-Session-Id (with DualEra: serves the legacy GET stream also to a GET with MCP-Protocol-Version: 2026-07-28)",
 	"STDIO-1": "writes a plain-text line to stdout after each response",
 	"STDIO-2": "sends a ping request on stdout before answering tools/list",
 	"STDIO-4": "keeps running after stdin is closed",

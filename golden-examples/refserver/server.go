@@ -11,7 +11,8 @@ import (
 )
 
 // ProtocolVersion is the only MCP revision this server speaks. It is
-// modern-only: no initialize, no sessions (REM-2).
+// modern-only: no initialize, no sessions (REM-2), unless Options.DualEra
+// adds the legacy side (dualera.go).
 const ProtocolVersion = "2026-07-28"
 
 // supportedVersions is both DiscoverResult.supportedVersions and
@@ -129,6 +130,9 @@ func (s *Server) Close() {
 func (s *Server) Handle(ctx context.Context, msg *Message, notify Notifier) *Response {
 	if msg.IsNotification() {
 		return nil
+	}
+	if s.opts.DualEra && legacyOpening(msg) {
+		return s.handleLegacy(ctx, msg, notify)
 	}
 	req, err := s.parseRequest(msg)
 	if err == nil {

@@ -32,6 +32,12 @@ type Env struct {
 	// that must not share state with earlier requests or that send
 	// initialize. The returned func closes it.
 	Fresh func(ctx context.Context) (*mcpclient.Client, func(), error)
+	// FreshLegacy opens a new connection whose first message is a legacy
+	// initialize (the client's legacy handshake), to learn whether the
+	// server is dual-era. It returns the client whatever initialize got
+	// (its Info().Initialize is the answer) with the handshake's error;
+	// the func closes it. Nil when the driver cannot open connections.
+	FreshLegacy func(ctx context.Context) (*mcpclient.Client, func(), error)
 	// Facts are what the driver learnt once, before the checks.
 	Facts *Facts
 	// CallTools names tools the user allows the harness to call although

@@ -31,12 +31,17 @@ type metaVariant struct {
 	// dropsVersion: the body no longer names a protocol version while the
 	// header still does, so on HTTP -32020 fits as well as -32602 (AMB-11).
 	dropsVersion bool
+	// noMeta: nothing in the request says which era it is from. On stdio
+	// (no header to say it either) a dual-era server may serve it as a
+	// legacy request: the spec does not say (docs/real-servers.md §Spec
+	// ambiguities).
+	noMeta bool
 }
 
 var metaMissing = []metaVariant{
-	{"without _meta io.modelcontextprotocol/protocolVersion", func(w *wire) { delete(w.meta(), mcpclient.MetaProtocolVersion) }, true},
-	{"without _meta io.modelcontextprotocol/clientCapabilities", func(w *wire) { delete(w.meta(), mcpclient.MetaClientCapabilities) }, false},
-	{"without params._meta", func(w *wire) { delete(w.params(), "_meta") }, true},
+	{"without _meta io.modelcontextprotocol/protocolVersion", func(w *wire) { delete(w.meta(), mcpclient.MetaProtocolVersion) }, true, false},
+	{"without _meta io.modelcontextprotocol/clientCapabilities", func(w *wire) { delete(w.meta(), mcpclient.MetaClientCapabilities) }, false, false},
+	{"without params._meta", func(w *wire) { delete(w.params(), "_meta") }, true, true},
 }
 
 var META1 = &check.Check{
@@ -57,6 +62,14 @@ var META1 = &check.Check{
 			defer closeFresh()
 			c = fc
 		}
+		var dualEra bool
+		if p.Env.Transport == "stdio" {
+			side, err := legacySideOf(p)
+			if err != nil {
+				return err
+			}
+			dualEra = side.dualEra
+		}
 		var ok passTally
 		for _, method := range metaMethods(p.Env.Facts) {
 			for _, v := range metaMissing {
@@ -73,6 +86,8 @@ var META1 = &check.Check{
 				code := r.code()
 				okCode := code == jsonrpc.CodeInvalidParams || (r.transport == "http" && v.dropsVersion && code == jsonrpc.CodeHeaderMismatch)
 				switch {
+				case !okCode && v.noMeta && dualEra && r.fields != nil:
+					p.Warnf(ev, "%s %s got %s, want error -32602 (Invalid params); the server is dual-era and may have served it as a legacy request: the spec does not say what a dual-era server does with a request that carries neither _meta nor initialize (docs/real-servers.md §Spec ambiguities)", method, v.what, r.describe())
 				case !okCode:
 					want := "error -32602 (Invalid params)"
 					if r.transport == "http" && v.dropsVersion {
@@ -92,18 +107,18 @@ var META1 = &check.Check{
 }
 
 var metaAccepted = []metaVariant{
-	{"without _meta io.modelcontextprotocol/clientInfo", func(w *wire) { delete(w.meta(), mcpclient.MetaClientInfo) }, false},
+	{"without _meta io.modelcontextprotocol/clientInfo", func(w *wire) { delete(w.meta(), mcpclient.MetaClientInfo) }, false, false},
 	{"with logLevel and progressToken in _meta", func(w *wire) {
 		w.meta()[mcpclient.MetaLogLevel] = "error"
 		w.meta()["progressToken"] = "mcp-eval-progress"
-	}, false},
+	}, false, false},
 	{"with traceparent, tracestate and baggage in _meta", func(w *wire) {
 		m := w.meta()
 		m["traceparent"] = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
 		m["tracestate"] = "mcpeval=00f067aa0ba902b7"
 		m["baggage"] = "mcpeval.probe=1"
-	}, false},
-	{"with an unknown vendor key in _meta", func(w *wire) { w.meta()["com.example.mcp-eval/probe"] = map[string]any{"n": 1} }, false},
+	}, false, false},
+	{"with an unknown vendor key in _meta", func(w *wire) { w.meta()["com.example.mcp-eval/probe"] = map[string]any{"n": 1} }, false, false},
 }
 
 var META2 = &check.Check{

@@ -82,16 +82,12 @@ var REM1 = &check.Check{
 // remInitParams are a legacy initialize's params (checklist §3.8).
 var remInitParams = map[string]any{"protocolVersion": mcpclient.Legacy1125, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcp-eval", "version": "0.1.0"}}
 
-// remLegacyInit is initialize exactly as a 2025-11-25 client sends it.
-func remLegacyInit(id json.RawMessage) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "initialize", "params": remInitParams})
-	return b
-}
-
 // remInitAnswer judges an answer to initialize: an error (naming the
-// supported versions, SHOULD) or, from a dual-era server, a legacy
-// InitializeResult.
-func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, m *jsonrpc.Message) {
+// supported versions, SHOULD for a modern-only server) or a legacy
+// InitializeResult. dualEra: the run saw the server run a legacy session,
+// so an error need not name the versions (versioning.mdx: the SHOULD is
+// for servers that support only modern versions).
+func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, m *jsonrpc.Message, dualEra bool) {
 	if m == nil {
 		p.Failf(ev, "%s got no JSON-RPC response, want an error", what)
 		return
@@ -108,6 +104,10 @@ func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, m *jsonrpc.Me
 		p.Failf(ev, "%s got a result that is not a legacy InitializeResult, want a JSON-RPC error", what)
 		return
 	}
+	if dualEra {
+		p.Passf(ev, "%s got error %d; the server is dual-era, and the SHOULD to name the supported versions is for modern-only servers", what, m.Error.Code)
+		return
+	}
 	versions := []string{mcpclient.Latest}
 	if d := p.Env.Facts.Discover; d != nil {
 		for _, v := range d.SupportedVersions {
@@ -122,7 +122,7 @@ func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, m *jsonrpc.Me
 			return
 		}
 	}
-	p.Warnf(ev, "%s got error %d without naming the supported versions; it should name them (%s)", what, m.Error.Code, strings.Join(versions, ", "))
+	p.Warnf(ev, "%s got error %d without naming the supported versions; a modern-only server should name them (%s)", what, m.Error.Code, strings.Join(versions, ", "))
 }
 
 var REM2 = &check.Check{
@@ -131,12 +131,19 @@ var REM2 = &check.Check{
 	Doc:  "initialize gets a JSON-RPC error naming the supported versions (HTTP: 400 without modern headers, 404/-32601 with them), unless the server is dual-era",
 	Fix:  "answer initialize with an error that names the supported versions, or run a full legacy session (dual-era)",
 	Run: func(p *check.Pass) error {
+		side, err := legacySideOf(p)
+		if err != nil {
+			return err
+		}
 		c, closeFn, err := p.Env.Fresh(p.Ctx)
 		if err != nil {
 			return err
 		}
 		defer closeFn()
-		// With modern _meta and headers.
+		// With modern _meta and headers: a modern request for a method
+		// 2026-07-28 does not have. A dual-era server may also take it for
+		// a legacy opening (versioning.mdx: "An initialize request selects
+		// legacy semantics").
 		resp, err := c.Do(p.Ctx, "initialize", remInitParams)
 		if resp == nil {
 			return err
@@ -145,62 +152,46 @@ var REM2 = &check.Check{
 		if resp.Exchange == nil || resp.Exchange.Response == nil {
 			p.Failf(ev, "initialize with modern _meta: %v, want a JSON-RPC error", err)
 		} else {
-			remInitAnswer(p, ev, "initialize with modern _meta", resp.Exchange.Response)
+			remInitAnswer(p, ev, "initialize with modern _meta", resp.Exchange.Response, side.dualEra)
 			if h := resp.Exchange.HTTP; h != nil && resp.Error != nil && (h.Status != http.StatusNotFound || resp.Error.Code != jsonrpc.CodeMethodNotFound) {
 				p.Failf(ev, "initialize with modern headers and _meta got %s, want HTTP 404 with error -32601", remDescribe(resp))
 			}
 		}
-		// Legacy-style: no _meta, no modern headers.
-		id := jsonrpc.StringID("mcp-eval-initialize")
-		body := remLegacyInit(id)
-		switch t := c.Transport().(type) {
-		case *transport.HTTPTransport:
-			h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
-			ctx, cancel := context.WithTimeout(p.Ctx, httpRawTimeout)
-			defer cancel()
-			rr, err := t.Do(ctx, &transport.RawRequest{Body: body, Header: h, StopAtID: id})
-			if rr == nil {
-				return err
-			}
-			ev := check.FromRaw(body, h, rr)
-			var m *jsonrpc.Message
-			if len(rr.Messages) > 0 {
-				m = rr.Messages[len(rr.Messages)-1]
-			}
-			if m != nil && m.Result != nil {
-				remInitAnswer(p, ev, "a legacy-style initialize", m)
-			} else if rr.Status != http.StatusBadRequest {
-				p.Failf(ev, "a legacy-style initialize (no Mcp-Method, no _meta) got %s, want HTTP 400 from header validation", httpDescribe(rr, m))
-			}
-		case *transport.StdioTransport:
-			m, raw, err := remStdioRoundTrip(p.Ctx, t, body, id)
-			if err != nil {
-				return err
-			}
-			remInitAnswer(p, &check.Evidence{Transport: "stdio", Request: string(body), Response: jsonrpc.Clip(raw, 600)}, "a legacy-style initialize (no _meta)", m)
-		}
+		remLegacyInit(p, side)
 		return nil
 	},
 }
 
-// remStdioRoundTrip writes one raw line and waits for the response with id.
-func remStdioRoundTrip(ctx context.Context, t *transport.StdioTransport, line []byte, id json.RawMessage) (*jsonrpc.Message, string, error) {
-	tap, stop := t.Tap(256)
-	defer stop()
-	if err := t.WriteLine(ctx, line); err != nil {
-		return nil, "", err
+// remLegacyInit judges the legacy-style initialize (no _meta, no modern
+// headers) that opened a connection of its own: dual-era, or rejected
+// (HTTP: 400 from header validation).
+func remLegacyInit(p *check.Pass, side *legacySide) {
+	const what = "a legacy-style initialize (no _meta, no modern headers)"
+	if side.dualEra {
+		p.Passf(side.ev, "%s: the server is dual-era", side.observed)
+		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for {
-		select {
-		case in := <-tap:
-			if in.Msg != nil && in.Msg.Kind() == jsonrpc.KindResponse && jsonrpc.SameID(in.Msg.ID, id) {
-				return in.Msg, string(in.Raw), nil
-			}
-		case <-wctx.Done():
-			return nil, "", nil
+	var m *jsonrpc.Message
+	status := 0
+	if side.init != nil && side.init.Exchange != nil {
+		m = side.init.Exchange.Response
+		if side.init.Exchange.HTTP != nil {
+			status = side.init.Exchange.HTTP.Status
 		}
+	}
+	switch {
+	case side.init == nil:
+		p.Failf(side.ev, "%s: %s, want a JSON-RPC error", what, side.observed)
+	case m != nil && m.Result != nil && side.version != "":
+		p.Failf(side.ev, "%s: a server that answers initialize runs a legacy session (dual-era), or it rejects initialize", side.observed)
+	case m != nil && m.Result != nil:
+		remInitAnswer(p, side.ev, what, m, false)
+	case p.Env.Transport == "http":
+		if status != http.StatusBadRequest {
+			p.Failf(side.ev, "%s got %s, want HTTP 400 from header validation", what, remDescribe(side.init))
+		}
+	default:
+		remInitAnswer(p, side.ev, what, m, false)
 	}
 }
 
@@ -309,29 +300,51 @@ const remSessionID = "mcp-eval-session"
 var REM4 = &check.Check{
 	ID: "REM-4", Level: check.Should, Transports: check.HTTP,
 	Spec: "basic/transports/streamable-http.mdx §Earlier Streamable HTTP Revisions",
-	Doc:  "GET and DELETE on the endpoint get 405, and the server neither mints nor echoes Mcp-Session-Id",
-	Fix:  "answer GET and DELETE with 405 and drop Mcp-Session-Id handling",
+	Doc:  "GET and DELETE on the endpoint get 405 (with MCP-Protocol-Version: 2026-07-28; without it too unless the server is dual-era), and the server neither mints nor echoes Mcp-Session-Id",
+	Fix:  "answer GET and DELETE with 405 and drop Mcp-Session-Id handling (a dual-era server: whenever MCP-Protocol-Version names 2026-07-28)",
 	Run: func(p *check.Pass) error {
-		for _, method := range []string{http.MethodGet, http.MethodDelete} {
-			h := http.Header{mcpclient.HeaderSessionID: {remSessionID}}
-			if method == http.MethodGet {
-				h.Set("Accept", "text/event-stream")
-				h.Set("Last-Event-ID", "1")
+		side, err := legacySideOf(p)
+		if err != nil {
+			return err
+		}
+		// The modern side is probed with the modern header. Without it a
+		// dual-era server rightly takes the legacy path (a 2025-11-25 GET
+		// stream), so only a modern-only server is also asked that way, as
+		// an older client would.
+		versions := []string{mcpclient.Latest}
+		if !side.dualEra {
+			versions = append(versions, "")
+		}
+		for _, version := range versions {
+			for _, method := range []string{http.MethodGet, http.MethodDelete} {
+				h := http.Header{mcpclient.HeaderSessionID: {remSessionID}}
+				what := method + " without MCP-Protocol-Version"
+				if version != "" {
+					h.Set(mcpclient.HeaderProtocolVersion, version)
+					what = method + " with MCP-Protocol-Version: " + version
+				}
+				if method == http.MethodGet {
+					h.Set("Accept", "text/event-stream")
+					h.Set("Last-Event-ID", "1")
+				}
+				ctx, cancel := context.WithTimeout(p.Ctx, 2*time.Second)
+				rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Method: method, Header: h})
+				cancel()
+				if rr == nil {
+					return err
+				}
+				ev := check.FromRaw(nil, h, rr)
+				ev.Request = method
+				if rr.Status != http.StatusMethodNotAllowed {
+					p.Failf(ev, "%s on the MCP endpoint got HTTP %d, want 405", what, rr.Status)
+				}
+				if v := rr.Header.Get(mcpclient.HeaderSessionID); v != "" {
+					p.Failf(ev, "%s was answered with Mcp-Session-Id %q; 2026-07-28 has no sessions", what, jsonrpc.Clip(v, 60))
+				}
 			}
-			ctx, cancel := context.WithTimeout(p.Ctx, 2*time.Second)
-			rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Method: method, Header: h})
-			cancel()
-			if rr == nil {
-				return err
-			}
-			ev := check.FromRaw(nil, h, rr)
-			ev.Request = method
-			if rr.Status != http.StatusMethodNotAllowed {
-				p.Failf(ev, "%s on the MCP endpoint got HTTP %d, want 405", method, rr.Status)
-			}
-			if v := rr.Header.Get(mcpclient.HeaderSessionID); v != "" {
-				p.Failf(ev, "%s was answered with Mcp-Session-Id %q; 2026-07-28 has no sessions", method, jsonrpc.Clip(v, 60))
-			}
+		}
+		if side.dualEra {
+			p.Passf(side.ev, "%s: a dual-era server, so GET and DELETE were sent with MCP-Protocol-Version: %s only (without it the legacy path is the server's to take)", side.observed, mcpclient.Latest)
 		}
 		rc, err := httpPost(p.Ctx, p.Env, "server/discover", nil, func(h http.Header, _ *[]byte) { h.Set(mcpclient.HeaderSessionID, remSessionID) })
 		if err != nil {

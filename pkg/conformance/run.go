@@ -113,37 +113,48 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		return rep, nil, nil
 	}
 	spawn := make(chan struct{}, max(2, runtime.NumCPU()))
+	// open starts a new connection and connects it with cfg. Starting stdio
+	// processes is bounded by the cores: a runtime such as Node takes a few
+	// hundred ms of CPU to start, and starting many at once makes every one
+	// of them slower. Only the start (spawn and probe) is bounded, not the
+	// use.
+	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
+		if target.Kind() == "stdio" {
+			select {
+			case spawn <- struct{}{}:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			defer func() { <-spawn }()
+		}
+		t, err := target.Open(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		return mcpclient.Connect(ctx, t, cfg)
+	}
+	// The legacy handshake goes out as a 2025-11-25 client sends it: no
+	// _meta at all, so no trace context either.
+	legacyCfg := ccfg
+	legacyCfg.ForceEra, legacyCfg.Trace = mcpclient.EraLegacy, nil
 	env := check.Env{
-		Client: client, Transport: target.Kind(), CallTools: map[string]bool{},
+		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: &check.Memo{},
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
-			// Starting stdio processes is bounded by the cores: a runtime
-			// such as Node takes a few hundred ms of CPU to start, and
-			// starting many at once makes every one of them slower. Only
-			// the start (spawn and probe) is bounded, not the use.
-			if target.Kind() == "stdio" {
-				select {
-				case spawn <- struct{}{}:
-				case <-ctx.Done():
-					return nil, nil, ctx.Err()
-				}
-			}
-			release := func() {
-				if target.Kind() == "stdio" {
-					<-spawn
-				}
-			}
-			t, err := target.Open(ctx, true)
+			c, err := open(ctx, ccfg)
 			if err != nil {
-				release()
-				return nil, nil, err
-			}
-			c, err := mcpclient.Connect(ctx, t, ccfg)
-			release()
-			if err != nil {
-				t.Close()
+				if c != nil {
+					c.Close()
+				}
 				return nil, nil, err
 			}
 			return c, func() { c.Close() }, nil
+		},
+		FreshLegacy: func(ctx context.Context) (*mcpclient.Client, func(), error) {
+			c, err := open(ctx, legacyCfg)
+			if c == nil {
+				return nil, nil, err
+			}
+			return c, func() { c.Close() }, err
 		},
 	}
 	for _, n := range opts.CallTools {
@@ -160,6 +171,10 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	rep.Deprecated = deprecatedUses(env.Facts)
 	if rep.Checks, err = check.Execute(ctx, reg, env, opts.Options); err != nil {
 		return nil, nil, err
+	}
+	rep.LegacySide = reportedLegacySide(env)
+	if rep.LegacySide != nil && rep.LegacySide.DualEra {
+		rep.Notes = append(rep.Notes, "dual-era: "+rep.LegacySide.Observed+"; REM-2, REM-4 and META-1 apply the rules for dual-era servers")
 	}
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {

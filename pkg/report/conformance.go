@@ -26,6 +26,7 @@ type Conformance struct {
 	Checks          []CheckResult     `json:"checks"`
 	Unobservable    map[string]string `json:"unobservable"`
 	Legacy          *LegacyReport     `json:"legacy,omitempty"`
+	LegacySide      *LegacySide       `json:"legacySide,omitempty"`
 	Deprecated      []DeprecatedUse   `json:"deprecated"`
 	Probe           []ProbeStep       `json:"probe"`
 	Notes           []string          `json:"notes"`
@@ -39,6 +40,19 @@ const (
 	EraModern Era = "modern" // 2026-07-28: server/discover, per-request _meta
 	EraLegacy Era = "legacy" // 2025-11-25 and earlier: initialize handshake
 )
+
+// LegacySide is what a legacy initialize, sent as the first message of a
+// connection of its own, showed of a modern server. A server that answers
+// it with a legacy InitializeResult and serves a legacy request in that
+// session is dual-era (basic/versioning.mdx §Terminology); REM-2, REM-4 and
+// META-1 judge such a server by the rules for dual-era servers.
+type LegacySide struct {
+	DualEra bool `json:"dualEra"`
+	// LegacyVersion is the revision initialize agreed on (dual-era only).
+	LegacyVersion string `json:"legacyVersion,omitempty"`
+	// Observed says what the handshake and the request after it got.
+	Observed string `json:"observed"`
+}
 
 // Implementation is a server's (or client's) name and version as it
 // reported them.

@@ -37,7 +37,7 @@ const (
 	exitUsage = 2 // bad command line
 )
 
-const usage = `usage: example-server [--http ADDR] [--break IDS] [--mrtr-items ITEMS]
+const usage = `usage: example-server [--http ADDR] [--dual-era] [--break IDS] [--mrtr-items ITEMS]
 
 Runs the mcp-eval reference MCP server (protocol 2026-07-28).
 
@@ -48,6 +48,9 @@ logs on stderr. It exits when stdin is closed.
                 --http 127.0.0.1:8080, or 127.0.0.1:0 for a free port.
                 The chosen address is printed to stderr as
                 "listening on http://ADDR/mcp".
+  --dual-era    also serve legacy (2025-11-25) clients: initialize, and
+                requests without _meta or without a modern
+                MCP-Protocol-Version header (a dual-era server).
   --break IDS   break the rules of these check ids on purpose, e.g.
                 --break RES-1,TOOL-3: a mutant for conformance tests.
   --mrtr-items ITEMS
@@ -71,6 +74,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	httpAddr := fs.String("http", "", "serve Streamable HTTP on `ADDR` at /mcp")
+	dualEra := fs.Bool("dual-era", false, "also serve legacy clients (initialize, requests without _meta): a dual-era server")
 	breakIDs := fs.String("break", "", "comma-separated check `IDS` whose rule to break on purpose (a conformance-test mutant)")
 	mrtrItems := fs.String("mrtr-items", "", "extra multi round-trip tools and prompts, `ITEMS` like tool:ask_a,prompt:ask_b:MRTR-4")
 	if err := fs.Parse(args); err != nil {
@@ -100,7 +104,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	srv := refserver.New(refserver.Options{Logger: logger, Break: broken, MRTRItems: items})
+	srv := refserver.New(refserver.Options{Logger: logger, Break: broken, MRTRItems: items, DualEra: *dualEra})
 	defer srv.Close()
 
 	if *httpAddr == "" {

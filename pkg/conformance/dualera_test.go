@@ -1,0 +1,191 @@
+package conformance
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/internal/interop"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
+)
+
+// dualRefTarget starts the reference server in dual-era mode (it also
+// answers a legacy initialize and serves legacy requests), with the given
+// rules broken.
+func dualRefTarget(t testing.TB, kind string, breaks ...string) Target {
+	t.Helper()
+	if kind == "http" {
+		br := map[string]bool{}
+		for _, b := range breaks {
+			br[b] = true
+		}
+		srv := refserver.New(refserver.Options{DualEra: true, Break: br})
+		hs := httptest.NewServer(srv.Handler())
+		t.Cleanup(func() { hs.Close(); srv.Close() })
+		return Target{URL: hs.URL + "/mcp"}
+	}
+	argv := []string{exampleServer, "--dual-era"}
+	if len(breaks) > 0 {
+		argv = append(argv, "--break", strings.Join(breaks, ","))
+	}
+	return Target{Argv: argv}
+}
+
+// detailsOf is a result's headline and details, for matching.
+func detailsOf(r check.Result) string {
+	return r.Outcome.Message + "\n" + strings.Join(r.Outcome.Details, "\n")
+}
+
+// The run decides "dual-era" from what it saw and records it: the
+// modern-only reference server is not, its dual-era mode is.
+func TestDualEraObserved(t *testing.T) {
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			rep, _ := runChecks(t, refTarget(t, kind), 1, "REM-2")
+			if ls := rep.LegacySide; ls == nil || ls.DualEra || ls.Observed == "" {
+				t.Fatalf("modern-only server: legacySide %+v, want dualEra false with what was observed", ls)
+			}
+			rep, _ = runChecks(t, dualRefTarget(t, kind), 1, "REM-2")
+			ls := rep.LegacySide
+			if ls == nil || !ls.DualEra || ls.LegacyVersion != "2025-11-25" {
+				t.Fatalf("dual-era server: legacySide %+v, want dualEra with 2025-11-25", ls)
+			}
+			if !strings.Contains(ls.Observed, "tools/list was served") {
+				t.Errorf("observed %q does not say the legacy session served a request", ls.Observed)
+			}
+		})
+	}
+}
+
+// REM-2: the SHOULD to name the supported versions is for modern-only
+// servers. A dual-era server passes without a warning; a modern-only one
+// still has to reject initialize.
+func TestREM2DualEra(t *testing.T) {
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			_, res := runChecks(t, dualRefTarget(t, kind), 2, "REM-2")
+			if r := res["REM-2"]; r.Verdict != check.Passed || !strings.Contains(detailsOf(r), "dual-era") {
+				t.Fatalf("REM-2 on the dual-era server: %s: %s", r.Verdict, detailsOf(r))
+			}
+		})
+	}
+}
+
+// REM-4 probes the modern side with the modern header: a dual-era server
+// may serve the legacy GET stream without it (pass), not with it (warn);
+// a modern-only server is also asked without it.
+func TestREM4DualEra(t *testing.T) {
+	_, res := runChecks(t, dualRefTarget(t, "http"), 1, "REM-4")
+	if r := res["REM-4"]; r.Verdict != check.Passed {
+		t.Fatalf("REM-4 on the dual-era server: %s: %s", r.Verdict, detailsOf(r))
+	}
+	_, res = runChecks(t, dualRefTarget(t, "http", "REM-4"), 1, "REM-4")
+	r := res["REM-4"]
+	if r.Verdict != check.Warned || !strings.Contains(r.Outcome.Message, "GET with MCP-Protocol-Version: 2026-07-28") || !strings.Contains(r.Outcome.Message, "HTTP 200") {
+		t.Fatalf("REM-4 on the dual-era server that serves the legacy stream to a modern GET: %s: %s", r.Verdict, detailsOf(r))
+	}
+	if strings.Contains(detailsOf(r), "without MCP-Protocol-Version") {
+		t.Errorf("REM-4 judged the headerless GET of a dual-era server: %s", detailsOf(r))
+	}
+	_, res = runChecks(t, refTarget(t, "http"), 1, "REM-4")
+	if r := res["REM-4"]; r.Verdict != check.Passed {
+		t.Fatalf("REM-4 on the modern-only server: %s: %s", r.Verdict, detailsOf(r))
+	}
+}
+
+// META-1 on stdio: a dual-era server that serves a request without _meta
+// as legacy gets a warning with the reason; the partial-_meta variants stay
+// MUST, and a modern-only server still fails for the same answer.
+func TestMETA1DualEra(t *testing.T) {
+	_, res := runChecks(t, dualRefTarget(t, "stdio"), 2, "META-1")
+	r := res["META-1"]
+	if r.Verdict != check.Warned || !strings.Contains(r.Outcome.Message, "without params._meta") || !strings.Contains(r.Outcome.Message, "Spec ambiguities") {
+		t.Fatalf("META-1 on the dual-era server: %s: %s", r.Verdict, detailsOf(r))
+	}
+	if strings.Contains(detailsOf(r), "without _meta io.modelcontextprotocol/protocolVersion got") {
+		t.Errorf("the dual-era server took a partial _meta for legacy: %s", detailsOf(r))
+	}
+	// Partial _meta is a malformed modern request, dual-era or not.
+	_, res = runChecks(t, dualRefTarget(t, "stdio", "META-1"), 2, "META-1")
+	if r := res["META-1"]; r.Verdict != check.Failed || !strings.Contains(r.Outcome.Message, "clientCapabilities") {
+		t.Fatalf("META-1 on the dual-era server that accepts a request without clientCapabilities: %s: %s", r.Verdict, detailsOf(r))
+	}
+	// Over HTTP the modern header makes the request modern: still MUST.
+	_, res = runChecks(t, dualRefTarget(t, "http"), 2, "META-1")
+	if r := res["META-1"]; r.Verdict != check.Passed {
+		t.Fatalf("META-1 on the dual-era server over HTTP: %s: %s", r.Verdict, detailsOf(r))
+	}
+}
+
+// The real dual-era servers (TS SDK v2, go-sdk stateless, mcp-go) are
+// recognised as dual-era and judged so: REM-2 passes without the
+// modern-only SHOULD, REM-4 probes with the modern header (mcp-go serves a
+// legacy GET stream without it), and META-1's no-_meta variant on stdio is
+// a warning while the partial variants they serve as legacy still fail.
+func TestDualEraRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts six real servers")
+	}
+	if raceEnabled {
+		t.Skip("run without -race: go test -run TestDualEraRealServers ./pkg/conformance")
+	}
+	for _, name := range []string{"ts-v2-http", "go-sdk-http-stateless", "mcp-go-http", "ts-v2-stdio", "go-sdk-stdio", "mcp-go-stdio"} {
+		tg, ok := interop.Lookup(name)
+		if !ok {
+			t.Fatalf("no interop target %s", name)
+		}
+		t.Run(name, func(t *testing.T) {
+			tg.Require(t)
+			var target Target
+			if tg.Transport == interop.HTTP {
+				target = Target{URL: tg.StartHTTP(t)}
+			} else {
+				argv, dir, err := tg.Command()
+				if err != nil {
+					t.Fatal(err)
+				}
+				env, _ := transport.ServerEnv(nil, nil, os.LookupEnv)
+				target = Target{Argv: argv, Dir: dir, Env: env}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 1, Only: []string{"REM-2", "REM-4", "META-1"}}, RequestTimeout: 10 * time.Second, ProbeTimeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			validateReport(t, rep)
+			if ls := rep.LegacySide; ls == nil || !ls.DualEra {
+				t.Fatalf("legacySide %+v, want dual-era", ls)
+			}
+			res := map[string]check.Result{}
+			for _, r := range rep.Checks {
+				res[r.ID] = r
+			}
+			if r := res["REM-2"]; r.Verdict != check.Passed {
+				t.Errorf("REM-2: %s: %s", r.Verdict, detailsOf(r))
+			}
+			meta := res["META-1"]
+			if tg.Transport == interop.HTTP {
+				if r := res["REM-4"]; r.Verdict != check.Passed {
+					t.Errorf("REM-4: %s: %s", r.Verdict, detailsOf(r))
+				}
+				if meta.Verdict != check.Passed {
+					t.Errorf("META-1: %s: %s", meta.Verdict, detailsOf(meta))
+				}
+				return
+			}
+			d := detailsOf(meta)
+			if meta.Verdict != check.Failed || !strings.Contains(d, "without params._meta got error -32601 (Method not found), want error -32602 (Invalid params); the server is dual-era") {
+				t.Errorf("META-1: %s: %s", meta.Verdict, d)
+			}
+			if !strings.Contains(d, "without _meta io.modelcontextprotocol/protocolVersion got") {
+				t.Errorf("META-1 no longer fails the partial variant these SDKs serve as legacy (docs/real-servers.md): %s", d)
+			}
+		})
+	}
+}
