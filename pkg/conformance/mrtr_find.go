@@ -74,9 +74,9 @@ func mrtrFind(p *check.Pass) (*mrtrTarget, error) {
 		}
 	}
 	if len(p.Env.CallableTools()) == 0 && len(p.Env.Facts.Resources)+len(p.Env.Facts.Prompts) == 0 {
-		p.Skipf("no tool annotated readOnlyHint: true (allow one with --call-tool), and no resource or prompt to try")
+		callSkip(p, "no callable tool, and no resource or prompt to try")
 	} else {
-		p.Skipf("no callable tool, listed resource or prompt answered input_required (allow an MRTR tool with --call-tool)")
+		callSkip(p, "no callable tool, listed resource or prompt answered input_required")
 	}
 	return nil, nil
 }
