@@ -57,6 +57,10 @@ func (s *Server) complete(_ context.Context, r *request) (map[string]any, *Error
 			}
 		}
 	}
+	if s.opts.breaks("COMP-3") {
+		// The values at the top level, where no client looks for them.
+		return map[string]any{"values": values, "total": total}, nil
+	}
 	return map[string]any{"completion": map[string]any{
 		"values": values, "total": total, "hasMore": total > len(values),
 	}}, nil

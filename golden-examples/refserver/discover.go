@@ -31,6 +31,11 @@ func (s *Server) discover(_ context.Context, _ *request) (map[string]any, *Error
 	if s.opts.breaks("DISC-7") {
 		caps["extensions"] = map[string]any{"deterministic-data": map[string]any{}}
 	}
+	if s.opts.breaks("DISC-9") {
+		// Capabilities only a client has, as a server that copied its
+		// client's capability object would declare them.
+		caps["sampling"], caps["elicitation"], caps["roots"] = map[string]any{}, map[string]any{"form": map[string]any{}}, map[string]any{"listChanged": true}
+	}
 	versions := supportedVersions
 	if s.opts.breaks("DISC-3") {
 		versions = []string{"2025-11-25"}

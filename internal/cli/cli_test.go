@@ -321,7 +321,8 @@ func TestLegacyServerFailsCheckNotRun(t *testing.T) {
 		want int
 	}{
 		{[]string{"check", "--out", filepath.Join(out, "check.json")}, ExitFindings},
-		{[]string{"run", "--layers", "0", "--out", filepath.Join(out, "run.json")}, ExitOK},
+		{[]string{"run", "--layers", "0", "--out", filepath.Join(out, "run.json"),
+			"--markdown", filepath.Join(out, "run.md"), "--html", filepath.Join(out, "run.html"), "--junit", filepath.Join(out, "run.xml")}, ExitOK},
 	} {
 		before := regated.Load()
 		code, stdout, stderr := run(t, append(tc.args, "--cwd", dir, "--cmd", argv)...)
@@ -337,6 +338,34 @@ func TestLegacyServerFailsCheckNotRun(t *testing.T) {
 		}
 		if regated.Load() != before+1 {
 			t.Errorf("%s's report was not re-gated", tc.args[0])
+		}
+		if tc.args[0] == "run" {
+			legacyMarkedEverywhere(t, stdout, out)
+		}
+	}
+}
+
+// legacyMarkedEverywhere: a legacy server that the gate let through is
+// shown as legacy, never as a pass, in every view run wrote (terminal,
+// Markdown comment and job summary, HTML, JUnit).
+func legacyMarkedEverywhere(t *testing.T, stdout, out string) {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	md, html, junit := read("run.md"), read("run.html"), read("run.xml")
+	for _, c := range []struct{ view, text, want, not string }{
+		{"terminal", stdout, "verdict: LEGACY", "verdict: PASS"},
+		{"Markdown", md, "🕰️ mcp-eval: LEGACY", "✅"},
+		{"HTML", html, `class="badge legacy"`, `class="badge pass"`},
+		{"JUnit", junit, `<skipped message="[LEGACY] the server speaks`, `tests="0"`},
+	} {
+		if !strings.Contains(c.text, c.want) || strings.Contains(c.text, c.not) {
+			t.Errorf("%s view of a legacy server: want %q and no %q:\n%s", c.view, c.want, c.not, c.text)
 		}
 	}
 }

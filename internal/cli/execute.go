@@ -91,7 +91,7 @@ func (c *Command) printReport(rep *report.Report, outs pipeline.Outputs, verbose
 		fmt.Fprintln(c.Stdout)
 	}
 	spendText(c.Stdout, rep)
-	render.GateText(c.Stdout, rep.Gate)
+	render.GateText(c.Stdout, rep)
 	for _, o := range []struct{ name, path string }{{"report", outs.Report}, {"html", outs.HTML}, {"junit", outs.JUnit}, {"markdown", outs.Markdown}} {
 		if o.path != "" {
 			fmt.Fprintf(c.Stdout, "%s: %s\n", o.name, report.RelPath(workspace(c), abs(o.path)))

@@ -142,7 +142,7 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	if err := saveReport(dest, rep); err != nil {
 		return fail("%v", err)
 	}
-	render.GateText(c.Stdout, rep.Gate)
+	render.GateText(c.Stdout, rep)
 	if rep.Gate.Verdict == report.GateInconclusive {
 		fmt.Fprintln(c.Stderr, "mcp-eval gate: warning: the verdict is inconclusive: a real drop not clearly beyond max-drop, or runs left undecided; more runs or cases would tell")
 	}

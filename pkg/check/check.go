@@ -100,6 +100,7 @@ const (
 	Warned  = report.CheckWarned
 	Skipped = report.CheckSkipped
 	Errored = report.CheckErrored // the harness could not run the check
+	Noted   = report.CheckNoted   // an info check's finding: never a warning
 )
 
 // severity orders verdicts so that the worst one reported wins.
@@ -107,7 +108,7 @@ func severity(v Verdict) int {
 	switch v {
 	case Passed:
 		return 1
-	case Warned:
+	case Warned, Noted:
 		return 2
 	case Failed:
 		return 3
@@ -141,7 +142,15 @@ func NewPass(ctx context.Context, c *Check, env Env) *Pass {
 
 func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	if p.Check.Level == Info && (v == Warned || v == Failed) {
+		// An info rule binds nothing: what it finds is a note for the
+		// reader, counted as info and never as a warning.
+		v = Noted
+	}
 	cur := p.out.Verdict
+	if v != Passed {
+		p.out.SkipCause = ""
+	}
 	switch {
 	case cur == "" || cur == Skipped || severity(v) > severity(cur):
 		// A worse verdict takes the headline; what was wrong before stays
@@ -170,7 +179,7 @@ func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 const maxEvidence = 5
 
 // Failf reports a violation of the rule. For a SHOULD rule it becomes a
-// warning, for an info rule a note.
+// warning, for an info rule a note (Noted).
 func (p *Pass) Failf(ev *Evidence, format string, args ...any) {
 	v := Failed
 	if p.Check.Level != Must {
@@ -180,7 +189,7 @@ func (p *Pass) Failf(ev *Evidence, format string, args ...any) {
 }
 
 // Warnf reports something suspicious that does not break the rule (a
-// deviation the spec allows, a leniency taken).
+// deviation the spec allows, a leniency taken); for an info rule a note.
 func (p *Pass) Warnf(ev *Evidence, format string, args ...any) { p.add(Warned, ev, format, args...) }
 
 // Passf records what was verified; it does not lower a worse verdict.
@@ -192,6 +201,21 @@ func (p *Pass) Skipf(format string, args ...any) {
 	if p.out.Verdict == "" {
 		p.out.Verdict = Skipped
 		p.out.Message = fmt.Sprintf(format, args...)
+	}
+}
+
+// SkipNeedsCall says the check could not apply because calling a tool
+// needs permission, when that is so: some listed tool was not allowed.
+// With every tool allowed (or none listed) it is a plain skip whose
+// message says what was missing, so a summary never tells the user to
+// allow tools that are allowed already.
+func (p *Pass) SkipNeedsCall(format string, args ...any) {
+	if p.out.Verdict != "" {
+		return
+	}
+	p.Skipf(format, args...)
+	if len(p.Env.Uncalled()) > 0 {
+		p.out.SkipCause = report.SkipNeedsCall
 	}
 }
 
@@ -207,6 +231,8 @@ func (p *Pass) Outcome(err error) Outcome {
 	}
 	if out.Verdict == Skipped {
 		out.Details, out.Evidence = nil, nil
+	} else {
+		out.SkipCause = ""
 	}
 	return out
 }

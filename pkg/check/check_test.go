@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 func pass(level Level) *Pass {
@@ -153,5 +156,53 @@ func TestMemoComputesOnce(t *testing.T) {
 	wg.Wait()
 	if calls.Load() != 1 {
 		t.Fatalf("computed %d times", calls.Load())
+	}
+}
+
+// An info rule binds nothing: whatever it reports is a note (verdict
+// info), never a warning or a failure, and it still counts as a run that
+// did not fail.
+func TestInfoFindingsAreNotesNeverWarnings(t *testing.T) {
+	for name, report := range map[string]func(p *Pass){
+		"Warnf": func(p *Pass) { p.Warnf(nil, "odd") },
+		"Failf": func(p *Pass) { p.Failf(nil, "odd") },
+	} {
+		p := pass(Info)
+		p.Passf(nil, "fine")
+		report(p)
+		if o := p.Outcome(nil); o.Verdict != Noted || o.Message != "odd" {
+			t.Errorf("%s on an info check: %+v, want a note", name, o)
+		}
+	}
+	c := &Check{ID: "A-1", Level: Info, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { p.Warnf(nil, "odd"); return nil }}
+	res, err := Execute(context.Background(), Registry{Families: []Family{{ID: "A", Title: "a"}}, Checks: []*Check{c}}, Env{Transport: "stdio"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.Verdict != Noted || r.Counts[Warned] != 0 || r.Passes() != r.Runs {
+		t.Fatalf("an info check that noted something: %+v", r)
+	}
+}
+
+// A skip records that calling a tool needs permission only when a listed
+// tool was refused; with every tool allowed it is a plain skip.
+func TestSkipNeedsCallOnlyWithARefusedTool(t *testing.T) {
+	tool := mcpclient.Tool{Name: "send"}
+	for _, tc := range []struct {
+		allowed map[string]bool
+		want    string
+	}{{nil, report.SkipNeedsCall}, {map[string]bool{"send": true}, ""}} {
+		env := Env{Facts: &Facts{Tools: []mcpclient.Tool{tool}}, CallTools: tc.allowed}
+		p := NewPass(context.Background(), &Check{ID: "X-1", Level: Must}, env)
+		p.SkipNeedsCall("nothing to call")
+		if o := p.Outcome(nil); o.Verdict != Skipped || o.SkipCause != tc.want {
+			t.Errorf("allowed %v: %+v, want cause %q", tc.allowed, o, tc.want)
+		}
+	}
+	p := NewPass(context.Background(), &Check{ID: "X-1", Level: Must}, Env{Facts: &Facts{Tools: []mcpclient.Tool{tool}}})
+	p.SkipNeedsCall("nothing to call")
+	p.Failf(nil, "but then this")
+	if o := p.Outcome(nil); o.SkipCause != "" {
+		t.Errorf("a failure after the skip keeps its cause: %+v", o)
 	}
 }

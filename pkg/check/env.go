@@ -124,6 +124,21 @@ func (e Env) CallableTools() []mcpclient.Tool {
 	return out
 }
 
+// Uncalled are the listed tools MayCall refuses, in the server's order:
+// the ones --call-tool could allow.
+func (e Env) Uncalled() []mcpclient.Tool {
+	var out []mcpclient.Tool
+	if e.Facts == nil {
+		return nil
+	}
+	for _, t := range e.Facts.Tools {
+		if !e.MayCall(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // evidenceHeaders are the request headers worth showing.
 var evidenceHeaders = []string{"MCP-Protocol-Version", "Mcp-Method", "Mcp-Name", "Origin", "Content-Type", "Accept"}
 

@@ -50,12 +50,12 @@ func callSamples(p *check.Pass, filter func(callTarget) bool, unfiltered string)
 	}
 	targets := callTargets(p)
 	if len(targets) == 0 {
-		p.Skipf("%s", callNoTarget(p))
+		callSkipNoTarget(p)
 		return nil, nil
 	}
 	if filter != nil {
 		if targets = slices.DeleteFunc(targets, func(ct callTarget) bool { return !filter(ct) }); len(targets) == 0 {
-			p.Skipf("%s", unfiltered)
+			callSkip(p, unfiltered)
 			return nil, nil
 		}
 	}
@@ -204,7 +204,7 @@ var CALL3 = &check.Check{
 		}
 		targets := callTargets(p)
 		if len(targets) == 0 {
-			p.Skipf("%s", callNoTarget(p))
+			callSkipNoTarget(p)
 			return nil
 		}
 		for _, ct := range targets {
@@ -214,7 +214,7 @@ var CALL3 = &check.Check{
 			}
 			return callJudgeInvalid(p, ct, args, how)
 		}
-		p.Skipf("no callable tool has an inputSchema the harness can build invalid arguments for (a required property or a typed property)")
+		callSkip(p, "no callable tool has an inputSchema the harness can build invalid arguments for (a required property or a typed property)")
 		return nil
 	},
 }

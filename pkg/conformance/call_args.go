@@ -59,12 +59,36 @@ func callTargets(p *check.Pass) []callTarget {
 	return append(first, rest...)
 }
 
-// callNoTarget is the skip reason when callTargets is empty.
-func callNoTarget(p *check.Pass) string {
-	if len(p.Env.CallableTools()) == 0 {
-		return "no tool annotated readOnlyHint: true (allow one with --call-tool)"
+// callSkipNoTarget skips a check when callTargets is empty, saying why.
+func callSkipNoTarget(p *check.Pass) {
+	switch {
+	case len(p.Env.Facts.Tools) == 0:
+		p.Skipf("the server lists no tools")
+	case len(p.Env.CallableTools()) == 0:
+		callSkip(p, "no tool may be called")
+	default:
+		callSkip(p, "no callable tool has an inputSchema the harness can build arguments for")
 	}
-	return "no callable tool has an inputSchema the harness can build arguments for"
+}
+
+// callSkip skips with why. When some listed tool was not called because
+// calling it needs permission, it says how --call-tool would help and
+// records that cause; with every tool allowed it says only why, so no
+// summary asks the user to allow tools that are allowed already.
+func callSkip(p *check.Pass, why string) {
+	if n := len(p.Env.Uncalled()); n > 0 {
+		p.SkipNeedsCall("%s; %s not annotated readOnlyHint: true, so not called (allow one with --call-tool NAME)", why, plural(n, "listed tool is", "listed tools are"))
+		return
+	}
+	p.Skipf("%s", why)
+}
+
+// plural is "1 listed tool is", "3 listed tools are".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // callSynthArgs builds arguments that validate against the inputSchema.

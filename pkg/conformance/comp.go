@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 // COMP: completion/complete (server/utilities/completion.mdx; checklist
@@ -71,6 +72,7 @@ var COMP1 = &check.Check{
 			p.Skipf("no prompt argument or resource template variable to complete")
 			return nil
 		}
+		missing := 0
 		for _, r := range refs[:min(len(refs), compMaxRefs)] {
 			resp, err := p.Env.Client.Do(p.Ctx, "completion/complete", map[string]any{"ref": r.ref, "argument": map[string]any{"name": r.arg, "value": ""}})
 			if err != nil {
@@ -84,6 +86,11 @@ var COMP1 = &check.Check{
 			if rt, ok := resp.ResultType(); !ok || rt != "complete" {
 				p.Failf(ev, "completion/complete for %s has resultType %s, want \"complete\"", r.what, shown(compMember(resp.Result, "resultType")))
 			}
+			if compMember(resp.Result, "completion") == nil {
+				// COMP-3's fault: one wire fault is one failure.
+				missing++
+				continue
+			}
 			problems, err := schemaOracle("CompleteResult", resp.Result)
 			if err != nil {
 				return err
@@ -93,6 +100,9 @@ var COMP1 = &check.Check{
 				continue
 			}
 			p.Passf(ev, "completion/complete for %s returned a valid CompleteResult", r.what)
+		}
+		if missing > 0 {
+			p.Skipf("no completion/complete result carried completion to judge (COMP-3 reports it)")
 		}
 		return nil
 	},
@@ -133,4 +143,58 @@ var COMP2 = &check.Check{
 	},
 }
 
-var compFamily = family{name: "COMP", title: "completion", checks: []*check.Check{COMP1, COMP2}}
+var COMP3 = &check.Check{
+	ID: "COMP-3", Level: check.Must, Transports: check.Both,
+	Spec: "server/utilities/completion.mdx §CompleteResult; schema.json CompleteResult (required: completion, resultType)",
+	Doc:  "every completion/complete result carries a completion object, whatever it was asked",
+	Fix:  "put the values under completion: {resultType: \"complete\", completion: {values: [...]}}, also for an argument with nothing to suggest",
+	Run: func(p *check.Pass) error {
+		// The refs COMP-1 asks about, and COMP-2's unknown prompt: a server
+		// that answers that one (or one that does not declare completions
+		// yet answers) still owes a CompleteResult.
+		type ask struct {
+			what   string
+			params map[string]any
+		}
+		var asks []ask
+		if p.Env.Facts.Has("completions") {
+			refs := compRefs(p.Env.Facts)
+			for _, r := range refs[:min(len(refs), compMaxRefs)] {
+				asks = append(asks, ask{r.what, map[string]any{"ref": r.ref, "argument": map[string]any{"name": r.arg, "value": ""}}})
+			}
+		}
+		asks = append(asks, ask{"unknown prompt " + quoteClip(promptNoSuchPrompt), map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": promptNoSuchPrompt}, "argument": map[string]any{"name": "x", "value": ""}}})
+		judged := 0
+		for _, a := range asks {
+			resp, err := p.Env.Client.Do(p.Ctx, "completion/complete", a.params)
+			if err != nil {
+				return err
+			}
+			if resp.Error != nil || resp.Result == nil {
+				continue // an error is COMP-1's or COMP-2's to judge
+			}
+			if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
+				continue // an interim result owes no completion yet
+			}
+			judged++
+			ev := check.FromResponse(resp)
+			c := compMember(resp.Result, "completion")
+			var obj map[string]json.RawMessage
+			switch {
+			case c == nil:
+				p.Failf(ev, "completion/complete for %s returned a result without completion (the schema requires it)", a.what)
+			case json.Unmarshal(c, &obj) != nil || obj == nil:
+				p.Failf(ev, "completion/complete for %s has completion %s, want an object with values", a.what, shown(c))
+			default:
+				p.Passf(ev, "completion/complete for %s carries completion", a.what)
+			}
+		}
+		if judged == 0 {
+			p.Skipf("no completion/complete request got a result (the server answered each with an error)")
+		}
+		return nil
+	},
+}
+
+var compFamily = family{name: "COMP", title: "completion", checks: []*check.Check{COMP1, COMP2, COMP3},
+	added: map[string]string{"COMP-3": "CompleteResult requires completion (schema.json); COMP-1 judges only the refs it can build, so a result without completion went unseen on a real server"}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -198,6 +199,39 @@ var DISC7 = &check.Check{
 				p.Failf(nil, "extension key %q has no valid prefix (want e.g. com.example/name)", jsonrpc.Clip(k, 80))
 			}
 		}
+		return nil
+	},
+}
+
+// discClientOnly are the capabilities only a client declares
+// (ClientCapabilities); ServerCapabilities has none of them.
+var discClientOnly = []string{"sampling", "elicitation", "roots"}
+
+var DISC9 = &check.Check{
+	ID: "DISC-9", Level: check.Should, Transports: check.Both,
+	Spec: "schema.ts ServerCapabilities, ClientCapabilities; client/sampling.mdx, client/elicitation.mdx, client/roots.mdx §Capabilities",
+	Doc:  "capabilities declares no client-only capability (sampling, elicitation, roots)",
+	Fix:  "leave sampling, elicitation and roots out of server/discover's capabilities: a server asks for them with input_required, a client declares them per request",
+	Run: func(p *check.Pass) error {
+		f := p.Env.Facts
+		if f.Discover == nil {
+			p.Skipf("no discover result to read capabilities from (DISC-1 reports it)")
+			return nil
+		}
+		var found []string
+		for _, name := range discClientOnly {
+			if f.Has(name) {
+				found = append(found, fmt.Sprintf("%s %s", name, jsonrpc.Clip(string(f.Capabilities[name]), 60)))
+			}
+		}
+		ev := &check.Evidence{Request: "server/discover", Response: jsonrpc.Clip(string(compMember(f.DiscoverRaw, "capabilities")), 600)}
+		if len(found) > 0 {
+			// The schema allows extra members, so this is no MUST; but a
+			// client reading them learns nothing true about the server.
+			p.Warnf(ev, "capabilities declares client-only capabilities: %s; ServerCapabilities defines none of them", strings.Join(found, ", "))
+			return nil
+		}
+		p.Passf(ev, "capabilities declares only server capabilities (%s)", strings.Join(f.CapabilityNames(), ", "))
 		return nil
 	},
 }

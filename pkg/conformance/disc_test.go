@@ -10,3 +10,8 @@ func TestDISCMutants(t *testing.T) {
 		t.Run(c.ID, func(t *testing.T) { assertMutant(t, c) })
 	}
 }
+
+// A server declaring sampling, elicitation or roots (client capabilities)
+// gets a DISC-9 warning; the reference server, which declares only its
+// own, passes.
+func TestDISCShouldMutants(t *testing.T) { featAssertShould(t, DISC9) }

@@ -46,7 +46,7 @@ var LOG1 = &check.Check{
 	Run: func(p *check.Pass) error {
 		t := logTool(p)
 		if t == nil {
-			p.Skipf("%s", progNoCallableTool)
+			progSkipNoTool(p)
 			return nil
 		}
 		c, closeFn, err := progClient(p)

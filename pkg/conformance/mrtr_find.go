@@ -205,17 +205,18 @@ func mrtrUnreachable(err error) bool {
 // mrtrSkipNone skips a check when no reachable item asked for input. It
 // points to --call-tool only when some tool was not allowed.
 func mrtrSkipNone(p *check.Pass, f *mrtrFound) {
-	hint := ""
-	if n := len(p.Env.Facts.Tools) - len(p.Env.CallableTools()); n > 0 {
-		hint = fmt.Sprintf("; %d tools not annotated readOnlyHint: true were not called (allow an MRTR tool with --call-tool)", n)
+	hint, skip := "", p.Skipf
+	if n := len(p.Env.Uncalled()); n > 0 {
+		// Recorded as a skip that needs permission (report skipCause).
+		hint, skip = fmt.Sprintf("; %s not annotated readOnlyHint: true, so not called (allow an MRTR tool with --call-tool NAME)", plural(n, "listed tool is", "listed tools are")), p.SkipNeedsCall
 	}
 	switch {
 	case f.reachable == 0:
-		p.Skipf("nothing to try: no callable tool with arguments the harness can build, no listed resource, no prompt%s", hint)
+		skip("nothing to try: no callable tool with arguments the harness can build, no listed resource, no prompt%s", hint)
 	case f.tried < f.reachable:
-		p.Skipf("none of the %d items tried answered input_required; %d of %d reachable items were not tried: the search's time budget (%s, a quarter of the time left to the run's deadline) ran out%s", f.tried, f.reachable-f.tried, f.reachable, f.budget.Round(time.Millisecond), hint)
+		skip("none of the %d items tried answered input_required; %d of %d reachable items were not tried: the search's time budget (%s, a quarter of the time left to the run's deadline) ran out%s", f.tried, f.reachable-f.tried, f.reachable, f.budget.Round(time.Millisecond), hint)
 	default:
-		p.Skipf("none of the %d reachable items (callable tools, listed resources, prompts) answered input_required%s%s", f.reachable, mrtrCoverage(f, 0), hint)
+		skip("none of the %d reachable items (callable tools, listed resources, prompts) answered input_required%s%s", f.reachable, mrtrCoverage(f, 0), hint)
 	}
 }
 

@@ -3,11 +3,14 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // The reference server's MRTR tool, send_email, is not readOnly: the MRTR
@@ -150,10 +153,45 @@ func featAssertWarns(t *testing.T, c *check.Check, mayskip bool, callTools []str
 			if v := good[c.ID].Verdict; v != check.Passed && !(mayskip && v == check.Skipped) {
 				t.Fatalf("%s on the correct server: %s: %s %v", c.ID, v, good[c.ID].Outcome.Message, good[c.ID].Outcome.Details)
 			}
+			want := check.Warned
+			if c.Level == check.Info {
+				want = check.Noted // an info rule's finding is no warning
+			}
 			_, bad := featRun(t, refTarget(t, kind, c.ID), 1, callTools, c.ID)
-			if v := bad[c.ID].Verdict; v != check.Warned || bad[c.ID].Outcome.Message == "" {
-				t.Fatalf("%s on its mutant (%s): %s %q, want a warning", c.ID, refserver.Mutants[c.ID], v, bad[c.ID].Outcome.Message)
+			if v := bad[c.ID].Verdict; v != want || bad[c.ID].Outcome.Message == "" {
+				t.Fatalf("%s on its mutant (%s): %s %q, want %s", c.ID, refserver.Mutants[c.ID], v, bad[c.ID].Outcome.Message, want)
 			}
 		})
+	}
+}
+
+// The "skipped because calling a tool needs permission" summary is for
+// skips that --call-tool would lift: without it, MRTR's checks skip with
+// that cause (send_email is not read-only); with every listed tool
+// allowed, no result records the cause or tells the user to allow one.
+func TestSkipNeedsCallOnlyWhenAToolWasNotAllowed(t *testing.T) {
+	all := []string{"get_weather", "search_invoices", "send_email", "lookup_region", "slow_count"}
+	for _, tc := range []struct {
+		callTools []string
+		want      bool
+	}{{nil, true}, {all, false}} {
+		rep, _ := featRun(t, refTarget(t, "http"), 1, tc.callTools, "MRTR", "STATE", "META")
+		var caused []string
+		for _, r := range rep.Checks {
+			if r.Outcome.SkipCause == report.SkipNeedsCall {
+				caused = append(caused, r.ID)
+			}
+			if r.Verdict == check.Skipped && strings.Contains(r.Outcome.Message, "--call-tool") != (r.Outcome.SkipCause == report.SkipNeedsCall) {
+				t.Errorf("%s skipped with %q and cause %q: the message and the cause disagree", r.ID, r.Outcome.Message, r.Outcome.SkipCause)
+			}
+		}
+		if (len(caused) > 0) != tc.want {
+			t.Errorf("call tools %v: skips caused by call permission %v, want some: %v", tc.callTools, caused, tc.want)
+		}
+		var out strings.Builder
+		render.ReportText(&out, report.FromConformance(rep, ""), render.TextOptions{})
+		if shown := strings.Contains(out.String(), "skipped because calling a tool needs permission"); shown != tc.want {
+			t.Errorf("call tools %v: permission summary shown %v, want %v:\n%s", tc.callTools, shown, tc.want, out.String())
+		}
 	}
 }

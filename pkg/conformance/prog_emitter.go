@@ -17,8 +17,15 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
-// progNoCallableTool is the skip reason when a check needs a tool call.
-const progNoCallableTool = "no tool annotated readOnlyHint: true (allow one with --call-tool)"
+// progSkipNoTool skips a check that needs a tool call when no tool may
+// be called.
+func progSkipNoTool(p *check.Pass) {
+	if len(p.Env.Facts.Tools) == 0 {
+		p.Skipf("the server lists no tools")
+		return
+	}
+	callSkip(p, "no tool may be called")
+}
 
 // progArgs makes arguments for a tool from its inputSchema: every
 // required property gets a plausible value (default, const, first enum
@@ -286,10 +293,10 @@ func (es *progEmitters) search(ctx context.Context, env check.Env) {
 // progSkipNoEmitter skips a check that needs a tool sending kind notifications.
 func progSkipNoEmitter(p *check.Pass, es *progEmitters, kind string) {
 	if len(p.Env.CallableTools()) == 0 {
-		p.Skipf("%s", progNoCallableTool)
+		progSkipNoTool(p)
 		return
 	}
-	p.Skipf("no callable tool sent %s when called with example arguments (tried %s)", kind, strings.Join(es.tried, ", "))
+	callSkip(p, fmt.Sprintf("no callable tool sent %s when called with example arguments (tried %s)", kind, strings.Join(es.tried, ", ")))
 }
 
 // progParams is the notification's params as a map of raw members.

@@ -99,7 +99,18 @@ func TestRegistryCoversTheChecklist(t *testing.T) {
 			if _, dup := un[c.ID]; dup {
 				t.Errorf("%s is both a check and unobservable", c.ID)
 			}
+			if why, ok := f.added[c.ID]; ok {
+				if strings.TrimSpace(why) == "" || slices.Contains(want, c.ID) {
+					t.Errorf("%s is added beyond the checklist without a reason, or the checklist has it", c.ID)
+				}
+				continue
+			}
 			got = append(got, c.ID)
+		}
+		for id := range f.added {
+			if !slices.ContainsFunc(f.checks, func(c *check.Check) bool { return c.ID == id }) {
+				t.Errorf("family %s lists %s as added, but has no such check", f.name, id)
+			}
 		}
 	}
 	for id, why := range un {

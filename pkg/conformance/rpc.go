@@ -279,17 +279,33 @@ func rpc3HTTP(p *check.Pass) error {
 		case resp != nil:
 			// streamable-http.mdx: a notification the server does not accept
 			// gets an error status, optionally with an id-less error body.
-			why := "no response was due"
-			if method == "notifications/cancelled" {
-				why += ", and an invalid cancellation SHOULD be ignored"
-			}
-			p.Warnf(ev, "the server rejected the notification %s with HTTP %d and error %d; %s", method, rr.Status, resp.Error.Code, why)
+			p.Warnf(ev, "the server rejected the notification %s with HTTP %d and error %d (%s): %q; %s", method, rr.Status, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), jsonrpc.Clip(resp.Error.Message, 160), rpcRejectionWhy(method, resp.Error))
 		default:
 			quiet.add(ev)
 		}
 	}
 	quiet.report(p, "no JSON-RPC response to %d notifications (an invalid cancellation, an unknown notification)", quiet.n)
 	return nil
+}
+
+// rpcRejectionWhy says what a rejected notification means, from the error
+// itself: a rejection of the request's headers (-32020) or of its params
+// or _meta is no judgement of the cancellation it carried, so only an
+// error that names neither is read as not ignoring an invalid
+// cancellation.
+func rpcRejectionWhy(method string, e *jsonrpc.Error) string {
+	msg := strings.ToLower(e.Message)
+	switch {
+	case e.Code == jsonrpc.CodeHeaderMismatch || strings.Contains(msg, "header"):
+		return "the server rejected the request's headers, not the notification's content; no response was due"
+	case strings.Contains(msg, "_meta") || strings.Contains(msg, "meta"):
+		return "the server rejected the notification's _meta, not what it notified; no response was due"
+	case e.Code == jsonrpc.CodeInvalidParams:
+		return "the server rejected the notification's params; no response was due"
+	case method == "notifications/cancelled":
+		return "no response was due, and a cancellation of an unknown request SHOULD be ignored"
+	}
+	return "no response was due"
 }
 
 // rpcStdioGrace is how long a stdio probe keeps listening after the

@@ -123,15 +123,11 @@ func stateFindTarget(p *check.Pass) (*stateTarget, int, error) {
 
 // stateSkipNoTarget is the skip message when no request asked for input.
 func stateSkipNoTarget(p *check.Pass, tried int) {
-	if tried == 0 && len(p.Env.Facts.Tools) > 0 && len(p.Env.CallableTools()) == 0 {
-		p.Skipf("no request to try: no tool annotated readOnlyHint: true (allow one with --call-tool), and no resource or prompt")
+	if tried == 0 {
+		callSkip(p, "no request to try: no callable tool, resource or prompt")
 		return
 	}
-	hint := ""
-	if n := len(p.Env.Facts.Tools) - len(p.Env.CallableTools()); n > 0 {
-		hint = fmt.Sprintf("; %d tools not annotated readOnlyHint: true were not called (allow one with --call-tool)", n)
-	}
-	p.Skipf("none of %d requests tried (callable tools, resources, prompts) asked for input with input_required%s", tried, hint)
+	callSkip(p, fmt.Sprintf("none of %d requests tried (callable tools, resources, prompts) asked for input with input_required", tried))
 }
 
 // stateSend sends the target with the given capabilities on c.

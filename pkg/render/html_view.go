@@ -42,7 +42,13 @@ type htmlItem struct {
 type htmlLayer0 struct {
 	Summary string
 	Checks  []htmlCheck // the ones that need attention
+	// Legacy: the server speaks legacy MCP only; Blockers say what stands
+	// in the way of 2026-07-28.
+	Legacy   bool
+	Blockers []htmlBlocker
 }
+
+type htmlBlocker struct{ ID, Found, Instead string }
 
 type htmlCheck struct {
 	ID, Level, Verdict, Class, KOfN, Finding string
@@ -188,6 +194,10 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	} else if c := rep.Conformance; c != nil {
 		v.Verdict, v.VerdictClass = "conformance "+line(c.Verdict)+" (not gated)", statusClass(c.Verdict)
 	}
+	if c := legacy(rep); c != nil && (rep.Gate == nil || rep.Gate.Verdict != report.GateFail) {
+		// A legacy server gets its own badge, never the pass colour.
+		v.Verdict, v.VerdictClass = legacyIcon+" legacy: speaks "+line(legacySpeaks(c))+" only ("+legacyGate(rep.Gate)+")", "legacy"
+	}
 	for _, kv := range []htmlKV{
 		{"Server", name}, {"Era", strings.TrimSpace(rep.Server.Era + " " + rep.Server.ProtocolVersion)}, {"Transport", rep.Server.Transport},
 		{"Commit", rep.Run.Commit}, {"Ref", rep.Run.Ref}, {"Event", rep.Run.Event}, {"Tool surface", rep.ToolSurfaceHash},
@@ -265,9 +275,17 @@ func htmlGateItem(it report.GateItem) htmlItem {
 
 func htmlConformance(rep *report.Report) *htmlLayer0 {
 	c := rep.Conformance
+	if c.Verdict == report.ConformanceLegacy {
+		l := &htmlLayer0{Summary: fmt.Sprintf("The server speaks %s only, not 2026-07-28: no 2026-07-28 check ran.", line(legacySpeaks(c))), Legacy: true}
+		if c.Legacy != nil {
+			for _, b := range c.Legacy.Blockers {
+				l.Blockers = append(l.Blockers, htmlBlocker{ID: line(b.ID), Found: line(b.Found), Instead: line(b.Instead)})
+			}
+		}
+		return l
+	}
 	s := Summarize(c)
-	l := &htmlLayer0{Summary: fmt.Sprintf("%d checks: %d passed, %d failed, %d warnings, %d skipped, %d errors · MUST checks ran %d times",
-		len(c.Checks), s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored, c.Runs)}
+	l := &htmlLayer0{Summary: fmt.Sprintf("%d checks: %s · MUST checks ran %d times", len(c.Checks), s.Line(), c.Runs)}
 	sorted := append([]report.CheckResult(nil), c.Checks...)
 	sort.SliceStable(sorted, func(i, j int) bool { return checkRank(sorted[i]) < checkRank(sorted[j]) })
 	for _, r := range sorted {
@@ -275,7 +293,7 @@ func htmlConformance(rep *report.Report) *htmlLayer0 {
 			continue
 		}
 		l.Checks = append(l.Checks, htmlCheck{ID: line(r.ID), Level: line(string(r.Level)), Verdict: line(string(r.Verdict)),
-			Class: statusClass(map[report.CheckVerdict]string{report.CheckFailed: "fail", report.CheckErrored: "fail", report.CheckWarned: "inconclusive"}[r.Verdict]),
+			Class: statusClass(map[report.CheckVerdict]string{report.CheckFailed: "fail", report.CheckErrored: "fail", report.CheckWarned: "inconclusive", report.CheckNoted: "noted"}[r.Verdict]),
 			KOfN:  kOfN(r), Finding: line(headline(r))})
 	}
 	return l

@@ -47,7 +47,10 @@ type junitMessage struct {
 // layer0Suites are Layer 0 as JUnit: one suite per family, one case per
 // check. A failed MUST is a failure; a failed SHOULD is a warning in
 // system-out, so CI test views do not go red on it.
-func layer0Suites(c *report.Conformance) []junitSuite {
+func layer0Suites(c *report.Conformance, g *report.Gate) []junitSuite {
+	if c.Verdict == report.ConformanceLegacy {
+		return []junitSuite{legacySuite(c, g)}
+	}
 	var suites []junitSuite
 	idx := map[string]int{}
 	for _, r := range c.Checks {
@@ -77,10 +80,37 @@ func layer0Suites(c *report.Conformance) []junitSuite {
 			s.Skipped++
 		case report.CheckWarned:
 			tc.SystemOut = "warning: " + msg + "\n" + body
+		case report.CheckNoted:
+			tc.SystemOut = "info: " + msg + "\n" + body
 		}
 		s.Cases = append(s.Cases, tc)
 	}
 	return suites
+}
+
+// legacySuite is a legacy server in JUnit: one case, skipped (no
+// 2026-07-28 check ran, which is no pass) unless the gate failed it, with
+// the migration list as its body.
+func legacySuite(c *report.Conformance, g *report.Gate) junitSuite {
+	s := junitSuite{Name: "conformance era"}
+	tc := junitCase{Name: "the server speaks 2026-07-28", Classname: "conformance.era", Time: seconds(c.DurationMs)}
+	msg := xmlSafe(fmt.Sprintf("[%s] the server speaks %s only; %s", legacyWord, Line(legacySpeaks(c)), legacyGate(g)))
+	var b strings.Builder
+	if c.Legacy != nil {
+		for _, bl := range c.Legacy.Blockers {
+			fmt.Fprintf(&b, "%s: %s; instead: %s\n", bl.ID, Line(bl.Found), Line(bl.Instead))
+		}
+	}
+	if g != nil && g.Verdict == report.GateFail {
+		tc.Failure = &junitMessage{Message: msg, Type: legacyWord, Body: xmlSafe(b.String())}
+		s.Failures++
+	} else {
+		tc.Skipped = &junitMessage{Message: msg}
+		tc.SystemOut = xmlSafe(b.String())
+		s.Skipped++
+	}
+	s.Cases = append(s.Cases, tc)
+	return s
 }
 
 func caseBody(r report.CheckResult) string {

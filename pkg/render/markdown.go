@@ -91,21 +91,34 @@ func verdictHeading(rep *report.Report) string {
 		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️"}[g.Verdict]
 		counts := statusCounts(g.Items)
 		var parts []string
-		for _, s := range []struct{ status, label string }{
-			{report.ItemFail, "failed"}, {report.ItemInconclusive, "inconclusive"}, {report.ItemKnown, "known failures"}, {report.ItemWarn, "warnings"},
+		for _, s := range []struct{ status, one, many string }{
+			{report.ItemFail, "failed", "failed"}, {report.ItemInconclusive, "inconclusive", "inconclusive"},
+			{report.ItemKnown, "known failure", "known failures"}, {report.ItemWarn, "warning", "warnings"},
 		} {
 			if n := counts[s.status]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, s.label))
+				parts = append(parts, plural(n, s.one, s.many))
 			}
 		}
 		line := fmt.Sprintf("### %s mcp-eval: %s", icon, strings.ToUpper(mdText(g.Verdict)))
+		if c := legacy(rep); c != nil {
+			// Not a pass: the legacy mark heads it, and only a gate that
+			// failed it keeps its own.
+			if g.Verdict == report.GateFail {
+				line = fmt.Sprintf("### ❌ mcp-eval: FAIL · %s %s server (speaks %s only)", legacyIcon, strings.ToLower(legacyWord), mdCode(legacySpeaks(c)))
+			} else {
+				line = fmt.Sprintf("### %s mcp-eval: %s · speaks %s only · %s", legacyIcon, legacyWord, mdCode(legacySpeaks(c)), legacyGate(g))
+			}
+		}
 		if len(parts) > 0 {
 			line += " · " + strings.Join(parts, " · ")
 		}
 		return line
 	}
+	if c := legacy(rep); c != nil {
+		return fmt.Sprintf("### %s mcp-eval: conformance %s · speaks %s only (not gated)", legacyIcon, legacyWord, mdCode(legacySpeaks(c)))
+	}
 	if c := rep.Conformance; c != nil {
-		icon := map[string]string{"pass": "✅", "fail": "❌", "legacy": "⚠️"}[c.Verdict]
+		icon := map[string]string{"pass": "✅", "fail": "❌"}[c.Verdict]
 		return fmt.Sprintf("### %s mcp-eval: conformance %s (not gated)", icon, strings.ToUpper(mdText(c.Verdict)))
 	}
 	return "### mcp-eval report (not gated)"

@@ -18,7 +18,7 @@ func ReportJUnit(w io.Writer, rep *report.Report) error {
 	out := junitSuites{Name: "mcp-eval"}
 	if c := rep.Conformance; c != nil {
 		out.Time = seconds(c.DurationMs)
-		out.Suites = layer0Suites(c)
+		out.Suites = layer0Suites(c, rep.Gate)
 	}
 	items := map[string]report.GateItem{}
 	if rep.Gate != nil {

@@ -24,7 +24,7 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 		return
 	}
 	s := Summarize(c)
-	summary := fmt.Sprintf("%d checks: %d passed, %d failed, %d warnings, %d skipped, %d errors · MUST checks ran %d times", len(c.Checks), s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored, c.Runs)
+	summary := fmt.Sprintf("%d checks: %s · MUST checks ran %d times", len(c.Checks), s.Line(), c.Runs)
 	sorted := append([]report.CheckResult(nil), c.Checks...)
 	sort.SliceStable(sorted, func(i, j int) bool { return checkRank(sorted[i]) < checkRank(sorted[j]) })
 	header := []string{"| Check | Level | Result | k/N | Finding |", "|---|---|---|---|---|"}
@@ -46,7 +46,7 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 }
 
 // checkRank orders failures first: failed or errored MUST, failed SHOULD,
-// warnings, flaky passes, then passes and skips.
+// warnings, flaky passes and info notes, then passes and skips.
 func checkRank(r report.CheckResult) int {
 	switch {
 	case r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored):
@@ -55,7 +55,7 @@ func checkRank(r report.CheckResult) int {
 		return 1
 	case r.Verdict == report.CheckWarned:
 		return 2
-	case r.Flaky:
+	case r.Flaky, r.Verdict == report.CheckNoted:
 		return 3
 	case r.Verdict == report.CheckPassed:
 		return 4

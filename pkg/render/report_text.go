@@ -58,7 +58,7 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 			unmeasuredText(p, mw, rep.Resilience)
 		}},
 		{SectionTelemetry, "\n== Layer 3 · latency, tokens and cost ==\n", rep.Telemetry != nil, func() { telemetryText(w, rep) }},
-		{SectionGate, "\n", rep.Gate != nil, func() { GateText(w, rep.Gate) }},
+		{SectionGate, "\n", rep.Gate != nil, func() { GateText(w, rep) }},
 	}
 	if len(opts.Only) > 0 {
 		for _, s := range sections {
@@ -172,7 +172,8 @@ func modelWidth(rep *report.Report) int {
 // GateText writes the gate's verdict like k6 thresholds: one line per item
 // that did not simply pass, mark + the rule as written + what was seen,
 // then the verdict.
-func GateText(w io.Writer, g *report.Gate) {
+func GateText(w io.Writer, rep *report.Report) {
+	g := rep.Gate
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("gate · %s\n", Line(g.Policy.Text))
 	if g.Baseline != nil {
@@ -228,5 +229,14 @@ func GateText(w io.Writer, g *report.Gate) {
 		}
 	}
 	p("method: %s\n", Line(g.Method))
+	if c := legacy(rep); c != nil {
+		// The gate's pass is no PASS for a server no 2026-07-28 check ran on.
+		if g.Verdict == report.GateFail {
+			p("verdict: FAIL (%s server: speaks %s only)\n", strings.ToLower(legacyWord), Line(legacySpeaks(c)))
+		} else {
+			p("verdict: %s (speaks %s only; %s)\n", legacyWord, Line(legacySpeaks(c)), legacyGate(g))
+		}
+		return
+	}
 	p("verdict: %s\n", strings.ToUpper(Line(g.Verdict)))
 }

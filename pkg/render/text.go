@@ -45,7 +45,7 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 			family = r.Family
 			shownInFamily = 0
 		}
-		if r.Verdict == report.CheckSkipped && strings.Contains(r.Outcome.Message, "--call-tool") {
+		if r.Verdict == report.CheckSkipped && r.Outcome.SkipCause == report.SkipNeedsCall {
 			callSkips = append(callSkips, r.ID)
 		}
 		if !opts.Verbose && r.Verdict == report.CheckPassed && !r.Flaky {
@@ -72,7 +72,7 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 		}
 	}
 	s := Summarize(rep)
-	p("\n%d passed, %d failed, %d warnings, %d skipped, %d errors", s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored)
+	p("\n%s", s.Line())
 	if s.Flaky > 0 {
 		p(", %d flaky", s.Flaky)
 	}
@@ -114,8 +114,29 @@ func legacyText(w io.Writer, rep *report.Conformance) {
 
 // Summary counts a report's results.
 type Summary struct {
-	Passed, Failed, Warned, Skipped, Errored, Flaky int
-	FailedMust                                      []string
+	// Noted are the info checks that noted something: shown as "info",
+	// never counted as warnings.
+	Passed, Failed, Warned, Noted, Skipped, Errored, Flaky int
+	FailedMust                                             []string
+}
+
+// Line is the counts as one line, the same in every view: "3 passed, 0
+// failed, 1 warning, 1 info, 2 skipped, 0 errors".
+func (s Summary) Line() string {
+	parts := []string{fmt.Sprintf("%d passed", s.Passed), fmt.Sprintf("%d failed", s.Failed), plural(s.Warned, "warning", "warnings")}
+	if s.Noted > 0 {
+		parts = append(parts, fmt.Sprintf("%d info", s.Noted))
+	}
+	parts = append(parts, fmt.Sprintf("%d skipped", s.Skipped), plural(s.Errored, "error", "errors"))
+	return strings.Join(parts, ", ")
+}
+
+// plural is "1 warning", "0 warnings", "2 warnings".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Summarize counts results by verdict.
@@ -129,6 +150,8 @@ func Summarize(rep *report.Conformance) Summary {
 			s.Failed++
 		case report.CheckWarned:
 			s.Warned++
+		case report.CheckNoted:
+			s.Noted++
 		case report.CheckSkipped:
 			s.Skipped++
 		case report.CheckErrored:
@@ -153,6 +176,8 @@ func mark(r report.CheckResult) string {
 		return "✗"
 	case report.CheckWarned:
 		return "!"
+	case report.CheckNoted:
+		return "i"
 	case report.CheckErrored:
 		return "E"
 	}

@@ -89,7 +89,14 @@ const (
 	CheckWarned  CheckVerdict = "warn"
 	CheckSkipped CheckVerdict = "skip"
 	CheckErrored CheckVerdict = "error" // the harness could not run the check
+	// CheckNoted is what an info check reports when it found something
+	// worth the reader's eye: not normative, so never a warning.
+	CheckNoted CheckVerdict = "info"
 )
+
+// SkipNeedsCall is the SkipCause of a check that skipped because calling
+// a tool the server lists needs the user's permission (--call-tool).
+const SkipNeedsCall = "needs-call-permission"
 
 // CheckResult is one check's aggregated outcome over its runs.
 type CheckResult struct {
@@ -112,15 +119,21 @@ type CheckResult struct {
 }
 
 // Passes is k in "k/N": runs that passed (a warning counts as a pass of a
-// MUST run only when the check warned about a tolerated deviation).
-func (r *CheckResult) Passes() int { return r.Counts[CheckPassed] + r.Counts[CheckWarned] }
+// MUST run only when the check warned about a tolerated deviation; a note
+// of an info check breaks no rule).
+func (r *CheckResult) Passes() int {
+	return r.Counts[CheckPassed] + r.Counts[CheckWarned] + r.Counts[CheckNoted]
+}
 
 // Outcome is the result of one run of one check.
 type Outcome struct {
-	Verdict  CheckVerdict `json:"verdict"`
-	Message  string       `json:"message,omitempty"`
-	Details  []string     `json:"details,omitempty"`
-	Evidence []Evidence   `json:"evidence,omitempty"`
+	Verdict CheckVerdict `json:"verdict"`
+	// SkipCause is why a skipped check did not apply when a reader can
+	// act on it: SkipNeedsCall when a listed tool was not allowed.
+	SkipCause string     `json:"skipCause,omitempty"`
+	Message   string     `json:"message,omitempty"`
+	Details   []string   `json:"details,omitempty"`
+	Evidence  []Evidence `json:"evidence,omitempty"`
 }
 
 // Evidence is what was sent and what came back, kept short.
