@@ -1,0 +1,54 @@
+package conformance
+
+import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+
+// problem is one thing wrong with a response and where it is: at is an
+// RFC 6901 pointer into the response message ("/error/data/supported"),
+// atStatus for the HTTP status, "" when the fault is not one thing the
+// server sent (a response that never came). Findings made from a problem point at it, so
+// the evidence shows the fault and one fault broken by two rules is
+// reported once (check.Result.SameAs).
+type problem struct{ at, msg string }
+
+// atStatus locates a problem at the HTTP status of the response.
+const atStatus = "httpStatus"
+
+// msgs are the problems' messages.
+func msgs(ps []problem) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.msg)
+	}
+	return out
+}
+
+// evidenceAt is the exchange as evidence, located at ptr ("" leaves it
+// unlocated).
+func (r *reply) evidenceAt(ptr string) *check.Evidence {
+	ev := r.evidence()
+	switch {
+	case ptr == atStatus:
+		if r.status != 0 {
+			ev.OnStatus = true
+		}
+		return ev
+	case ptr == "" || r.raw == nil:
+		return ev
+	}
+	return check.At(ev, r.raw, ptr)
+}
+
+// replyAt locates what a reply answered instead of the one expected: its
+// error code, its result, or nothing when it is not a JSON-RPC response.
+func replyAt(r *reply) string {
+	switch {
+	case r.has("error"):
+		if _, ok := r.rpcError(); ok {
+			return "/error/code"
+		}
+		return "/error"
+	case r.has("result"):
+		return "/result"
+	}
+	return ""
+}
