@@ -1,6 +1,9 @@
 package conformance
 
-import "github.com/mcp-eval/mcp-eval-action/pkg/check"
+import (
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
 
 // problem is one thing wrong with a response and where it is: at is an
 // RFC 6901 pointer into the response message ("/error/data/supported"),
@@ -51,4 +54,12 @@ func replyAt(r *reply) string {
 		return "/result"
 	}
 	return ""
+}
+
+// atResponse is ev (the evidence of resp) located at ptr in resp's message.
+func atResponse(ev *check.Evidence, resp *mcpclient.Response, ptr string) *check.Evidence {
+	if resp == nil {
+		return ev
+	}
+	return check.At(ev, check.ResponseMessage(resp), ptr)
 }

@@ -63,6 +63,9 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 			if r.Fix != "" && r.Verdict == report.CheckFailed {
 				p("        fix: %s\n", Line(r.Fix))
 			}
+			if r.SameAs != "" {
+				p("        same fault as %s (the same response value at the same place; counted once)\n", r.SameAs)
+			}
 			for i, ev := range r.Outcome.Evidence {
 				if i == 2 {
 					break
@@ -72,9 +75,14 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 		}
 	}
 	s := Summarize(rep)
-	p("\n%d passed, %d failed, %d warnings, %d skipped, %d errors", s.Passed, s.Failed, s.Warned, s.Skipped, s.Errored)
+	// A result that repeats another's fault is one fault to fix: the
+	// terminal counts it once and names it.
+	p("\n%d passed, %d failed, %d warnings, %d skipped, %d errors", s.Passed, s.Failed-s.RepeatFailed, s.Warned-s.RepeatWarned, s.Skipped, s.Errored)
 	if s.Flaky > 0 {
 		p(", %d flaky", s.Flaky)
+	}
+	if len(s.Repeats) > 0 {
+		p(" (not counted again: %s)", strings.Join(s.Repeats, ", "))
 	}
 	p("\n")
 	if len(callSkips) > 0 {
@@ -116,6 +124,11 @@ func legacyText(w io.Writer, rep *report.Conformance) {
 type Summary struct {
 	Passed, Failed, Warned, Skipped, Errored, Flaky int
 	FailedMust                                      []string
+	// RepeatFailed and RepeatWarned are the failed and warned results
+	// (counted in Failed and Warned) that repeat an earlier result's
+	// fault (SameAs); Repeats names them, "RSRC-2 = CACHE-1".
+	RepeatFailed, RepeatWarned int
+	Repeats                    []string
 }
 
 // Summarize counts results by verdict.
@@ -136,6 +149,14 @@ func Summarize(rep *report.Conformance) Summary {
 		}
 		if r.Flaky {
 			s.Flaky++
+		}
+		if r.SameAs != "" && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckWarned) {
+			if r.Verdict == report.CheckFailed {
+				s.RepeatFailed++
+			} else {
+				s.RepeatWarned++
+			}
+			s.Repeats = append(s.Repeats, r.ID+" = "+r.SameAs)
 		}
 		if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
 			s.FailedMust = append(s.FailedMust, r.ID)
@@ -195,6 +216,16 @@ func evidenceLine(ev report.Evidence) string {
 		fmt.Fprintf(&b, " → HTTP %d", ev.Status)
 	} else {
 		b.WriteString(" →")
+	}
+	// The located value first: a line is cut at 300 characters, and a
+	// long response would push the fault past the cut.
+	switch {
+	case ev.Missing:
+		fmt.Fprintf(&b, " %s is missing;", ev.Pointer)
+	case ev.Pointer != "":
+		fmt.Fprintf(&b, " at %s: %s;", ev.Pointer, ev.Value)
+	case ev.OnStatus:
+		b.WriteString(" (the status is the fault)")
 	}
 	if ev.Response != "" {
 		b.WriteString(" " + ev.Response)
