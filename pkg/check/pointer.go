@@ -132,31 +132,46 @@ func seekIndex(dec *json.Decoder, i int) bool {
 
 // At locates ptr in msg (the response message as the server wrote it) and
 // returns a copy of ev with Pointer, Value and a Response excerpt centred
-// on the value. A pointer to a member absent from an object that exists
-// sets Missing and centres on that object. A pointer that names nothing in
-// msg keeps only Pointer: a check that points where nothing is has a bug,
-// and the all-mutants test looks for such evidence.
+// on the value. A pointer that names nothing in msg keeps only Pointer: a
+// check that points where nothing is has a bug, and the all-mutants test
+// looks for such evidence. For a member that is missing, use Absent.
 func At(ev *Evidence, msg []byte, ptr string) *Evidence {
+	out := located(ev, ptr)
+	if start, end, ok := Locate(msg, ptr); ok {
+		out.Value = clipValue(msg[start:end])
+		out.Response = centred(msg, start, end, pointedExcerpt)
+	}
+	return out
+}
+
+// Absent is At for a member the finding says is missing: Missing is set,
+// and the excerpt centred on the object that lacks it, when that object
+// exists and the member is indeed absent; otherwise only Pointer is kept
+// (the same bug signal as At's).
+func Absent(ev *Evidence, msg []byte, ptr string) *Evidence {
+	out := located(ev, ptr)
+	parent, member := splitLast(ptr)
+	start, end, ok := Locate(msg, parent)
+	if !ok || member == "" {
+		return out
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(msg[start:end], &obj) != nil || obj == nil {
+		return out
+	}
+	if _, has := obj[member]; !has {
+		out.Missing = true
+		out.Response = centred(msg, start, end, pointedExcerpt)
+	}
+	return out
+}
+
+func located(ev *Evidence, ptr string) *Evidence {
 	out := Evidence{}
 	if ev != nil {
 		out = *ev
 	}
 	out.Pointer = ptr
-	if start, end, ok := Locate(msg, ptr); ok {
-		out.Value = clipValue(msg[start:end])
-		out.Response = centred(msg, start, end, pointedExcerpt)
-		return &out
-	}
-	parent, member := splitLast(ptr)
-	if start, end, ok := Locate(msg, parent); ok && member != "" {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(msg[start:end], &obj) == nil && obj != nil {
-			if _, has := obj[member]; !has {
-				out.Missing = true
-				out.Response = centred(msg, start, end, pointedExcerpt)
-			}
-		}
-	}
 	return &out
 }
 
@@ -256,6 +271,15 @@ func FromResponseAt(resp *mcpclient.Response, ptr string) *Evidence {
 		return nil
 	}
 	return At(FromResponse(resp), ResponseMessage(resp), ptr)
+}
+
+// FromResponseAbsent is FromResponse located at a member ptr names that
+// the response lacks (Absent).
+func FromResponseAbsent(resp *mcpclient.Response, ptr string) *Evidence {
+	if resp == nil {
+		return nil
+	}
+	return Absent(FromResponse(resp), ResponseMessage(resp), ptr)
 }
 
 // InResult turns a pointer into a result (as a schema validator reports

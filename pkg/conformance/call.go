@@ -130,7 +130,7 @@ var CALL1 = &check.Check{
 			}
 			judged++
 			if s.res.MissingResultType {
-				p.Failf(atResponse(ev, s.res.Response, "/result/resultType"), "tools/call %s result has no resultType, want \"complete\" or \"input_required\"", callName(s))
+				p.Failf(absentInResponse(ev, s.res.Response, "/result/resultType"), "tools/call %s result has no resultType, want \"complete\" or \"input_required\"", callName(s))
 			}
 			problems, at, err := schemaOracleAt("CallToolResult", s.res.Response.Result)
 			if err != nil {

@@ -63,7 +63,7 @@ var DISC2 = &check.Check{
 			return nil
 		}
 		for _, pb := range discoverShape(m) {
-			p.Failf(atResponse(ev, resp, pb.at), "%s", pb.msg)
+			p.Failf(atProblem(ev, resp, pb), "%s", pb.msg)
 		}
 		return nil
 	},
@@ -73,25 +73,28 @@ var DISC2 = &check.Check{
 // pointing into the response.
 func discoverShape(m map[string]json.RawMessage) []problem {
 	var out []problem
+	bad := func(member, msg string) {
+		out = append(out, problem{at: check.Pointer("result", member), msg: msg, absent: m[member] == nil})
+	}
 	var rt string
 	if json.Unmarshal(m["resultType"], &rt) != nil || rt != mcpclient.ResultComplete {
-		out = append(out, problem{"/result/resultType", fmt.Sprintf("resultType is %s, want \"complete\"", shown(m["resultType"]))})
+		bad("resultType", fmt.Sprintf("resultType is %s, want \"complete\"", shown(m["resultType"])))
 	}
 	var versions []string
 	if json.Unmarshal(m["supportedVersions"], &versions) != nil || versions == nil {
-		out = append(out, problem{"/result/supportedVersions", fmt.Sprintf("supportedVersions is %s, want an array of strings", shown(m["supportedVersions"]))})
+		bad("supportedVersions", fmt.Sprintf("supportedVersions is %s, want an array of strings", shown(m["supportedVersions"])))
 	}
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(m["capabilities"], &caps) != nil || caps == nil {
-		out = append(out, problem{"/result/capabilities", fmt.Sprintf("capabilities is %s, want an object", shown(m["capabilities"]))})
+		bad("capabilities", fmt.Sprintf("capabilities is %s, want an object", shown(m["capabilities"])))
 	}
 	for _, h := range cacheHintFaults(m) {
-		out = append(out, problem{check.Pointer("result", h.member), h.problem})
+		bad(h.member, h.problem)
 	}
 	if raw, ok := m["instructions"]; ok {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			out = append(out, problem{"/result/instructions", "instructions is not a string"})
+			bad("instructions", "instructions is not a string")
 		}
 	}
 	return out

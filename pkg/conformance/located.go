@@ -11,7 +11,11 @@ import (
 // server sent (a response that never came). Findings made from a problem point at it, so
 // the evidence shows the fault and one fault broken by two rules is
 // reported once (check.Result.SameAs).
-type problem struct{ at, msg string }
+type problem struct {
+	at, msg string
+	// absent: the member at names is missing (the finding is its absence).
+	absent bool
+}
 
 // atStatus locates a problem at the HTTP status of the response.
 const atStatus = "httpStatus"
@@ -25,8 +29,16 @@ func msgs(ps []problem) []string {
 	return out
 }
 
-// evidenceAt is the exchange as evidence, located at ptr ("" leaves it
-// unlocated).
+// evidenceFor is the exchange as the evidence of one problem.
+func (r *reply) evidenceFor(pb problem) *check.Evidence {
+	if pb.absent && r.raw != nil {
+		return check.Absent(r.evidence(), r.raw, pb.at)
+	}
+	return r.evidenceAt(pb.at)
+}
+
+// evidenceAt is the exchange as evidence, located at ptr (a value that is
+// there; "" leaves it unlocated).
 func (r *reply) evidenceAt(ptr string) *check.Evidence {
 	ev := r.evidence()
 	switch {
@@ -62,4 +74,24 @@ func atResponse(ev *check.Evidence, resp *mcpclient.Response, ptr string) *check
 		return ev
 	}
 	return check.At(ev, check.ResponseMessage(resp), ptr)
+}
+
+// absentInResponse is ev (the evidence of resp) located at a member ptr
+// names that resp lacks.
+func absentInResponse(ev *check.Evidence, resp *mcpclient.Response, ptr string) *check.Evidence {
+	if resp == nil {
+		return ev
+	}
+	return check.Absent(ev, check.ResponseMessage(resp), ptr)
+}
+
+// atProblem is ev located at a problem of resp.
+func atProblem(ev *check.Evidence, resp *mcpclient.Response, pb problem) *check.Evidence {
+	if ev == nil {
+		ev = check.FromResponse(resp)
+	}
+	if pb.absent {
+		return absentInResponse(ev, resp, pb.at)
+	}
+	return atResponse(ev, resp, pb.at)
 }

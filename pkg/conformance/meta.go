@@ -199,7 +199,7 @@ var META4 = &check.Check{
 				return nil
 			}
 			for _, pb := range errShape32021(e.Data) {
-				p.Failf(r.evidenceAt(pb.at), "%s: %s", target.Label, pb.msg)
+				p.Failf(r.evidenceFor(pb), "%s: %s", target.Label, pb.msg)
 			}
 			if r.transport == "http" && r.status != 400 {
 				p.Failf(r.evidenceAt(atStatus), "%s: -32021 came with HTTP %d, want 400", target.Label, r.status)

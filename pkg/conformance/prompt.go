@@ -105,7 +105,7 @@ var PROMPT1 = &check.Check{
 				continue // MRTR checks judge it
 			}
 			if res.MissingResultType {
-				p.Failf(atResponse(ev, res.Response, "/result/resultType"), "prompts/get %q result has no resultType", name)
+				p.Failf(absentInResponse(ev, res.Response, "/result/resultType"), "prompts/get %q result has no resultType", name)
 			}
 			problems, at, err := schemaOracleAt("GetPromptResult", res.Response.Result)
 			if err != nil {

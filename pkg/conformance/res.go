@@ -122,7 +122,7 @@ var RES1 = &check.Check{
 			case r.m == nil:
 				p.Failf(atResponse(ev, r.resp, "/result"), "the %s result is %s, want an object with resultType", r.what, shown(r.resp.Result))
 			case r.m["resultType"] == nil:
-				p.Failf(atResponse(ev, r.resp, "/result/resultType"), "the %s result has no resultType (a 2026-07-28 server MUST send it)", r.what)
+				p.Failf(absentInResponse(ev, r.resp, "/result/resultType"), "the %s result has no resultType (a 2026-07-28 server MUST send it)", r.what)
 			default:
 				ok.add(ev)
 			}
@@ -204,7 +204,7 @@ var RES3 = &check.Check{
 			}
 			switch {
 			case !ok:
-				p.Failf(check.FromResponseAt(r.resp, at), "the %s result has no _meta[%q]", r.what, mcpclient.MetaServerInfo)
+				p.Failf(check.FromResponseAbsent(r.resp, at), "the %s result has no _meta[%q]", r.what, mcpclient.MetaServerInfo)
 			case json.Unmarshal(raw, &si) != nil || si.Name == "" || si.Version == "":
 				p.Failf(check.FromResponseAt(r.resp, at), "the %s result has serverInfo %s, want {name, version} strings", r.what, shown(raw))
 			}

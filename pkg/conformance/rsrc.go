@@ -177,7 +177,7 @@ var RSRC2 = &check.Check{
 				continue
 			}
 			if rd.res.MissingResultType {
-				p.Failf(atResponse(ev, rd.res.Response, "/result/resultType"), "resources/read %q result has no resultType", uri)
+				p.Failf(absentInResponse(ev, rd.res.Response, "/result/resultType"), "resources/read %q result has no resultType", uri)
 			}
 			problems, at, err := schemaOracleAt("ReadResourceResult", rd.res.Response.Result)
 			if err != nil {

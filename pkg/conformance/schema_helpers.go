@@ -74,7 +74,7 @@ func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.List
 			bad = true
 			continue
 		case !has:
-			p.Failf(atResponse(ev, resp, "/result/resultType"), "%s result has no resultType, want \"complete\"", where)
+			p.Failf(absentInResponse(ev, resp, "/result/resultType"), "%s result has no resultType, want \"complete\"", where)
 			bad = true
 		case rt != mcpclient.ResultComplete:
 			p.Failf(atResponse(ev, resp, "/result/resultType"), "%s returned resultType %q, want \"complete\"", where, jsonrpc.Clip(rt, 40))

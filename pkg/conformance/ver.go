@@ -37,11 +37,11 @@ func ver32022(r *reply) []problem {
 		if ok {
 			at = "/error/code"
 		}
-		return []problem{{at, fmt.Sprintf("got %s, want error -32022 (UnsupportedProtocolVersion)", r.describe())}}
+		return []problem{{at: at, msg: fmt.Sprintf("got %s, want error -32022 (UnsupportedProtocolVersion)", r.describe())}}
 	}
 	out := errShape32022(e.Data, verUnsupported)
 	if r.transport == "http" && r.status != 400 {
-		out = append(out, problem{atStatus, fmt.Sprintf("-32022 came with HTTP %d, want 400", r.status)})
+		out = append(out, problem{at: atStatus, msg: fmt.Sprintf("-32022 came with HTTP %d, want 400", r.status)})
 	}
 	return out
 }
@@ -60,7 +60,7 @@ var VER1 = &check.Check{
 			}
 			problems := ver32022(r)
 			for _, pb := range problems {
-				p.Failf(r.evidenceAt(pb.at), "%s with protocol version %q: %s", method, verUnsupported, pb.msg)
+				p.Failf(r.evidenceFor(pb), "%s with protocol version %q: %s", method, verUnsupported, pb.msg)
 			}
 			if len(problems) == 0 {
 				ok.add(r.evidence())
