@@ -86,7 +86,8 @@ var CACHE1 = &check.Check{
 			}
 			judged++
 			for _, h := range cacheHintFaults(m) {
-				p.Failf(check.FromResponseAt(s.resp, check.Pointer("result", h.member)), "%s: %s", s.what, h.problem)
+				pb := problem{at: check.Pointer("result", h.member), msg: h.problem, absent: m[h.member] == nil}
+				p.Failf(atProblem(nil, s.resp, pb), "%s: %s", s.what, h.problem)
 			}
 		}
 		if judged == 0 {
@@ -147,7 +148,8 @@ var CACHE3 = &check.Check{
 					continue
 				}
 				if scope != firstScope {
-					p.Failf(check.FromResponseAt(pg.Response, "/result/cacheScope"), "%s has cacheScope %s but page %d has %s; all pages of one list share a scope", pageName(l.method, i, pg), scope, firstPage+1, firstScope)
+					pb := problem{at: "/result/cacheScope", absent: r.CacheScope == nil}
+					p.Failf(atProblem(nil, pg.Response, pb), "%s has cacheScope %s but page %d has %s; all pages of one list share a scope", pageName(l.method, i, pg), scope, firstPage+1, firstScope)
 				}
 			}
 			if seen > 1 {

@@ -34,7 +34,8 @@ var DISC1 = &check.Check{
 			return nil
 		}
 		if !slices.Contains(dr.SupportedVersions, mcpclient.Latest) {
-			p.Failf(atResponse(ev, resp, "/result/supportedVersions"), "supportedVersions %q does not contain %s", dr.SupportedVersions, mcpclient.Latest)
+			pb := problem{at: "/result/supportedVersions", absent: dr.SupportedVersions == nil}
+			p.Failf(atProblem(ev, resp, pb), "supportedVersions %q does not contain %s", dr.SupportedVersions, mcpclient.Latest)
 			return nil
 		}
 		p.Passf(ev, "server/discover lists %q", dr.SupportedVersions)

@@ -246,7 +246,7 @@ var ERR4 = &check.Check{
 func errShape32022(data json.RawMessage, requested string) []problem {
 	var d map[string]json.RawMessage
 	if json.Unmarshal(data, &d) != nil || d == nil {
-		return []problem{{at: "/error/data", msg: fmt.Sprintf("-32022 data is %s, want {supported: string[], requested: string}", shown(data))}}
+		return []problem{{at: "/error/data", absent: len(data) == 0, msg: fmt.Sprintf("-32022 data is %s, want {supported: string[], requested: string}", shown(data))}}
 	}
 	var out []problem
 	var supported []string
@@ -271,7 +271,7 @@ func errShape32022(data json.RawMessage, requested string) []problem {
 func errShape32021(data json.RawMessage) []problem {
 	var d map[string]json.RawMessage
 	if json.Unmarshal(data, &d) != nil || d == nil {
-		return []problem{{at: "/error/data", msg: fmt.Sprintf("-32021 data is %s, want {requiredCapabilities: {...}}", shown(data))}}
+		return []problem{{at: "/error/data", absent: len(data) == 0, msg: fmt.Sprintf("-32021 data is %s, want {requiredCapabilities: {...}}", shown(data))}}
 	}
 	raw, ok := d["requiredCapabilities"]
 	var caps map[string]json.RawMessage
