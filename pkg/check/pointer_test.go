@@ -81,6 +81,14 @@ func TestExecuteMarksARepeatedFault(t *testing.T) {
 	at := func(id int, ptr string) func(p *Pass) error {
 		return func(p *Pass) error { p.Failf(At(req(id), resp, ptr), "bad %s", ptr); return nil }
 	}
+	status := func(id, code int) func(p *Pass) error {
+		return func(p *Pass) error {
+			ev := req(id)
+			ev.Transport, ev.Status, ev.OnStatus = "http", code, true
+			p.Failf(ev, "HTTP %d", code)
+			return nil
+		}
+	}
 	mk := func(id string, run func(p *Pass) error) *Check {
 		return &Check{ID: id, Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: run}
 	}
@@ -98,12 +106,17 @@ func TestExecuteMarksARepeatedFault(t *testing.T) {
 			return nil
 		}),
 		mk("A-6", func(p *Pass) error { p.Passf(At(req(6), resp, "/result/ttlMs"), "fine"); return nil }),
+		// The same HTTP status for the same request (META-1 and ERR-4 on
+		// a -32602 that came with HTTP 200): one fault.
+		mk("A-7", status(7, 200)),
+		mk("A-8", status(8, 200)),
+		mk("A-9", status(9, 500)),
 	}}
 	results, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Runs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"A-1": "", "A-2": "A-1", "A-3": "", "A-4": "", "A-5": "", "A-6": ""}
+	want := map[string]string{"A-1": "", "A-2": "A-1", "A-3": "", "A-4": "", "A-5": "", "A-6": "", "A-7": "", "A-8": "A-7", "A-9": ""}
 	for _, r := range results {
 		if r.SameAs != want[r.ID] {
 			t.Errorf("%s sameAs %q, want %q", r.ID, r.SameAs, want[r.ID])

@@ -83,6 +83,7 @@ func mutantPointers(t *testing.T, id string, byID map[string]*check.Check, tally
 			}
 			if r.SameAs != "" {
 				repeats++
+				t.Logf("%s repeats the fault of %s", r.ID, r.SameAs)
 				assertSameAs(t, rep, r)
 			}
 			for i, ev := range r.Outcome.Evidence {
