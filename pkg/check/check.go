@@ -133,6 +133,10 @@ type Pass struct {
 	// Env is the server under test and the shared facts.
 	Env Env
 	out Outcome
+	// unlocated counts the findings (failures and warnings) whose evidence
+	// names no pointer or was not kept: faults of this result alone,
+	// which make it no repeat of another result's (sameAs).
+	unlocated int
 }
 
 // NewPass is for drivers.
@@ -169,8 +173,12 @@ func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 	case v == Passed:
 		return // a pass under a worse verdict adds nothing
 	}
-	if ev != nil && len(p.out.Evidence) < maxEvidence {
+	kept := ev != nil && len(p.out.Evidence) < maxEvidence
+	if kept {
 		p.out.Evidence = append(p.out.Evidence, *ev)
+	}
+	if v != Passed && (!kept || (ev.Pointer == "" && !ev.OnStatus)) {
+		p.unlocated++
 	}
 }
 

@@ -63,6 +63,8 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	}
 	selected := registry.Selected(env.Transport, opts.Only)
 	outcomes := make([][]Outcome, len(selected))
+	// located[i][run]: every finding of that run points at a response value.
+	located := make([][]bool, len(selected))
 	took := make([]time.Duration, len(selected))
 	var mu sync.Mutex
 	sem := make(chan struct{}, opts.Concurrency)
@@ -74,6 +76,7 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 			runs = opts.Runs
 		}
 		outcomes[i] = make([]Outcome, runs)
+		located[i] = make([]bool, runs)
 		for run := 0; run < runs; run++ {
 			wg.Add(1)
 			sem <- struct{}{}
@@ -89,12 +92,13 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 				}
 				start := time.Now()
 				var o Outcome
+				all := false
 				if ctx.Err() != nil {
 					o = Outcome{Verdict: Errored, Message: "run cancelled: " + ctx.Err().Error()}
 				} else {
-					o = runOnce(ctx, c, env)
+					o, all = runOnce(ctx, c, env)
 				}
-				outcomes[i][run] = o
+				outcomes[i][run], located[i][run] = o, all
 				mu.Lock()
 				took[i] += time.Since(start)
 				mu.Unlock()
@@ -103,22 +107,30 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	}
 	wg.Wait()
 	results := make([]Result, len(selected))
+	allLocated := make([]bool, len(selected))
 	for i, c := range selected {
-		results[i] = aggregate(c, outcomes[i], took[i])
+		var worst int
+		results[i], worst = aggregate(c, outcomes[i], took[i])
 		results[i].FamilyTitle = registry.Title(c.Family())
+		allLocated[i] = located[i][worst]
 	}
+	markRepeats(results, allLocated)
 	return results, nil
 }
 
 // aggregate folds a check's runs into one result: the worst outcome is
 // shown, and runs that disagree make the check flaky. A check that skipped
 // skipped in every run (it does not apply), so it counts once.
-func aggregate(c *Check, runs []Outcome, took time.Duration) Result {
+// It also returns the index of the run shown.
+func aggregate(c *Check, runs []Outcome, took time.Duration) (Result, int) {
 	r := Result{ID: c.ID, Level: c.Level, Family: c.Family(), Spec: c.Spec, Doc: c.Doc, Fix: c.Fix, Seed: c.Seed, Runs: len(runs), Counts: map[Verdict]int{}}
 	var worst *Outcome
+	shown := 0
 	for i := range runs {
 		r.Counts[runs[i].Verdict]++
-		worst = pick(worst, &runs[i])
+		if w := pick(worst, &runs[i]); w != worst {
+			worst, shown = w, i
+		}
 	}
 	if r.Counts[Skipped] == len(runs) {
 		r.Runs, r.Counts = 1, map[Verdict]int{Skipped: 1}
@@ -127,7 +139,7 @@ func aggregate(c *Check, runs []Outcome, took time.Duration) Result {
 	r.Verdict = worst.Verdict
 	r.Flaky = len(r.Counts) > 1
 	r.DurationMs = float64(took.Microseconds()) / 1000
-	return r
+	return r, shown
 }
 
 func wanted(c *Check, only []string) bool {
@@ -149,16 +161,19 @@ func pick(cur, o *Outcome) *Outcome {
 	return cur
 }
 
-func runOnce(ctx context.Context, c *Check, env Env) (out Outcome) {
+// runOnce runs a check once; located says that every finding of the run
+// points at a response value (see markRepeats).
+func runOnce(ctx context.Context, c *Check, env Env) (out Outcome, located bool) {
 	p := NewPass(ctx, c, env)
 	defer func() {
 		if v := recover(); v != nil {
 			// A check must never take the run down with it; a panic is
 			// a harness bug, reported as such with its stack.
-			out = Outcome{Verdict: Errored, Message: fmt.Sprintf("check panicked: %v", v), Details: []string{string(debug.Stack())}}
+			out, located = Outcome{Verdict: Errored, Message: fmt.Sprintf("check panicked: %v", v), Details: []string{string(debug.Stack())}}, false
 		}
 	}()
-	return p.Outcome(c.Run(p))
+	out = p.Outcome(c.Run(p))
+	return out, p.unlocated == 0 && out.Verdict != Errored
 }
 
 // GatherFacts reads what checks share: the discover result, and every list

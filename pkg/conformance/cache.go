@@ -85,8 +85,9 @@ var CACHE1 = &check.Check{
 				continue
 			}
 			judged++
-			for _, problem := range cacheHints(m) {
-				p.Failf(check.FromResponse(s.resp), "%s: %s", s.what, problem)
+			for _, h := range cacheHintFaults(m) {
+				pb := problem{at: check.Pointer("result", h.member), msg: h.problem, absent: m[h.member] == nil}
+				p.Failf(atProblem(nil, s.resp, pb), "%s: %s", s.what, h.problem)
 			}
 		}
 		if judged == 0 {
@@ -110,7 +111,7 @@ var CACHE2 = &check.Check{
 		_ = json.Unmarshal(resp.Result, &m)
 		for _, k := range []string{"ttlMs", "cacheScope"} {
 			if raw, ok := m[k]; ok {
-				p.Failf(check.FromResponse(resp), "the input_required result of %s has %s %s; interim results are not cacheable and carry no hints", target.Label, k, shown(raw))
+				p.Failf(check.FromResponseAt(resp, check.Pointer("result", k)), "the input_required result of %s has %s %s; interim results are not cacheable and carry no hints", target.Label, k, shown(raw))
 			}
 		}
 		return nil
@@ -147,7 +148,8 @@ var CACHE3 = &check.Check{
 					continue
 				}
 				if scope != firstScope {
-					p.Failf(check.FromResponse(pg.Response), "%s has cacheScope %s but page %d has %s; all pages of one list share a scope", pageName(l.method, i, pg), scope, firstPage+1, firstScope)
+					pb := problem{at: "/result/cacheScope", absent: r.CacheScope == nil}
+					p.Failf(atProblem(nil, pg.Response, pb), "%s has cacheScope %s but page %d has %s; all pages of one list share a scope", pageName(l.method, i, pg), scope, firstPage+1, firstScope)
 				}
 			}
 			if seen > 1 {

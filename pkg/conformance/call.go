@@ -130,14 +130,14 @@ var CALL1 = &check.Check{
 			}
 			judged++
 			if s.res.MissingResultType {
-				p.Failf(ev, "tools/call %s result has no resultType, want \"complete\" or \"input_required\"", callName(s))
+				p.Failf(absentInResponse(ev, s.res.Response, "/result/resultType"), "tools/call %s result has no resultType, want \"complete\" or \"input_required\"", callName(s))
 			}
-			problems, err := schemaOracle("CallToolResult", s.res.Response.Result)
+			problems, at, err := schemaOracleAt("CallToolResult", s.res.Response.Result)
 			if err != nil {
 				return err
 			}
 			if problems != "" {
-				p.Failf(ev, "tools/call %s result is not a valid CallToolResult: %s", callName(s), problems)
+				p.Failf(atResponse(ev, s.res.Response, check.InResult(at)), "tools/call %s result is not a valid CallToolResult: %s", callName(s), problems)
 				continue
 			}
 			p.Passf(ev, "tools/call %s returned a valid CallToolResult", callName(s))

@@ -26,16 +26,17 @@ var DISC1 = &check.Check{
 		}
 		ev := check.FromResponse(resp)
 		if resp.Error != nil {
-			p.Failf(ev, "server/discover returned error %d (%s) instead of a result", resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
+			p.Failf(atResponse(ev, resp, "/error/code"), "server/discover returned error %d (%s) instead of a result", resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
 			return nil
 		}
 		var dr mcpclient.DiscoverResult
 		if err := json.Unmarshal(resp.Result, &dr); err != nil {
-			p.Failf(ev, "server/discover result is not a DiscoverResult: %v", err)
+			p.Failf(atResponse(ev, resp, "/result"), "server/discover result is not a DiscoverResult: %v", err)
 			return nil
 		}
 		if !slices.Contains(dr.SupportedVersions, mcpclient.Latest) {
-			p.Failf(ev, "supportedVersions %q does not contain %s", dr.SupportedVersions, mcpclient.Latest)
+			pb := problem{at: "/result/supportedVersions", absent: dr.SupportedVersions == nil}
+			p.Failf(atProblem(ev, resp, pb), "supportedVersions %q does not contain %s", dr.SupportedVersions, mcpclient.Latest)
 			return nil
 		}
 		p.Passf(ev, "server/discover lists %q", dr.SupportedVersions)
@@ -60,36 +61,42 @@ var DISC2 = &check.Check{
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(resp.Result, &m); err != nil {
-			p.Failf(ev, "result is not a JSON object")
+			p.Failf(atResponse(ev, resp, "/result"), "result is not a JSON object")
 			return nil
 		}
-		for _, problem := range discoverShape(m) {
-			p.Failf(ev, "%s", problem)
+		for _, pb := range discoverShape(m) {
+			p.Failf(atProblem(ev, resp, pb), "%s", pb.msg)
 		}
 		return nil
 	},
 }
 
-// discoverShape lists what is wrong with a DiscoverResult's members.
-func discoverShape(m map[string]json.RawMessage) []string {
-	var out []string
+// discoverShape lists what is wrong with a DiscoverResult's members,
+// pointing into the response.
+func discoverShape(m map[string]json.RawMessage) []problem {
+	var out []problem
+	bad := func(member, msg string) {
+		out = append(out, problem{at: check.Pointer("result", member), msg: msg, absent: m[member] == nil})
+	}
 	var rt string
 	if json.Unmarshal(m["resultType"], &rt) != nil || rt != mcpclient.ResultComplete {
-		out = append(out, fmt.Sprintf("resultType is %s, want \"complete\"", shown(m["resultType"])))
+		bad("resultType", fmt.Sprintf("resultType is %s, want \"complete\"", shown(m["resultType"])))
 	}
 	var versions []string
 	if json.Unmarshal(m["supportedVersions"], &versions) != nil || versions == nil {
-		out = append(out, fmt.Sprintf("supportedVersions is %s, want an array of strings", shown(m["supportedVersions"])))
+		bad("supportedVersions", fmt.Sprintf("supportedVersions is %s, want an array of strings", shown(m["supportedVersions"])))
 	}
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(m["capabilities"], &caps) != nil || caps == nil {
-		out = append(out, fmt.Sprintf("capabilities is %s, want an object", shown(m["capabilities"])))
+		bad("capabilities", fmt.Sprintf("capabilities is %s, want an object", shown(m["capabilities"])))
 	}
-	out = append(out, cacheHints(m)...)
+	for _, h := range cacheHintFaults(m) {
+		bad(h.member, h.problem)
+	}
 	if raw, ok := m["instructions"]; ok {
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			out = append(out, "instructions is not a string")
+			bad("instructions", "instructions is not a string")
 		}
 	}
 	return out
@@ -247,7 +254,7 @@ var DISC8 = &check.Check{
 			return err
 		}
 		if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
-			p.Failf(check.FromResponse(resp), "server/discover returned resultType \"input_required\"")
+			p.Failf(check.FromResponseAt(resp, "/result/resultType"), "server/discover returned resultType \"input_required\"")
 		}
 		return nil
 	},

@@ -203,8 +203,7 @@ var ERR4 = &check.Check{
 		}
 		http := p.Env.Transport == "http"
 		for _, s := range errErrors(samples) {
-			ev := s.r.evidence()
-			var problems []string
+			var problems []problem
 			switch s.e.Code {
 			case jsonrpc.CodeUnsupportedProtocolVersion:
 				requested := ""
@@ -213,28 +212,28 @@ var ERR4 = &check.Check{
 				}
 				problems = errShape32022(s.e.Data, requested)
 				if http && s.r.status != 400 {
-					problems = append(problems, fmt.Sprintf("-32022 came with HTTP %d, want 400", s.r.status))
+					problems = append(problems, problem{at: atStatus, msg: fmt.Sprintf("-32022 came with HTTP %d, want 400", s.r.status)})
 				}
 			case jsonrpc.CodeMissingRequiredClientCapability:
 				problems = errShape32021(s.e.Data)
 				if http && s.r.status != 400 {
-					problems = append(problems, fmt.Sprintf("-32021 came with HTTP %d, want 400", s.r.status))
+					problems = append(problems, problem{at: atStatus, msg: fmt.Sprintf("-32021 came with HTTP %d, want 400", s.r.status)})
 				}
 			case jsonrpc.CodeHeaderMismatch:
 				if http && s.r.status != 400 {
-					problems = append(problems, fmt.Sprintf("-32020 came with HTTP %d, want 400", s.r.status))
+					problems = append(problems, problem{at: atStatus, msg: fmt.Sprintf("-32020 came with HTTP %d, want 400", s.r.status)})
 				}
 			case jsonrpc.CodeMethodNotFound:
 				if http && s.r.status != 404 {
-					problems = append(problems, fmt.Sprintf("-32601 came with HTTP %d, want 404", s.r.status))
+					problems = append(problems, problem{at: atStatus, msg: fmt.Sprintf("-32601 came with HTTP %d, want 404", s.r.status)})
 				}
 			case jsonrpc.CodeInvalidParams:
 				if http && s.missingMeta && s.r.status != 400 {
-					problems = append(problems, fmt.Sprintf("-32602 for a missing _meta field came with HTTP %d, want 400", s.r.status))
+					problems = append(problems, problem{at: atStatus, msg: fmt.Sprintf("-32602 for a missing _meta field came with HTTP %d, want 400", s.r.status)})
 				}
 			}
 			for _, pb := range problems {
-				p.Failf(ev, "%s (%s): %s", s.what, s.method, pb)
+				p.Failf(s.r.evidenceFor(pb), "%s (%s): %s", s.what, s.method, pb.msg)
 			}
 		}
 		return nil
@@ -242,43 +241,45 @@ var ERR4 = &check.Check{
 }
 
 // errShape32022 lists what is wrong with -32022 data; requested, when set,
-// is the version the request named.
-func errShape32022(data json.RawMessage, requested string) []string {
+// is the version the request named. The problems point into the error
+// response.
+func errShape32022(data json.RawMessage, requested string) []problem {
 	var d map[string]json.RawMessage
 	if json.Unmarshal(data, &d) != nil || d == nil {
-		return []string{fmt.Sprintf("-32022 data is %s, want {supported: string[], requested: string}", shown(data))}
+		return []problem{{at: "/error/data", absent: len(data) == 0, msg: fmt.Sprintf("-32022 data is %s, want {supported: string[], requested: string}", shown(data))}}
 	}
-	var out []string
+	var out []problem
 	var supported []string
 	if raw, ok := d["supported"]; !ok {
-		out = append(out, "-32022 data.supported is missing")
+		out = append(out, problem{at: "/error/data/supported", msg: "-32022 data.supported is missing", absent: true})
 	} else if json.Unmarshal(raw, &supported) != nil || supported == nil {
-		out = append(out, fmt.Sprintf("-32022 data.supported is %s, want an array of strings", shown(raw)))
+		out = append(out, problem{at: "/error/data/supported", msg: fmt.Sprintf("-32022 data.supported is %s, want an array of strings", shown(raw))})
 	}
 	var req string
 	if raw, ok := d["requested"]; !ok {
-		out = append(out, "-32022 data.requested is missing")
+		out = append(out, problem{at: "/error/data/requested", msg: "-32022 data.requested is missing", absent: true})
 	} else if json.Unmarshal(raw, &req) != nil {
-		out = append(out, fmt.Sprintf("-32022 data.requested is %s, want a string", shown(raw)))
+		out = append(out, problem{at: "/error/data/requested", msg: fmt.Sprintf("-32022 data.requested is %s, want a string", shown(raw))})
 	} else if requested != "" && req != requested {
-		out = append(out, fmt.Sprintf("-32022 data.requested is %q, want the version sent, %q", jsonrpc.Clip(req, 40), requested))
+		out = append(out, problem{at: "/error/data/requested", msg: fmt.Sprintf("-32022 data.requested is %q, want the version sent, %q", jsonrpc.Clip(req, 40), requested)})
 	}
 	return out
 }
 
-// errShape32021 lists what is wrong with -32021 data.
-func errShape32021(data json.RawMessage) []string {
+// errShape32021 lists what is wrong with -32021 data, pointing into the
+// error response.
+func errShape32021(data json.RawMessage) []problem {
 	var d map[string]json.RawMessage
 	if json.Unmarshal(data, &d) != nil || d == nil {
-		return []string{fmt.Sprintf("-32021 data is %s, want {requiredCapabilities: {...}}", shown(data))}
+		return []problem{{at: "/error/data", absent: len(data) == 0, msg: fmt.Sprintf("-32021 data is %s, want {requiredCapabilities: {...}}", shown(data))}}
 	}
 	raw, ok := d["requiredCapabilities"]
 	var caps map[string]json.RawMessage
 	switch {
 	case !ok:
-		return []string{"-32021 data.requiredCapabilities is missing"}
+		return []problem{{at: "/error/data/requiredCapabilities", msg: "-32021 data.requiredCapabilities is missing", absent: true}}
 	case json.Unmarshal(raw, &caps) != nil || caps == nil:
-		return []string{fmt.Sprintf("-32021 data.requiredCapabilities is %s, want a ClientCapabilities object", shown(raw))}
+		return []problem{{at: "/error/data/requiredCapabilities", msg: fmt.Sprintf("-32021 data.requiredCapabilities is %s, want a ClientCapabilities object", shown(raw))}}
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func TestErrShape32021(t *testing.T) {
 		`null`:                                        1,
 	} {
 		if got := errShape32021(json.RawMessage(raw)); len(got) != n {
-			t.Errorf("errShape32021(%s) = %q, want %d problems", raw, got, n)
+			t.Errorf("errShape32021(%s) = %q, want %d problems", raw, msgs(got), n)
 		}
 	}
 }

@@ -93,9 +93,9 @@ var META1 = &check.Check{
 					if r.transport == "http" && v.dropsVersion {
 						want = "error -32602 (or -32020, AMB-11)"
 					}
-					p.Failf(ev, "%s %s got %s, want %s", method, v.what, r.describe(), want)
+					p.Failf(r.evidenceAt(replyAt(r)), "%s %s got %s, want %s", method, v.what, r.describe(), want)
 				case r.transport == "http" && r.status != 400:
-					p.Failf(ev, "%s %s got error %d with HTTP %d, want HTTP 400", method, v.what, code, r.status)
+					p.Failf(r.evidenceAt(atStatus), "%s %s got error %d with HTTP %d, want HTTP 400", method, v.what, code, r.status)
 				default:
 					ok.add(ev)
 				}
@@ -210,14 +210,14 @@ var META4 = &check.Check{
 		ev := r.evidence()
 		if e, ok := r.rpcError(); ok {
 			if e.Code != jsonrpc.CodeMissingRequiredClientCapability {
-				p.Failf(ev, "%s without client capabilities (it asks for input when they are declared) got %s, want -32021 MissingRequiredClientCapability or a result", target.Label, r.describe())
+				p.Failf(r.evidenceAt("/error/code"), "%s without client capabilities (it asks for input when they are declared) got %s, want -32021 MissingRequiredClientCapability or a result", target.Label, r.describe())
 				return nil
 			}
 			for _, pb := range errShape32021(e.Data) {
-				p.Failf(ev, "%s: %s", target.Label, pb)
+				p.Failf(r.evidenceFor(pb), "%s: %s", target.Label, pb.msg)
 			}
 			if r.transport == "http" && r.status != 400 {
-				p.Failf(ev, "%s: -32021 came with HTTP %d, want 400", target.Label, r.status)
+				p.Failf(r.evidenceAt(atStatus), "%s: -32021 came with HTTP %d, want 400", target.Label, r.status)
 			}
 			return nil
 		}

@@ -105,14 +105,14 @@ var PROMPT1 = &check.Check{
 				continue // MRTR checks judge it
 			}
 			if res.MissingResultType {
-				p.Failf(ev, "prompts/get %q result has no resultType", name)
+				p.Failf(absentInResponse(ev, res.Response, "/result/resultType"), "prompts/get %q result has no resultType", name)
 			}
-			problems, err := schemaOracle("GetPromptResult", res.Response.Result)
+			problems, at, err := schemaOracleAt("GetPromptResult", res.Response.Result)
 			if err != nil {
 				return err
 			}
 			if problems != "" {
-				p.Failf(ev, "prompts/get %q is not a valid GetPromptResult: %s", name, problems)
+				p.Failf(atResponse(ev, res.Response, check.InResult(at)), "prompts/get %q is not a valid GetPromptResult: %s", name, problems)
 				continue
 			}
 			p.Passf(ev, "prompts/get %q returned a valid GetPromptResult", name)

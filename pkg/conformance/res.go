@@ -120,9 +120,9 @@ var RES1 = &check.Check{
 			ev := check.FromResponse(r.resp)
 			switch {
 			case r.m == nil:
-				p.Failf(ev, "the %s result is %s, want an object with resultType", r.what, shown(r.resp.Result))
+				p.Failf(atResponse(ev, r.resp, "/result"), "the %s result is %s, want an object with resultType", r.what, shown(r.resp.Result))
 			case r.m["resultType"] == nil:
-				p.Failf(ev, "the %s result has no resultType (a 2026-07-28 server MUST send it)", r.what)
+				p.Failf(absentInResponse(ev, r.resp, "/result/resultType"), "the %s result has no resultType (a 2026-07-28 server MUST send it)", r.what)
 			default:
 				ok.add(ev)
 			}
@@ -152,7 +152,7 @@ var RES2 = &check.Check{
 				continue // RES-1 reports it
 			}
 			judged++
-			ev := check.FromResponse(r.resp)
+			ev := check.FromResponseAt(r.resp, "/result/resultType")
 			var rt string
 			switch {
 			case json.Unmarshal(raw, &rt) != nil:
@@ -198,11 +198,15 @@ var RES3 = &check.Check{
 			_ = json.Unmarshal(r.resp.Result, &meta)
 			raw, ok := meta.Meta[mcpclient.MetaServerInfo]
 			var si mcpclient.Implementation
+			at := check.Pointer("result", "_meta", mcpclient.MetaServerInfo)
+			if meta.Meta == nil {
+				at = "/result/_meta"
+			}
 			switch {
 			case !ok:
-				p.Failf(check.FromResponse(r.resp), "the %s result has no _meta[%q]", r.what, mcpclient.MetaServerInfo)
+				p.Failf(check.FromResponseAbsent(r.resp, at), "the %s result has no _meta[%q]", r.what, mcpclient.MetaServerInfo)
 			case json.Unmarshal(raw, &si) != nil || si.Name == "" || si.Version == "":
-				p.Failf(check.FromResponse(r.resp), "the %s result has serverInfo %s, want {name, version} strings", r.what, shown(raw))
+				p.Failf(check.FromResponseAt(r.resp, at), "the %s result has serverInfo %s, want {name, version} strings", r.what, shown(raw))
 			}
 		}
 		return nil

@@ -177,14 +177,14 @@ var RSRC2 = &check.Check{
 				continue
 			}
 			if rd.res.MissingResultType {
-				p.Failf(ev, "resources/read %q result has no resultType", uri)
+				p.Failf(absentInResponse(ev, rd.res.Response, "/result/resultType"), "resources/read %q result has no resultType", uri)
 			}
-			problems, err := schemaOracle("ReadResourceResult", rd.res.Response.Result)
+			problems, at, err := schemaOracleAt("ReadResourceResult", rd.res.Response.Result)
 			if err != nil {
 				return err
 			}
 			if problems != "" {
-				p.Failf(ev, "resources/read %q is not a valid ReadResourceResult: %s", uri, problems)
+				p.Failf(atResponse(ev, rd.res.Response, check.InResult(at)), "resources/read %q is not a valid ReadResourceResult: %s", uri, problems)
 				continue
 			}
 			for _, pr := range rsrcContentProblems(rd.res.Response.Result) {

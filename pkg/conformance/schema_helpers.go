@@ -28,17 +28,27 @@ import (
 // when it is valid. The error is for a harness failure (the embedded
 // definitions did not load).
 func schemaOracle(def string, raw json.RawMessage) (string, error) {
+	problems, _, err := schemaOracleAt(def, raw)
+	return problems, err
+}
+
+// schemaOracleAt is schemaOracle that also says where the first (deepest)
+// problem is: a JSON pointer into raw ("" for raw itself).
+func schemaOracleAt(def string, raw json.RawMessage) (problems, at string, err error) {
 	s, err := jsonschema.MCP(def)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := s.Validate(raw); err != nil {
-		if _, ok := errors.AsType[*jsonschema.ValidationError](err); ok {
-			return err.Error(), nil
+		if ve, ok := errors.AsType[*jsonschema.ValidationError](err); ok {
+			if len(ve.Problems) > 0 {
+				at = ve.Problems[0].At
+			}
+			return err.Error(), at, nil
 		}
-		return "", fmt.Errorf("validating against %s: %w", def, err)
+		return "", "", fmt.Errorf("validating against %s: %w", def, err)
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // schemaJudgeList lists every page of a paginated method and reports every page
@@ -60,22 +70,22 @@ func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.List
 		rt, has := resp.ResultType()
 		switch {
 		case rt == mcpclient.ResultInputRequired:
-			p.Failf(ev, "%s returned resultType \"input_required\"; list results are always complete", where)
+			p.Failf(atResponse(ev, resp, "/result/resultType"), "%s returned resultType \"input_required\"; list results are always complete", where)
 			bad = true
 			continue
 		case !has:
-			p.Failf(ev, "%s result has no resultType, want \"complete\"", where)
+			p.Failf(absentInResponse(ev, resp, "/result/resultType"), "%s result has no resultType, want \"complete\"", where)
 			bad = true
 		case rt != mcpclient.ResultComplete:
-			p.Failf(ev, "%s returned resultType %q, want \"complete\"", where, jsonrpc.Clip(rt, 40))
+			p.Failf(atResponse(ev, resp, "/result/resultType"), "%s returned resultType %q, want \"complete\"", where, jsonrpc.Clip(rt, 40))
 			bad = true
 		}
-		problems, err := schemaOracle(def, resp.Result)
+		problems, at, err := schemaOracleAt(def, resp.Result)
 		if err != nil {
 			return lr, false, err
 		}
 		if problems != "" {
-			p.Failf(ev, "%s does not match %s: %s", where, def, problems)
+			p.Failf(atResponse(ev, resp, check.InResult(at)), "%s does not match %s: %s", where, def, problems)
 			bad = true
 		}
 	}

@@ -30,14 +30,18 @@ func verSend(p *check.Pass, c *mcpclient.Client, method, version string) (*reply
 
 // ver32022 lists what is wrong with the answer to a request that named
 // verUnsupported: the code, data.supported, data.requested and (HTTP) 400.
-func ver32022(r *reply) []string {
+func ver32022(r *reply) []problem {
 	e, ok := r.rpcError()
 	if !ok || e.Code != jsonrpc.CodeUnsupportedProtocolVersion {
-		return []string{fmt.Sprintf("got %s, want error -32022 (UnsupportedProtocolVersion)", r.describe())}
+		at := ""
+		if ok {
+			at = "/error/code"
+		}
+		return []problem{{at: at, msg: fmt.Sprintf("got %s, want error -32022 (UnsupportedProtocolVersion)", r.describe())}}
 	}
 	out := errShape32022(e.Data, verUnsupported)
 	if r.transport == "http" && r.status != 400 {
-		out = append(out, fmt.Sprintf("-32022 came with HTTP %d, want 400", r.status))
+		out = append(out, problem{at: atStatus, msg: fmt.Sprintf("-32022 came with HTTP %d, want 400", r.status)})
 	}
 	return out
 }
@@ -56,7 +60,7 @@ var VER1 = &check.Check{
 			}
 			problems := ver32022(r)
 			for _, pb := range problems {
-				p.Failf(r.evidence(), "%s with protocol version %q: %s", method, verUnsupported, pb)
+				p.Failf(r.evidenceFor(pb), "%s with protocol version %q: %s", method, verUnsupported, pb.msg)
 			}
 			if len(problems) == 0 {
 				ok.add(r.evidence())
@@ -171,7 +175,7 @@ var VER4 = &check.Check{
 		}
 		a, b := slices.Sorted(slices.Values(data.Supported)), slices.Sorted(slices.Values(d.SupportedVersions))
 		if !slices.Equal(slices.Compact(a), slices.Compact(b)) {
-			p.Failf(r.evidence(), "-32022 data.supported is %q but server/discover lists %q", data.Supported, d.SupportedVersions)
+			p.Failf(r.evidenceAt("/error/data/supported"), "-32022 data.supported is %q but server/discover lists %q", data.Supported, d.SupportedVersions)
 		}
 		return nil
 	},

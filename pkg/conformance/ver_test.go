@@ -36,7 +36,7 @@ func TestErrShape32022(t *testing.T) {
 		`null`:                                                  1,
 	} {
 		if got := errShape32022(json.RawMessage(raw), verUnsupported); len(got) != n {
-			t.Errorf("errShape32022(%s) = %q, want %d problems", raw, got, n)
+			t.Errorf("errShape32022(%s) = %q, want %d problems", raw, msgs(got), n)
 		}
 	}
 }

@@ -63,6 +63,9 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 			if r.Fix != "" && r.Verdict == report.CheckFailed {
 				p("        fix: %s\n", Line(r.Fix))
 			}
+			if r.SameAs != "" {
+				p("        same fault as %s (the same response value at the same place; counted once)\n", r.SameAs)
+			}
 			for i, ev := range r.Outcome.Evidence {
 				if i == 2 {
 					break
@@ -72,9 +75,16 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 		}
 	}
 	s := Summarize(rep)
-	p("\n%s", s.Line())
+	// A result that repeats another's fault is one fault to fix: the
+	// terminal counts it once and names it.
+	once := s
+	once.Failed, once.Warned = s.Failed-s.RepeatFailed, s.Warned-s.RepeatWarned
+	p("\n%s", once.Line())
 	if s.Flaky > 0 {
 		p(", %d flaky", s.Flaky)
+	}
+	if len(s.Repeats) > 0 {
+		p(" (not counted again: %s)", strings.Join(s.Repeats, ", "))
 	}
 	p("\n")
 	if len(callSkips) > 0 {
@@ -118,6 +128,11 @@ type Summary struct {
 	// never counted as warnings.
 	Passed, Failed, Warned, Noted, Skipped, Errored, Flaky int
 	FailedMust                                             []string
+	// RepeatFailed and RepeatWarned are the failed and warned results
+	// (counted in Failed and Warned) that repeat an earlier result's
+	// fault (SameAs); Repeats names them, "RSRC-2 = CACHE-1".
+	RepeatFailed, RepeatWarned int
+	Repeats                    []string
 }
 
 // Line is the counts as one line, the same in every view: "3 passed, 0
@@ -159,6 +174,14 @@ func Summarize(rep *report.Conformance) Summary {
 		}
 		if r.Flaky {
 			s.Flaky++
+		}
+		if r.SameAs != "" && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckWarned) {
+			if r.Verdict == report.CheckFailed {
+				s.RepeatFailed++
+			} else {
+				s.RepeatWarned++
+			}
+			s.Repeats = append(s.Repeats, r.ID+" = "+r.SameAs)
 		}
 		if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
 			s.FailedMust = append(s.FailedMust, r.ID)
@@ -220,6 +243,16 @@ func evidenceLine(ev report.Evidence) string {
 		fmt.Fprintf(&b, " → HTTP %d", ev.Status)
 	} else {
 		b.WriteString(" →")
+	}
+	// The located value first: a line is cut at 300 characters, and a
+	// long response would push the fault past the cut.
+	switch {
+	case ev.Missing:
+		fmt.Fprintf(&b, " %s is missing;", ev.Pointer)
+	case ev.Pointer != "":
+		fmt.Fprintf(&b, " at %s: %s;", ev.Pointer, ev.Value)
+	case ev.OnStatus:
+		b.WriteString(" (the status is the fault)")
 	}
 	if ev.Response != "" {
 		b.WriteString(" " + ev.Response)

@@ -114,8 +114,14 @@ type CheckResult struct {
 	Runs        int                  `json:"runs"`
 	Counts      map[CheckVerdict]int `json:"counts"`
 	Flaky       bool                 `json:"flaky,omitempty"`
-	Outcome     Outcome              `json:"outcome"`
-	DurationMs  float64              `json:"durationMs"`
+	// SameAs names an earlier result (in report order) that reported the
+	// same fault: every finding of this one points at a response value
+	// (method, pointer and value) that result's evidence already shows.
+	// One wire fault broken by two rules is one fault to fix; a renderer
+	// may show the two as one row, and a summary counts it once.
+	SameAs     string  `json:"sameAs,omitempty"`
+	Outcome    Outcome `json:"outcome"`
+	DurationMs float64 `json:"durationMs"`
 }
 
 // Passes is k in "k/N": runs that passed (a warning counts as a pass of a
@@ -142,7 +148,23 @@ type Evidence struct {
 	Request   string            `json:"request,omitempty"` // method and a body excerpt
 	Headers   map[string]string `json:"headers,omitempty"` // request headers that matter
 	Status    int               `json:"httpStatus,omitempty"`
-	Response  string            `json:"response,omitempty"` // excerpt
+	// Response is an excerpt of the response; when Pointer is set it is
+	// centred on the value Pointer names, so that it never stops before
+	// the fault.
+	Response string `json:"response,omitempty"`
+	// Pointer is where the fault is, when a value the server sent caused
+	// the finding: an RFC 6901 pointer into the JSON-RPC response message
+	// ("/result/ttlMs", "/error/data/supported").
+	Pointer string `json:"pointer,omitempty"`
+	// Value is the JSON value at Pointer as the server sent it, clipped.
+	Value string `json:"value,omitempty"`
+	// Missing says the member Pointer names is absent from the object
+	// that holds it (then Value is empty and Response is centred on that
+	// object).
+	Missing bool `json:"missing,omitempty"`
+	// OnStatus says the fault is the HTTP status (httpStatus) the server
+	// answered with, not a value in the message.
+	OnStatus bool `json:"onStatus,omitempty"`
 }
 
 // LegacyReport is what a 2025-11-25 (or older) server must change to serve

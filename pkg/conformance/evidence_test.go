@@ -1,0 +1,223 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+)
+
+// TestEveryMutantsPointersResolve runs the whole registry against every
+// mutant of the reference server (every --break id) and holds the evidence
+// of every failed or warned result to its word: a pointer names a value
+// that is in the response it was recorded with (re-resolved here from the
+// recorded excerpt when the excerpt is the whole message, by an RFC 6901
+// walk of its own), the value recorded is the one there, and an excerpt cut
+// around it still shows it. A check that points where nothing is, or an
+// excerpt that stops before the fault, fails here.
+func TestEveryMutantsPointersResolve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole registry once per mutant")
+	}
+	byID := map[string]*check.Check{}
+	for _, c := range Registry() {
+		byID[c.ID] = c
+	}
+	ids := make([]string, 0, len(refserver.Mutants))
+	for id := range refserver.Mutants {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var mu sync.Mutex
+	pointed, repeats := 0, 0
+	located := map[string]bool{} // mutant ids whose own check's finding is located
+	// The subtests run in parallel (most of a run is waiting on the
+	// server); the totals are judged once they all ended.
+	t.Run("mutants", func(t *testing.T) {
+		for _, id := range ids {
+			mutantPointers(t, id, byID, func(pt, rep int, own bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				pointed += pt
+				repeats += rep
+				located[id] = located[id] || own
+			})
+		}
+	})
+	// The test must have judged something: the mutants whose faults are
+	// response values are found by checks that point at them.
+	for _, id := range []string{"CACHE-1", "ERR-4", "VER-1", "RSRC-2", "RES-1", "DISC-2"} {
+		if !located[id] {
+			t.Errorf("the finding of %s on its own mutant names no pointer", id)
+		}
+	}
+	if pointed < 20 || repeats == 0 {
+		t.Errorf("%d pointers and %d repeated faults over %d mutants: the test judged too little", pointed, repeats, len(ids))
+	}
+	t.Logf("%d located findings, %d results that repeat another's fault, over %d mutants", pointed, repeats, len(ids))
+}
+
+// mutantPointers runs the registry against one mutant and checks its
+// located evidence; tally gets the number of pointers, of repeats, and
+// whether the mutant's own check pointed at its fault.
+func mutantPointers(t *testing.T, id string, byID map[string]*check.Check, tally func(pointed, repeats int, own bool)) {
+	kind := "http" // in process: the cheaper run
+	if c := byID[id]; c != nil && !c.Transports.Has("http") {
+		kind = "stdio"
+	}
+	t.Run(id+"/"+kind, func(t *testing.T) {
+		t.Parallel()
+		rep := fullRun(t, refTarget(t, kind, id))
+		pointed, repeats, own := 0, 0, false
+		for _, r := range rep.Checks {
+			if r.Verdict != check.Failed && r.Verdict != check.Warned {
+				continue
+			}
+			if r.SameAs != "" {
+				repeats++
+				t.Logf("%s repeats the fault of %s", r.ID, r.SameAs)
+				assertSameAs(t, rep, r)
+			}
+			for i, ev := range r.Outcome.Evidence {
+				if ev.Pointer == "" {
+					continue
+				}
+				pointed++
+				own = own || r.ID == id
+				if why := pointerProblem(ev); why != "" {
+					t.Errorf("%s on mutant %s, evidence #%d at %s: %s\n  value %s\n  response %s", r.ID, id, i, ev.Pointer, why, ev.Value, ev.Response)
+				}
+			}
+		}
+		tally(pointed, repeats, own)
+	})
+}
+
+// fullRun runs every check once, calling every tool of the reference
+// server (it has no side effects), so that the MRTR mutants are reached.
+func fullRun(t *testing.T, target Target) *Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 1}, CallTools: mrtrTestTools, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatalf("conformance run against %s: %v", target.Describe(), err)
+	}
+	validateReport(t, rep)
+	return rep
+}
+
+// pointerProblem says what is wrong with located evidence, "" if nothing.
+func pointerProblem(ev check.Evidence) string {
+	if !ev.Missing && ev.Value == "" {
+		return "the pointer names nothing in the response (no value was found there)"
+	}
+	whole := !strings.HasPrefix(ev.Response, "…") && !strings.HasSuffix(ev.Response, "…")
+	if !whole {
+		// Cut around the value: the value must be in the excerpt.
+		if v, clipped := strings.CutSuffix(ev.Value, "…"); !ev.Missing && !strings.Contains(ev.Response, v) && !(clipped && strings.Contains(ev.Response, v[:len(v)/2])) {
+			return "the excerpt does not show the value"
+		}
+		return ""
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(ev.Response), &doc); err != nil {
+		return "the excerpt is the whole response but not JSON: " + err.Error()
+	}
+	if ev.Missing {
+		i := strings.LastIndexByte(ev.Pointer, '/')
+		parent, ok := walkPointer(doc, ev.Pointer[:i])
+		obj, isObj := parent.(map[string]any)
+		if !ok || !isObj {
+			return "a missing member whose parent is not an object of the response"
+		}
+		if _, has := obj[unescapeToken(ev.Pointer[i+1:])]; has {
+			return "the member said to be missing is there"
+		}
+		return ""
+	}
+	got, ok := walkPointer(doc, ev.Pointer)
+	if !ok {
+		return "the pointer does not resolve in the recorded response"
+	}
+	if strings.HasSuffix(ev.Value, "…") {
+		return "" // clipped: nothing to compare whole
+	}
+	var want any
+	if err := json.Unmarshal([]byte(ev.Value), &want); err != nil {
+		return "the recorded value is not JSON: " + err.Error()
+	}
+	if !reflect.DeepEqual(got, want) {
+		b, _ := json.Marshal(got)
+		return "the recorded value differs from the response's: " + string(b)
+	}
+	return ""
+}
+
+// walkPointer resolves an RFC 6901 pointer in a decoded JSON document.
+func walkPointer(doc any, ptr string) (any, bool) {
+	if ptr == "" {
+		return doc, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	cur := doc
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = unescapeToken(tok)
+		switch v := cur.(type) {
+		case map[string]any:
+			next, ok := v[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			cur = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func unescapeToken(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+}
+
+// assertSameAs holds a repeat to its definition: it names an earlier
+// failed or warned result that is no repeat itself, and each of its
+// located findings is at the pointer and value of one of that result's.
+func assertSameAs(t *testing.T, rep *Report, r check.Result) {
+	t.Helper()
+	idx := slices.IndexFunc(rep.Checks, func(o check.Result) bool { return o.ID == r.SameAs })
+	self := slices.IndexFunc(rep.Checks, func(o check.Result) bool { return o.ID == r.ID })
+	if idx < 0 || idx >= self {
+		t.Errorf("%s is sameAs %s, which is not an earlier result", r.ID, r.SameAs)
+		return
+	}
+	first := rep.Checks[idx]
+	if first.SameAs != "" || (first.Verdict != check.Failed && first.Verdict != check.Warned) {
+		t.Errorf("%s is sameAs %s, which is %s and sameAs %q", r.ID, first.ID, first.Verdict, first.SameAs)
+	}
+	for _, ev := range r.Outcome.Evidence {
+		found := slices.ContainsFunc(first.Outcome.Evidence, func(o check.Evidence) bool {
+			return o.Pointer == ev.Pointer && o.Value == ev.Value && o.Missing == ev.Missing && o.OnStatus == ev.OnStatus && (!ev.OnStatus || o.Status == ev.Status)
+		})
+		if !found {
+			t.Errorf("%s is sameAs %s, but its finding at %q = %s is not among %s's", r.ID, first.ID, ev.Pointer, ev.Value, first.ID)
+		}
+	}
+}

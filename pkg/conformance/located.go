@@ -1,0 +1,97 @@
+package conformance
+
+import (
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
+
+// problem is one thing wrong with a response and where it is: at is an
+// RFC 6901 pointer into the response message ("/error/data/supported"),
+// atStatus for the HTTP status, "" when the fault is not one thing the
+// server sent (a response that never came). Findings made from a problem point at it, so
+// the evidence shows the fault and one fault broken by two rules is
+// reported once (check.Result.SameAs).
+type problem struct {
+	at, msg string
+	// absent: the member at names is missing (the finding is its absence).
+	absent bool
+}
+
+// atStatus locates a problem at the HTTP status of the response.
+const atStatus = "httpStatus"
+
+// msgs are the problems' messages.
+func msgs(ps []problem) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.msg)
+	}
+	return out
+}
+
+// evidenceFor is the exchange as the evidence of one problem.
+func (r *reply) evidenceFor(pb problem) *check.Evidence {
+	if pb.absent && r.raw != nil {
+		return check.Absent(r.evidence(), r.raw, pb.at)
+	}
+	return r.evidenceAt(pb.at)
+}
+
+// evidenceAt is the exchange as evidence, located at ptr (a value that is
+// there; "" leaves it unlocated).
+func (r *reply) evidenceAt(ptr string) *check.Evidence {
+	ev := r.evidence()
+	switch {
+	case ptr == atStatus:
+		if r.status != 0 {
+			ev.OnStatus = true
+		}
+		return ev
+	case ptr == "" || r.raw == nil:
+		return ev
+	}
+	return check.At(ev, r.raw, ptr)
+}
+
+// replyAt locates what a reply answered instead of the one expected: its
+// error code, its result, or nothing when it is not a JSON-RPC response.
+func replyAt(r *reply) string {
+	switch {
+	case r.has("error"):
+		if _, ok := r.rpcError(); ok {
+			return "/error/code"
+		}
+		return "/error"
+	case r.has("result"):
+		return "/result"
+	}
+	return ""
+}
+
+// atResponse is ev (the evidence of resp) located at ptr in resp's message.
+func atResponse(ev *check.Evidence, resp *mcpclient.Response, ptr string) *check.Evidence {
+	if resp == nil {
+		return ev
+	}
+	return check.At(ev, check.ResponseMessage(resp), ptr)
+}
+
+// absentInResponse is ev (the evidence of resp) located at a member ptr
+// names that resp lacks.
+func absentInResponse(ev *check.Evidence, resp *mcpclient.Response, ptr string) *check.Evidence {
+	if resp == nil {
+		return ev
+	}
+	return check.Absent(ev, check.ResponseMessage(resp), ptr)
+}
+
+// atProblem is ev located at a problem of resp.
+func atProblem(ev *check.Evidence, resp *mcpclient.Response, pb problem) *check.Evidence {
+	if ev == nil {
+		ev = check.FromResponse(resp)
+	}
+	if pb.absent {
+		return absentInResponse(ev, resp, pb.at)
+	}
+	return atResponse(ev, resp, pb.at)
+}
