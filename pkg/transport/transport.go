@@ -47,6 +47,12 @@ type Exchange struct {
 	Anomalies []Anomaly
 	// Elapsed is the time from sending to the final response.
 	Elapsed time.Duration
+	// Ambiguous is true on stdio when a notification was put in
+	// Notifications only because this was the one request in flight
+	// besides an open subscriptions/listen stream, which it may belong
+	// to instead: a rule about unrequested notifications cannot blame
+	// this request for it.
+	Ambiguous bool
 }
 
 // HTTPInfo is what the HTTP transport saw of a response.
