@@ -530,9 +530,10 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 		case raw:
 			// The answer to a line the raw layer wrote, which reads it
 			// from a tap.
-		case string(bytes.TrimSpace(m.ID)) == "null":
-			// An error under id null answers a request whose id could
-			// not be read, which the raw layer sends on purpose.
+		case len(bytes.TrimSpace(m.ID)) == 0 || string(bytes.TrimSpace(m.ID)) == "null":
+			// An error without an id (or under id null) answers a
+			// request whose id could not be read, which the raw layer
+			// sends on purpose.
 			t.noise.add(&t.noise.strays, line)
 		default:
 			// An id no request carries: with one request in flight it is
