@@ -131,9 +131,29 @@ func NewMonitors(r Registry, transport string, only []string) *Monitors {
 	return m
 }
 
-// Observe judges one exchange with every monitor; it is a
-// transport.Watchable watcher.
-func (m *Monitors) Observe(s transport.Seen) {
+// Watcher returns the watcher of one connection (transport.Watchable).
+// Once a connection has carried initialize, the legacy handshake, a
+// dual-era server may rightly serve the rest of it as legacy: the
+// monitors judge none of its later exchanges (REM-2 judges the
+// handshake).
+func (m *Monitors) Watcher() func(transport.Seen) {
+	var mu sync.Mutex
+	legacy := false
+	return func(s transport.Seen) {
+		mu.Lock()
+		if s.Out != nil && s.Out.Method == "initialize" {
+			legacy = true
+		}
+		skip := legacy
+		mu.Unlock()
+		if !skip {
+			m.observe(s)
+		}
+	}
+}
+
+// observe judges one exchange with every monitor.
+func (m *Monitors) observe(s transport.Seen) {
 	if m == nil || len(m.watches) == 0 {
 		return
 	}

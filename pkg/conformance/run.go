@@ -77,7 +77,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	monitors := check.NewMonitors(reg, target.Kind(), opts.Only)
 	watch := func(t transport.Transport) {
 		if w, ok := t.(transport.Watchable); ok {
-			w.Watch(monitors.Observe)
+			w.Watch(monitors.Watcher())
 		}
 	}
 	tr, err := target.Open(ctx, false)

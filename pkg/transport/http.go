@@ -332,7 +332,9 @@ func (t *HTTPTransport) Watch(fn func(Seen)) { t.watch.add(fn) }
 // RoundTrip implements Transport.
 func (t *HTTPTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	ex, err := t.roundTrip(ctx, out)
-	t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "http"})
+	if !out.Raw {
+		t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "http"})
+	}
 	return ex, err
 }
 

@@ -634,7 +634,9 @@ func (t *StdioTransport) Watch(fn func(Seen)) { t.watch.add(fn) }
 // RoundTrip implements Transport.
 func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	ex, err := t.roundTrip(ctx, out)
-	t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "stdio"})
+	if !out.Raw {
+		t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "stdio"})
+	}
 	return ex, err
 }
 

@@ -27,6 +27,10 @@ type Outgoing struct {
 	// ...). The HTTP transport adds Content-Type and Accept itself; stdio
 	// ignores Header.
 	Header http.Header
+	// Raw marks a message the raw layer edited on purpose (a missing _meta
+	// field, an odd id): watchers are not told of it, since the check that
+	// sent it judges the answer.
+	Raw bool
 }
 
 // Exchange is what came back for one request: the final response, and every

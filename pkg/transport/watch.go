@@ -28,8 +28,9 @@ type Seen struct {
 func (s Seen) Stray() bool { return s.Out == nil }
 
 // Watchable is a transport that tells a watcher of every request it
-// carries (RoundTrip, not the raw layer: a raw request is deliberately
-// malformed, and the check that sent it judges the answer).
+// carries (RoundTrip, not the raw layer nor an Outgoing marked Raw: a raw
+// request is deliberately malformed, and the check that sent it judges
+// the answer).
 type Watchable interface {
 	// Watch adds fn, called after every RoundTrip (and on stdio for each
 	// stray response) from the goroutine that saw it, never with a lock
