@@ -592,7 +592,19 @@ var rpc1Monitor = &check.Monitor{
 				return false, ""
 			}
 			return true, fmt.Sprintf("a response under id %s answered no request in flight", shown(resp.ID))
-		case resp == nil, rpcPinnedStray(x):
+		case rpcPinnedStray(x):
+			return false, ""
+		case resp == nil:
+			if x.Exchange == nil {
+				return false, ""
+			}
+			// An event stream that carried a response under another id
+			// and ended before its own.
+			for _, a := range x.Exchange.Anomalies {
+				if x.Transport == "http" && a.Kind == "unknown-id" {
+					return true, fmt.Sprintf("the %s request with id %s got a response under id %s on its event stream", x.Method, x.ID, a.Excerpt)
+				}
+			}
 			return false, ""
 		case len(resp.ID) == 0 || string(bytes.TrimSpace(resp.ID)) == "null":
 			if resp.Error != nil {
@@ -609,6 +621,9 @@ var rpc1Monitor = &check.Monitor{
 // rpcPinnedStray reports whether x failed on stdio for a stray response
 // the monitor was already told of.
 func rpcPinnedStray(x *check.Exchange) bool {
+	if x.Exchange == nil {
+		return false
+	}
 	for _, a := range x.Exchange.Anomalies {
 		if a.Kind == transport.StrayPinned {
 			return true
