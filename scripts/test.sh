@@ -42,7 +42,7 @@ echo "== go test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-go test -race -count=1 -v ./... >"$log" 2>&1
+go test -race -timeout 30m -count=1 -v ./... >"$log" 2>&1
 status=$?
 set -e
 # The full verbose log is long; show results and failure details, not RUN lines.

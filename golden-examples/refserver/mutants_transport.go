@@ -388,7 +388,7 @@ func (o *stdioMutOut) onLine(line []byte) []byte {
 }
 
 // methodMutants are the rules mutWrapMethods breaks.
-var methodMutants = []string{"REM-1", "REM-2", "LOG-1", "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", "SUB-1", "SUB-2", "SUB-3", "SUB-4", "SUB-5"}
+var methodMutants = []string{"REM-1", "REM-2", "LOG-1", MutantListLogs, "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", "SUB-1", "SUB-2", "SUB-3", "SUB-4", "SUB-5"}
 
 // mutWrapMethods adds and wraps methods for the method-level mutants.
 func (s *Server) mutWrapMethods() {
@@ -423,6 +423,11 @@ func (s *Server) mutMethod(name string, next methodFunc) methodFunc {
 		}
 		if b("LOG-1") && r.meta.logLevel == "" {
 			r.meta.logLevel = "debug" // Mutant: breaks LOG-1.
+		}
+		if b(MutantListLogs) && strings.HasSuffix(name, "/list") && r.meta.logLevel == "" {
+			// Mutant: breaks LOG-1 on the list requests, which LOG-1's own
+			// tools/call never sees.
+			_ = r.notify(Notification{Method: "notifications/message", Params: map[string]any{"level": "info", "logger": "lists", "data": "listing " + name}})
 		}
 		if b("LOG-2") && r.meta.logLevel != "" {
 			r.meta.logLevel = "debug" // Mutant: breaks LOG-2.
@@ -493,3 +498,6 @@ func (s *Server) mutListen(ctx context.Context, r *request, next methodFunc) (ma
 	}
 	return result, err
 }
+
+// MutantListLogs logs on every list request that set no logLevel.
+const MutantListLogs = "LOG-1.lists"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -111,6 +112,9 @@ func (s *Server) mutRequestSide(r *request) {
 func (s *Server) mutResponse(resp *Response) *Response {
 	if s.opts.breaks("RPC-1") && len(resp.ID) > 2 && resp.ID[0] == '"' && integerLiteral.Match(resp.ID[1:len(resp.ID)-1]) {
 		resp.ID = append(json.RawMessage(nil), resp.ID[1:len(resp.ID)-1]...)
+	}
+	if s.opts.breaks(MutantWrongID) && len(resp.ID) > 0 && string(resp.ID) != "null" {
+		resp.ID = wrongID(resp.ID) // Mutant: breaks RPC-1 on every response.
 	}
 	if s.opts.breaks("RPC-2") && resp.Error != nil {
 		resp.ID = nil
@@ -288,4 +292,23 @@ func (s *Server) mutInputRequired(result map[string]any) map[string]any {
 		result["cacheScope"] = scopePrivate
 	}
 	return result
+}
+
+// MutantWrongID answers every request under an id that is not its own;
+// it breaks RPC-1 on every exchange, the probe's first.
+const MutantWrongID = "RPC-1.wrong-id"
+
+// wrongID is another id of the same JSON type: a number plus 1000000, a
+// string with a suffix.
+func wrongID(id json.RawMessage) json.RawMessage {
+	var n int64
+	if json.Unmarshal(id, &n) == nil {
+		return json.RawMessage(strconv.FormatInt(n+1000000, 10))
+	}
+	var str string
+	if json.Unmarshal(id, &str) == nil {
+		b, _ := json.Marshal(str + "-not-yours")
+		return b
+	}
+	return json.RawMessage(`"not-yours"`)
 }

@@ -83,6 +83,9 @@ type Check struct {
 	Exclusive bool
 	// Run performs the check once.
 	Run func(p *Pass) error
+	// Monitor, when set, also judges the rule on every exchange of the
+	// run (see Monitor).
+	Monitor *Monitor
 }
 
 // Family is the id's prefix, e.g. "DISC".
@@ -341,6 +344,9 @@ func Validate(r Registry) error {
 		}
 		if c.Run == nil {
 			errs = append(errs, where+": no run function")
+		}
+		if c.Monitor != nil && (c.Monitor.Watch == nil || c.Monitor.Doc == "" || strings.Contains(c.Monitor.Doc, "\n")) {
+			errs = append(errs, where+": a monitor needs a watch function and a one-line doc")
 		}
 	}
 	if len(errs) > 0 {

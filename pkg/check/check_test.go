@@ -66,10 +66,10 @@ func TestValidateRegistry(t *testing.T) {
 	stray := &Check{ID: "B-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: ok.Run}
 	bad := Registry{
 		Families: []Family{fams[0], fams[0], {ID: "c-", Title: "x"}, {ID: "D"}},
-		Checks:   []*Check{ok, ok, {ID: "bad", Level: "maybe", Doc: "two\nlines"}, stray, nil},
+		Checks:   []*Check{ok, ok, {ID: "bad", Level: "maybe", Doc: "two\nlines"}, stray, nil, {ID: "A-2", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: ok.Run, Monitor: &Monitor{Doc: "watches"}}},
 	}
 	err := Validate(bad)
-	for _, want := range []string{"duplicate id", "id must look like", "level must be", "no transports", "one-line doc", "no run function",
+	for _, want := range []string{"a monitor needs a watch function", "duplicate id", "id must look like", "level must be", "no transports", "one-line doc", "no run function",
 		"duplicate family", "must look like DISC", "one-line title", "unknown family B", "check #4: nil"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v, want %q", err, want)

@@ -142,6 +142,14 @@ func aggregate(c *Check, runs []Outcome, took time.Duration) (Result, int) {
 	return r, shown
 }
 
+// ResultOf is the result of a check that did not run through Execute
+// but whose one outcome is known (a run stopped before the checks).
+func ResultOf(r Registry, c *Check, o Outcome) Result {
+	res, _ := aggregate(c, []Outcome{o}, 0)
+	res.FamilyTitle = r.Title(c.Family())
+	return res
+}
+
 func wanted(c *Check, only []string) bool {
 	if len(only) == 0 {
 		return true

@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -64,9 +65,10 @@ func cacheSamples(p *check.Pass) ([]cacheSample, error) {
 
 var CACHE1 = &check.Check{
 	ID: "CACHE-1", Level: check.Must, Transports: check.Both, Seed: 3,
-	Spec: "server/utilities/caching.mdx §Cacheable Results; schema.ts CacheableResult",
-	Doc:  "complete results of server/discover, the four lists and resources/read carry an integer ttlMs >= 0 and cacheScope public|private",
-	Fix:  "add ttlMs (an integer >= 0) and cacheScope (\"public\" or \"private\") to discover, list and resources/read results",
+	Spec:    "server/utilities/caching.mdx §Cacheable Results; schema.ts CacheableResult",
+	Doc:     "complete results of server/discover, the four lists and resources/read carry an integer ttlMs >= 0 and cacheScope public|private",
+	Fix:     "add ttlMs (an integer >= 0) and cacheScope (\"public\" or \"private\") to discover, list and resources/read results",
+	Monitor: cache1Monitor,
 	Run: func(p *check.Pass) error {
 		samples, err := cacheSamples(p)
 		if err != nil {
@@ -160,5 +162,31 @@ var CACHE3 = &check.Check{
 			p.Skipf("no list has more than one page to compare")
 		}
 		return nil
+	},
+}
+
+// cacheableMethods are the methods whose complete results carry caching
+// hints (caching.mdx §Cacheable Results).
+var cacheableMethods = map[string]bool{
+	"server/discover": true, "tools/list": true, "prompts/list": true, "resources/list": true,
+	"resources/templates/list": true, "resources/read": true,
+}
+
+// cache1Monitor watches every cacheable result of the run, every page of
+// every list and every read included.
+var cache1Monitor = &check.Monitor{
+	Doc: "every complete result of server/discover, a list or resources/read carries valid ttlMs and cacheScope",
+	Watch: func(x *check.Exchange) (bool, string) {
+		if !x.Modern() || !cacheableMethods[x.Method] || x.Result == nil {
+			return false, ""
+		}
+		var rt string
+		if raw, ok := x.Result["resultType"]; ok && (json.Unmarshal(raw, &rt) != nil || rt != mcpclient.ResultComplete) {
+			return false, "" // input_required carries no hints (CACHE-2); a bad resultType is RES-2's
+		}
+		if problems := cacheHints(x.Result); len(problems) > 0 {
+			return true, fmt.Sprintf("%s: %s", x.Method, strings.Join(problems, "; "))
+		}
+		return true, ""
 	},
 }

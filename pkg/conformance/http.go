@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"strings"
@@ -82,9 +83,10 @@ func httpMediaType(ct string) string {
 
 var HTTP3 = &check.Check{
 	ID: "HTTP-3", Level: check.Must, Transports: check.HTTP,
-	Spec: "basic/transports/streamable-http.mdx §Sending Messages",
-	Doc:  "a POSTed request is answered with Content-Type application/json or text/event-stream",
-	Fix:  "answer requests with application/json (one response) or text/event-stream",
+	Spec:    "basic/transports/streamable-http.mdx §Sending Messages",
+	Doc:     "a POSTed request is answered with Content-Type application/json or text/event-stream",
+	Fix:     "answer requests with application/json (one response) or text/event-stream",
+	Monitor: http3Monitor,
 	Run: func(p *check.Pass) error {
 		type probe struct {
 			method string
@@ -342,3 +344,19 @@ func httpBodyMeta(m map[string]any) map[string]any {
 }
 
 var httpFamily = family{name: "HTTP", title: "Streamable HTTP", checks: []*check.Check{HTTP1, HTTP2, HTTP3, HTTP4, HTTP5, HTTP6, HTTP7}}
+
+// http3Monitor watches the Content-Type of every answer to a POSTed
+// request of the run that carried a JSON-RPC response.
+var http3Monitor = &check.Monitor{
+	Doc: "every POSTed request of the run answered with a JSON-RPC response has Content-Type application/json or text/event-stream",
+	Watch: func(x *check.Exchange) (bool, string) {
+		if x.Out == nil || x.Exchange == nil || x.Exchange.HTTP == nil || x.Exchange.Response == nil {
+			return false, ""
+		}
+		switch mt := httpMediaType(x.Exchange.HTTP.ContentType); mt {
+		case "application/json", "text/event-stream":
+			return true, ""
+		}
+		return true, fmt.Sprintf("%s was answered with Content-Type %q, want application/json or text/event-stream", x.Method, jsonrpc.Clip(x.Exchange.HTTP.ContentType, 80))
+	},
+}

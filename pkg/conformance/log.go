@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -40,9 +41,10 @@ func logTool(p *check.Pass) *progEmitter {
 
 var LOG1 = &check.Check{
 	ID: "LOG-1", Level: check.Must, Transports: check.Both,
-	Spec: "server/utilities/logging.mdx §Log Messages; schema.ts RequestMetaObject.logLevel",
-	Doc:  "no notifications/message for a request without _meta logLevel",
-	Fix:  "send log notifications only for requests that set _meta[\"io.modelcontextprotocol/logLevel\"]",
+	Spec:    "server/utilities/logging.mdx §Log Messages; schema.ts RequestMetaObject.logLevel",
+	Doc:     "no notifications/message for a request without _meta logLevel",
+	Fix:     "send log notifications only for requests that set _meta[\"io.modelcontextprotocol/logLevel\"]",
+	Monitor: log1Monitor,
 	Run: func(p *check.Pass) error {
 		t := logTool(p)
 		if t == nil {
@@ -148,3 +150,21 @@ var LOG4 = &check.Check{
 }
 
 var logFamily = family{name: "LOG", title: "logging", checks: []*check.Check{LOG1, LOG2, LOG3, LOG4}}
+
+// log1Monitor watches every 2026-07-28 request of the run that set no
+// logLevel (the list requests, discover and every check's own calls).
+var log1Monitor = &check.Monitor{
+	Doc: "no request of the run without _meta logLevel gets notifications/message",
+	Watch: func(x *check.Exchange) (bool, string) {
+		if !x.Modern() || x.Exchange == nil || x.Exchange.Ambiguous {
+			return false, ""
+		}
+		if _, set := x.Meta[mcpclient.MetaLogLevel]; set {
+			return false, ""
+		}
+		if n := len(progByMethod(x.Exchange.Notifications, "notifications/message")); n > 0 {
+			return true, fmt.Sprintf("%s without a logLevel got %d notifications/message", x.Method, n)
+		}
+		return true, ""
+	},
+}

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -17,9 +18,10 @@ const progToken = 424242
 
 var PROG1 = &check.Check{
 	ID: "PROG-1", Level: check.Must, Transports: check.Both,
-	Spec: "basic/patterns/progress.mdx",
-	Doc:  "notifications/progress come only for a request's progressToken, echo it with its JSON type, strictly increase, and stop at the final response",
-	Fix:  "send progress only while the request runs, with its progressToken unchanged and a growing progress value",
+	Spec:    "basic/patterns/progress.mdx",
+	Doc:     "notifications/progress come only for a request's progressToken, echo it with its JSON type, strictly increase, and stop at the final response",
+	Fix:     "send progress only while the request runs, with its progressToken unchanged and a growing progress value",
+	Monitor: prog1Monitor,
 	Run: func(p *check.Pass) error {
 		es := progFindEmitters(p)
 		if es.progress == nil {
@@ -70,3 +72,26 @@ var PROG1 = &check.Check{
 }
 
 var progFamily = family{name: "PROG", title: "progress", checks: []*check.Check{PROG1}}
+
+// prog1Monitor watches the progress notifications of every 2026-07-28
+// request of the run: none without a progressToken, and the request's
+// token echoed with its JSON type.
+var prog1Monitor = &check.Monitor{
+	Doc: "no request of the run gets notifications/progress without a progressToken, or under another token",
+	Watch: func(x *check.Exchange) (bool, string) {
+		if !x.Modern() || x.Exchange == nil || x.Exchange.Ambiguous {
+			return false, ""
+		}
+		token := x.Meta["progressToken"]
+		for _, m := range progByMethod(x.Exchange.Notifications, "notifications/progress") {
+			got := progParams(m)["progressToken"]
+			if token == nil {
+				return true, fmt.Sprintf("%s without a progressToken got notifications/progress (token %s)", x.Method, jsonrpc.Clip(string(got), 40))
+			}
+			if !jsonrpc.SameID(got, token) {
+				return true, fmt.Sprintf("%s with progressToken %s got notifications/progress with token %s (same value and JSON type)", x.Method, jsonrpc.Clip(string(token), 40), jsonrpc.Clip(string(got), 40))
+			}
+		}
+		return true, ""
+	},
+}

@@ -102,9 +102,10 @@ func resResults(samples []resSample) []resResult {
 
 var RES1 = &check.Check{
 	ID: "RES-1", Level: check.Must, Transports: check.Both, Seed: 4,
-	Spec: "basic/index.mdx §ResultType; schema.ts Result",
-	Doc:  "every result object has resultType",
-	Fix:  "add resultType \"complete\" (or \"input_required\" for an interim MRTR result) to every result",
+	Spec:    "basic/index.mdx §ResultType; schema.ts Result",
+	Doc:     "every result object has resultType",
+	Fix:     "add resultType \"complete\" (or \"input_required\" for an interim MRTR result) to every result",
+	Monitor: res1Monitor,
 	Run: func(p *check.Pass) error {
 		samples, err := resSamples(p)
 		if err != nil {
@@ -137,9 +138,10 @@ const resTasksExtension = "io.modelcontextprotocol/tasks"
 
 var RES2 = &check.Check{
 	ID: "RES-2", Level: check.Must, Transports: check.Both, Seed: 4,
-	Spec: "basic/index.mdx §ResultType",
-	Doc:  "resultType is \"complete\" or \"input_required\" (or a value of an extension the request declared)",
-	Fix:  "send resultType \"complete\" for final results and \"input_required\" only for MRTR interim results",
+	Spec:    "basic/index.mdx §ResultType",
+	Doc:     "resultType is \"complete\" or \"input_required\" (or a value of an extension the request declared)",
+	Fix:     "send resultType \"complete\" for final results and \"input_required\" only for MRTR interim results",
+	Monitor: res2Monitor,
 	Run: func(p *check.Pass) error {
 		samples, err := resSamples(p)
 		if err != nil {
@@ -378,5 +380,45 @@ var RES5 = &check.Check{
 			p.Failf(ev, "%s has the _meta key %q under a reserved prefix that neither the spec nor an advertised extension defines", where, jsonrpc.Clip(key, 80))
 		})
 		return nil
+	},
+}
+
+// res1Monitor watches every result of a 2026-07-28 request of the run.
+var res1Monitor = &check.Monitor{
+	Doc: "every result of a request that declared 2026-07-28 has resultType",
+	Watch: func(x *check.Exchange) (bool, string) {
+		if !x.Modern() || x.RawResult == nil {
+			return false, ""
+		}
+		if x.Result == nil {
+			return true, fmt.Sprintf("the %s result is %s, want an object with resultType", x.Method, shown(x.RawResult))
+		}
+		if x.Result["resultType"] == nil {
+			return true, fmt.Sprintf("the %s result has no resultType", x.Method)
+		}
+		return true, ""
+	},
+}
+
+// res2Monitor watches the resultType of every result of a 2026-07-28
+// request of the run. "task" is left to RES-2's own probes, which know
+// whether the request declared the tasks extension.
+var res2Monitor = &check.Monitor{
+	Doc: "every resultType of the run is \"complete\" or \"input_required\"",
+	Watch: func(x *check.Exchange) (bool, string) {
+		raw, ok := x.Result["resultType"]
+		if !x.Modern() || !ok {
+			return false, ""
+		}
+		var rt string
+		switch {
+		case json.Unmarshal(raw, &rt) != nil:
+			return true, fmt.Sprintf("the %s result has resultType %s, want a string", x.Method, shown(raw))
+		case rt == "task":
+			return false, ""
+		case rt != mcpclient.ResultComplete && rt != mcpclient.ResultInputRequired:
+			return true, fmt.Sprintf("the %s result has resultType %q, want \"complete\" or \"input_required\"", x.Method, jsonrpc.Clip(rt, 60))
+		}
+		return true, ""
 	},
 }

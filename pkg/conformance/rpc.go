@@ -23,9 +23,10 @@ var rpcFamily = family{name: "RPC", title: "JSON-RPC base", checks: []*check.Che
 
 var RPC1 = &check.Check{
 	ID: "RPC-1", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §Result Responses, §Error Responses; schema.ts JSONRPCResultResponse, JSONRPCErrorResponse",
-	Doc:  "every response has \"jsonrpc\":\"2.0\", the request's id with its JSON type, and exactly one of result or error",
-	Fix:  "echo the request id exactly as sent (a string id stays a string, even \"123\") and answer with jsonrpc \"2.0\" and exactly one of result or error",
+	Spec:    "basic/index.mdx §Result Responses, §Error Responses; schema.ts JSONRPCResultResponse, JSONRPCErrorResponse",
+	Doc:     "every response has \"jsonrpc\":\"2.0\", the request's id with its JSON type, and exactly one of result or error",
+	Fix:     "echo the request id exactly as sent (a string id stays a string, even \"123\") and answer with jsonrpc \"2.0\" and exactly one of result or error",
+	Monitor: rpc1Monitor,
 	Run: func(p *check.Pass) error {
 		probes := []struct {
 			method string
@@ -592,4 +593,57 @@ func rpcBadUTF8(b []byte) int {
 		i += n
 	}
 	return -1
+}
+
+// rpc1Monitor watches the ids of every response of the run: on stdio a
+// response to no request in flight, on either transport one under another
+// id than its request's.
+var rpc1Monitor = &check.Monitor{
+	Doc: "every response carries its request's id; on stdio no response answers an id that is not in flight",
+	Watch: func(x *check.Exchange) (bool, string) {
+		resp := x.Response()
+		switch {
+		case x.Stray():
+			if resp == nil {
+				return false, ""
+			}
+			return true, fmt.Sprintf("a response under id %s answered no request in flight", shown(resp.ID))
+		case rpcPinnedStray(x):
+			return false, ""
+		case resp == nil:
+			if x.Exchange == nil {
+				return false, ""
+			}
+			// An event stream that carried a response under another id
+			// and ended before its own.
+			for _, a := range x.Exchange.Anomalies {
+				if x.Transport == "http" && a.Kind == "unknown-id" {
+					return true, fmt.Sprintf("the %s request with id %s got a response under id %s on its event stream", x.Method, x.ID, a.Excerpt)
+				}
+			}
+			return false, ""
+		case len(resp.ID) == 0 || string(bytes.TrimSpace(resp.ID)) == "null":
+			if resp.Error != nil {
+				return false, "" // RPC-2 judges an error without an id
+			}
+			return true, fmt.Sprintf("the %s request with id %s got a result without an id", x.Method, x.ID)
+		case !jsonrpc.SameID(resp.ID, x.ID):
+			return true, fmt.Sprintf("the %s request with id %s was answered under id %s", x.Method, x.ID, shown(resp.ID))
+		}
+		return true, ""
+	},
+}
+
+// rpcPinnedStray reports whether x failed on stdio for a stray response
+// the monitor was already told of.
+func rpcPinnedStray(x *check.Exchange) bool {
+	if x.Exchange == nil {
+		return false
+	}
+	for _, a := range x.Exchange.Anomalies {
+		if a.Kind == transport.StrayPinned {
+			return true
+		}
+	}
+	return false
 }

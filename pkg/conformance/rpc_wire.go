@@ -363,7 +363,7 @@ func stdioWire(ctx context.Context, t *transport.StdioTransport, body []byte, id
 	done := make(chan error, 1)
 	if id != nil {
 		go func() {
-			_, err := t.RoundTrip(rtCtx, &transport.Outgoing{Body: body, ID: id, Method: method})
+			_, err := t.RoundTrip(rtCtx, &transport.Outgoing{Body: body, ID: id, Method: method, Raw: true})
 			done <- err
 		}()
 	} else if err := t.WriteLine(ctx, body); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/target"
@@ -71,11 +72,27 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		return nil, nil, fmt.Errorf("--only %s selects no check that runs over %s (RESIL-1, for one, runs over Streamable HTTP only)", strings.Join(opts.Only, ","), target.Kind())
 	}
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTraceFor(ctx), Observer: opts.Observer}
+	// The monitors watch every exchange of the run, the probe's and every
+	// Fresh connection's included.
+	monitors := check.NewMonitors(reg, target.Kind(), opts.Only)
+	watch := func(t transport.Transport) {
+		if w, ok := t.(transport.Watchable); ok {
+			w.Watch(monitors.Watcher())
+		}
+	}
 	tr, err := target.Open(ctx, false)
 	if err != nil {
 		return nil, nil, err
 	}
+	watch(tr)
 	client, err := mcpclient.Connect(ctx, tr, ccfg)
+	if transport.KindOf(err) == transport.KindBadID && probeWrongID(client) {
+		// A server that answers with ids other than the requests' is
+		// reachable and non-conformant: a finding (RPC-1), not a server
+		// that could not be tested.
+		defer client.Close()
+		return wrongIDReport(reg, target, client, opts, err, start), nil, nil
+	}
 	var fallbackNote string
 	var firstProbe []mcpclient.ProbeStep
 	if err != nil {
@@ -92,6 +109,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		if tr, err = target.Open(ctx, false); err != nil {
 			return nil, nil, err
 		}
+		watch(tr)
 		forced := ccfg
 		forced.ForceEra = mcpclient.EraModern
 		client, _ = mcpclient.Connect(ctx, tr, forced)
@@ -131,6 +149,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		if err != nil {
 			return nil, err
 		}
+		watch(t)
 		return mcpclient.Connect(ctx, t, cfg)
 	}
 	// The legacy handshake goes out as a 2025-11-25 client sends it: no
@@ -176,6 +195,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if rep.LegacySide != nil && rep.LegacySide.DualEra {
 		rep.Notes = append(rep.Notes, "dual-era: "+rep.LegacySide.Observed+"; REM-2, REM-4 and META-1 apply the rules for dual-era servers")
 	}
+	monitors.Apply(rep.Checks)
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {
 		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
@@ -208,4 +228,49 @@ func deprecatedUses(f *check.Facts) []DeprecatedUse {
 		})
 	}
 	return out
+}
+
+// wrongIDReport is the report on a server whose answer to the probe
+// carried another id than the request's: RPC-1 failed with that exchange
+// as evidence. No other check is run, since no answer of such a server
+// can be matched to its request; each says so.
+func wrongIDReport(reg check.Registry, target Target, client *mcpclient.Client, opts Options, err error, start time.Time) *Report {
+	info := client.Info()
+	rep := &Report{
+		Target: target.Describe(), Transport: target.Kind(), Era: mcpclient.EraModern, ProtocolVersion: info.ProtocolVersion,
+		Runs: opts.Runs, Checks: []check.Result{}, Unobservable: Unobservable(), Deprecated: []DeprecatedUse{},
+		Probe: append([]mcpclient.ProbeStep{}, info.Probe...), Notes: append([]string{}, info.Notes...),
+		Verdict: VerdictFail,
+	}
+	why := err.Error()
+	var te *transport.Error
+	if errors.As(err, &te) && te.Err != nil {
+		why = te.Err.Error()
+	}
+	failed := check.Outcome{Verdict: check.Failed, Message: "server/discover was answered under another id than the request's (" + why + "): a response MUST carry its request's id with its JSON type"}
+	if ev := check.FromResponse(info.Discover); ev != nil {
+		failed.Evidence = []check.Evidence{*ev}
+	}
+	skipped := check.Outcome{Verdict: check.Skipped, Message: "not run: the server answers under ids other than the requests' (RPC-1), so no answer can be matched to its request"}
+	rep.Notes = append(rep.Notes, "the server answered the probe under another id than the request's; only RPC-1 is reported (fix it and run again)")
+	sawRPC1 := false
+	for _, c := range reg.Selected(target.Kind(), opts.Only) {
+		o := skipped
+		if c.ID == RPC1.ID {
+			o, sawRPC1 = failed, true
+		}
+		rep.Checks = append(rep.Checks, check.ResultOf(reg, c, o))
+	}
+	if !sawRPC1 {
+		rep.Checks = append([]check.Result{check.ResultOf(reg, RPC1, failed)}, rep.Checks...)
+	}
+	rep.DurationMs = ms(time.Since(start))
+	return rep
+}
+
+// probeWrongID reports whether the probe's server/discover got an answer
+// under another id than its own.
+func probeWrongID(c *mcpclient.Client) bool {
+	d := c.Info().Discover
+	return d != nil && d.Exchange != nil && d.Exchange.Response != nil && !jsonrpc.SameID(d.Exchange.Response.ID, d.ID)
 }

@@ -122,6 +122,19 @@ type CheckResult struct {
 	SameAs     string  `json:"sameAs,omitempty"`
 	Outcome    Outcome `json:"outcome"`
 	DurationMs float64 `json:"durationMs"`
+	// Watched is what the check's monitor saw over every exchange of the
+	// run (nil for a check without one). A monitor that saw the rule
+	// broken counts as one more failed run, so k/N and the gate see it.
+	Watched *Watched `json:"watched,omitempty"`
+}
+
+// Watched is a monitor's account of one run: how many exchanges it
+// judged, how many broke the rule, and what the first one showed (its
+// evidence leads the check's outcome).
+type Watched struct {
+	Exchanges int    `json:"exchanges"`
+	Offending int    `json:"offending"`
+	First     string `json:"first,omitempty"`
 }
 
 // Passes is k in "k/N": runs that passed (a warning counts as a pass of a

@@ -41,6 +41,7 @@ type HTTPTransport struct {
 	cfg    HTTPConfig
 	url    *url.URL
 	client *http.Client
+	watch  watchers
 }
 
 var _ Transport = (*HTTPTransport)(nil)
@@ -325,8 +326,19 @@ func baseHeader() http.Header {
 	}
 }
 
+// Watch implements Watchable.
+func (t *HTTPTransport) Watch(fn func(Seen)) { t.watch.add(fn) }
+
 // RoundTrip implements Transport.
 func (t *HTTPTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
+	ex, err := t.roundTrip(ctx, out)
+	if !out.Raw {
+		t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "http"})
+	}
+	return ex, err
+}
+
+func (t *HTTPTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	h := baseHeader()
 	for k, vs := range out.Header {
 		h[http.CanonicalHeaderKey(k)] = vs

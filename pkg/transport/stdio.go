@@ -99,6 +99,12 @@ type StdioTransport struct {
 	exitCode   int
 	deadErr    error
 
+	// rawIDs are the ids of requests written through WriteLine, by when:
+	// their answers are not strays, and while one may still come, a
+	// stray cannot be pinned on the one request in flight.
+	rawIDs map[string]time.Time
+	watch  watchers
+
 	closeOnce sync.Once
 	shutdown  ShutdownReport
 	cleanup   func() // removes the RunAs private directory
@@ -196,7 +202,7 @@ func StartStdio(ctx context.Context, cfg StdioConfig) (*StdioTransport, error) {
 	started = true
 	t := &StdioTransport{
 		cfg: cfg, cmd: cmd, stdin: inW, stdout: outR, stderr: errR, pgid: cmd.Process.Pid, cleanup: cleanup,
-		pending: map[string]*pendingReq{}, abandoned: map[string]bool{}, taps: map[int]chan Inbound{},
+		pending: map[string]*pendingReq{}, abandoned: map[string]bool{}, taps: map[int]chan Inbound{}, rawIDs: map[string]time.Time{},
 		stderrTail: tailBuffer{max: cfg.StderrBytes},
 		exited:     make(chan struct{}), readerDone: make(chan struct{}), stderrDone: make(chan struct{}), dead: make(chan struct{}),
 	}
@@ -418,7 +424,58 @@ func (p *pendingReq) keepLocked(size int) bool {
 	return ok
 }
 
+// handleLine routes one stdout line and tells the watchers of a stray
+// response, outside the lock.
 func (t *StdioTransport) handleLine(line []byte) {
+	if stray := t.route(line); stray != nil {
+		t.watch.tell(Seen{Exchange: strayExchange(stray), Transport: "stdio"})
+	}
+}
+
+// strayGrace is how long the one request in flight still waits for an
+// answer under its own id after a response under an id nobody sent; then
+// that response is taken for its answer, under a wrong id, and the
+// request fails at once instead of waiting out its deadline.
+const strayGrace = time.Second
+
+// StrayPinned is the Anomaly kind of a request that failed because the
+// one response that came while it was alone in flight carried another id.
+// The watchers were told of that response as a stray already.
+const StrayPinned = "stray-pinned"
+
+// pinLater fails p with the stray m as its answer unless p's own answer
+// comes within strayGrace.
+func (t *StdioTransport) pinLater(p *pendingReq, m *jsonrpc.Message, ex string) {
+	time.AfterFunc(strayGrace, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.pending[jsonrpc.IDKey(p.id)] != p {
+			return // answered, failed or gone meanwhile
+		}
+		p.ex.Response = m
+		t.failLocked(p, Anomaly{Kind: StrayPinned, Detail: "the only response while this request was in flight carries another id", Excerpt: ex},
+			&Error{Kind: KindBadID, Excerpt: ex, Err: fmt.Errorf("response id %s, request id %s", jsonrpc.Clip(string(m.ID), 40), p.id)})
+	})
+}
+
+// rawGrace is how long a request written through WriteLine may still be
+// answered (the raw layer's exchanges are bounded by 10s).
+const rawGrace = 10 * time.Second
+
+// rawOutstandingLocked reports whether a raw request may still be
+// answered.
+func (t *StdioTransport) rawOutstandingLocked(now time.Time) bool {
+	for _, at := range t.rawIDs {
+		if now.Sub(at) < rawGrace {
+			return true
+		}
+	}
+	return false
+}
+
+// route routes one stdout line; it returns a response that answers no
+// request in flight and could not be pinned on one (a stray).
+func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 	// line is the reader's own copy (readBoundedLine appends into a new
 	// slice), so taps may keep it.
 	in := Inbound{Raw: line, At: time.Now()}
@@ -465,10 +522,29 @@ func (t *StdioTransport) handleLine(line []byte) {
 			}
 		}
 		kind := "unknown-id"
-		if t.abandoned[key] {
+		_, raw := t.rawIDs[key]
+		delete(t.rawIDs, key)
+		switch {
+		case t.abandoned[key]:
 			kind = "late-response"
-		} else {
+		case raw:
+			// The answer to a line the raw layer wrote, which reads it
+			// from a tap.
+		case len(bytes.TrimSpace(m.ID)) == 0 || string(bytes.TrimSpace(m.ID)) == "null":
+			// An error without an id (or under id null) answers a
+			// request whose id could not be read, which the raw layer
+			// sends on purpose.
 			t.noise.add(&t.noise.strays, line)
+		default:
+			// An id no request carries: with one request in flight it is
+			// that request's answer under a wrong id (basic/index.mdx:
+			// the response MUST carry the request's id), a finding now,
+			// not a wait for its deadline.
+			t.noise.add(&t.noise.strays, line)
+			stray = m
+			if p := t.soleLocked(); p != nil && !t.rawOutstandingLocked(in.At) {
+				t.pinLater(p, m, excerpt(line))
+			}
 		}
 		t.anomalyLocked(Anomaly{Kind: kind, Detail: "response to no request in flight", Excerpt: excerpt(line)})
 	case jsonrpc.KindNotification:
@@ -496,6 +572,7 @@ func (t *StdioTransport) handleLine(line []byte) {
 				&Error{Kind: KindMalformed, Excerpt: excerpt(line), Err: errors.New("the answer to this request is neither a result nor an error")})
 		}
 	}
+	return stray
 }
 
 // attributeLocked finds the request a notification belongs to: by the
@@ -527,7 +604,13 @@ func (t *StdioTransport) attributeLocked(m *jsonrpc.Message) *pendingReq {
 			}
 		}
 	}
-	return t.soleLocked()
+	pr := t.soleLocked()
+	if pr != nil && len(t.pending) > 1 {
+		// Besides pr only subscriptions/listen streams are open, and the
+		// notification may be theirs.
+		pr.ex.Ambiguous = true
+	}
+	return pr
 }
 
 // soleLocked is the one request in flight other than subscriptions, if any.
@@ -545,8 +628,19 @@ func (t *StdioTransport) soleLocked() *pendingReq {
 	return found
 }
 
+// Watch implements Watchable.
+func (t *StdioTransport) Watch(fn func(Seen)) { t.watch.add(fn) }
+
 // RoundTrip implements Transport.
 func (t *StdioTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
+	ex, err := t.roundTrip(ctx, out)
+	if !out.Raw {
+		t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "stdio"})
+	}
+	return ex, err
+}
+
+func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	op := "stdio " + out.Method
 	if len(out.ID) == 0 {
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: errors.New("request without an id")}
@@ -672,6 +766,20 @@ func (t *StdioTransport) Notify(ctx context.Context, out *Outgoing) (*Exchange, 
 // WriteLine is the raw layer: it writes line plus a newline, whatever line
 // holds.
 func (t *StdioTransport) WriteLine(ctx context.Context, line []byte) error {
+	var env struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &env) == nil && len(env.ID) > 0 && string(env.ID) != "null" {
+		now := time.Now()
+		t.mu.Lock()
+		for k, at := range t.rawIDs {
+			if now.Sub(at) > 3*rawGrace {
+				delete(t.rawIDs, k) // never answered: bounded memory
+			}
+		}
+		t.rawIDs[jsonrpc.IDKey(env.ID)] = now
+		t.mu.Unlock()
+	}
 	if err := t.writeLine(ctx, line); err != nil {
 		return t.opErr(ctx, "stdio write", time.Now(), err)
 	}

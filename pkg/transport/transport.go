@@ -27,6 +27,10 @@ type Outgoing struct {
 	// ...). The HTTP transport adds Content-Type and Accept itself; stdio
 	// ignores Header.
 	Header http.Header
+	// Raw marks a message the raw layer edited on purpose (a missing _meta
+	// field, an odd id): watchers are not told of it, since the check that
+	// sent it judges the answer.
+	Raw bool
 }
 
 // Exchange is what came back for one request: the final response, and every
@@ -47,6 +51,12 @@ type Exchange struct {
 	Anomalies []Anomaly
 	// Elapsed is the time from sending to the final response.
 	Elapsed time.Duration
+	// Ambiguous is true on stdio when a notification was put in
+	// Notifications only because this was the one request in flight
+	// besides an open subscriptions/listen stream, which it may belong
+	// to instead: a rule about unrequested notifications cannot blame
+	// this request for it.
+	Ambiguous bool
 }
 
 // HTTPInfo is what the HTTP transport saw of a response.
