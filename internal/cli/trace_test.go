@@ -254,8 +254,11 @@ func (te *traceSink) checkWire(cmd string, layer0 bool, state, baggage string) m
 const otelProbeTraceparent = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
 
 // rawProbes are the methods Layer 0 sends without _meta on purpose
-// (docs/telemetry.md lists the probes).
-var rawProbes = map[string]bool{"notifications/cancelled": true, "notifications/mcp-eval/probe": true, "server/discover": true, "tools/list": true, "initialize": true}
+// (docs/telemetry.md lists the probes): the fixed-byte probes, and the
+// dual-era probe's legacy session (initialize, notifications/initialized
+// and one legacy request: a declared list, else ping).
+var rawProbes = map[string]bool{"notifications/cancelled": true, "notifications/mcp-eval/probe": true, "server/discover": true,
+	"initialize": true, "notifications/initialized": true, "tools/list": true, "prompts/list": true, "resources/list": true, "ping": true}
 
 func (te *traceSink) spansNamed(prefix string) []exported {
 	te.mu.Lock()

@@ -27,6 +27,11 @@ type Monitor struct {
 	// exchange keeps the rule. It runs on the goroutine that saw the
 	// exchange, concurrently with others: it must only read x.
 	Watch func(x *Exchange) (applies bool, problem string)
+	// Locate, when set, names the response value a problem is about (an
+	// RFC 6901 pointer into the response message; missing when the
+	// finding is that the member is absent), so that the monitor's
+	// evidence points at it as a check's own does.
+	Locate func(x *Exchange) (ptr string, missing bool)
 }
 
 // Exchange is one exchange as a monitor sees it: what the transport
@@ -168,11 +173,36 @@ func (m *Monitors) observe(s transport.Seen) {
 		if problem != "" {
 			w.offending++
 			if w.first == "" {
-				w.first, w.evidence = problem, x.Evidence()
+				w.first, w.evidence = problem, locate(w.check.Monitor, x)
 			}
 		}
 		m.mu.Unlock()
 	}
+}
+
+// locate is the exchange's evidence, pointing at the value the monitor's
+// problem is about when the monitor can say which.
+func locate(mon *Monitor, x *Exchange) *Evidence {
+	ev := x.Evidence()
+	if mon.Locate == nil {
+		return ev
+	}
+	r := x.Response()
+	if r == nil {
+		return ev
+	}
+	ptr, missing := mon.Locate(x)
+	if ptr == "" {
+		return ev
+	}
+	msg, err := json.Marshal(r)
+	if err != nil {
+		return ev
+	}
+	if missing {
+		return Absent(ev, msg, ptr)
+	}
+	return At(ev, msg, ptr)
 }
 
 // watchOnce runs one monitor; a monitor that panics is a harness bug and

@@ -189,4 +189,12 @@ var cache1Monitor = &check.Monitor{
 		}
 		return true, ""
 	},
+	Locate: func(x *check.Exchange) (string, bool) {
+		faults := cacheHintFaults(x.Result)
+		if len(faults) == 0 {
+			return "", false
+		}
+		_, present := x.Result[faults[0].member]
+		return check.Pointer("result", faults[0].member), !present
+	},
 }

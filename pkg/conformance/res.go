@@ -398,6 +398,12 @@ var res1Monitor = &check.Monitor{
 		}
 		return true, ""
 	},
+	Locate: func(x *check.Exchange) (string, bool) {
+		if x.Result == nil {
+			return "/result", false
+		}
+		return "/result/resultType", true
+	},
 }
 
 // res2Monitor watches the resultType of every result of a 2026-07-28
@@ -421,4 +427,5 @@ var res2Monitor = &check.Monitor{
 		}
 		return true, ""
 	},
+	Locate: func(*check.Exchange) (string, bool) { return "/result/resultType", false },
 }
