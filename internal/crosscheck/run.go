@@ -174,23 +174,30 @@ func (r runner) runTarget(ctx context.Context, t Target) error {
 
 // runMutant starts the reference server with --break id and runs ours
 // twice (default, and allowing send_email, the MRTR tool that is not
-// read-only) and the official suite once.
+// read-only) and the official suite once, each on a server of its own: a
+// mutant may stop serving after what one run does to it (RESIL-1 stops
+// answering once a client drops a request), and the next run must not
+// inherit that.
 func (r runner) runMutant(ctx context.Context, id string) error {
 	argv := []string{filepath.Join(r.bin, "example-server"), "--http", "127.0.0.1:0", "--break", id}
-	s, err := start(ctx, r.root, "", argv, filepath.Join(r.out, "mutant-"+id+".server.log"))
-	if err != nil {
-		return fmt.Errorf("mutant %s: %w", id, err)
-	}
-	defer s.Stop()
 	base := filepath.Join(r.out, "mutant-"+id)
-	if err := r.ours(ctx, s.URL, base+".ours.json"); err != nil {
-		return fmt.Errorf("mutant %s: %w", id, err)
-	}
-	if err := r.ours(ctx, s.URL, base+".ours-call.json", "--call-tool", "send_email"); err != nil {
-		return fmt.Errorf("mutant %s: %w", id, err)
-	}
-	if err := r.official(ctx, s.URL, base+".official.json"); err != nil {
-		return fmt.Errorf("mutant %s: %w", id, err)
+	for _, run := range []struct {
+		log string
+		do  func(url string) error
+	}{
+		{".server.log", func(url string) error { return r.ours(ctx, url, base+".ours.json") }},
+		{".server-call.log", func(url string) error { return r.ours(ctx, url, base+".ours-call.json", "--call-tool", "send_email") }},
+		{".server-official.log", func(url string) error { return r.official(ctx, url, base+".official.json") }},
+	} {
+		s, err := start(ctx, r.root, "", argv, base+run.log)
+		if err != nil {
+			return fmt.Errorf("mutant %s: %w", id, err)
+		}
+		err = run.do(s.URL)
+		s.Stop()
+		if err != nil {
+			return fmt.Errorf("mutant %s: %w", id, err)
+		}
 	}
 	return nil
 }
