@@ -306,16 +306,7 @@ func caseRows(ev Events, costs []cost) []report.CaseUsage {
 			get(key{c.Case, c.Model}).ToolCalls++
 		}
 	}
-	keys := make([]key, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
+	keys := sortedPairs(rows)
 	out := make([]report.CaseUsage, 0, len(keys))
 	for _, k := range keys {
 		r := rows[k]
@@ -370,16 +361,7 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 		q := prices.Quote(c.Model, c.Start, u)
 		a.spent.add(cost{usd: q.USD / float64(n), known: q.Known})
 	}
-	keys := make([]key, 0, len(rows))
-	for k := range rows {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
+	keys := sortedPairs(rows)
 	out := make([]report.ToolUsage, 0, len(keys))
 	for _, k := range keys {
 		a := rows[k]
@@ -394,4 +376,20 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 		out = append(out, r)
 	}
 	return out
+}
+
+// sortedPairs are the keys of a map keyed by (case or tool, model), in
+// that order.
+func sortedPairs[V any](m map[[2]string]V) [][2]string {
+	keys := make([][2]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	return keys
 }
