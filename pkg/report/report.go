@@ -48,6 +48,10 @@ type Report struct {
 	// absent when no layer called a model.
 	Spend *Spend `json:"spend,omitempty"`
 
+	// Shard is set when the report is one share of a sharded run
+	// (absent otherwise, and in a merged report).
+	Shard *Shard `json:"shard,omitempty"`
+
 	// Gate is the verdict of `mcp-eval gate`, absent until the report is
 	// gated.
 	Gate *Gate `json:"gate,omitempty"`

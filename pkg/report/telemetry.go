@@ -57,6 +57,10 @@ type Latency struct {
 	P95Ms     *float64  `json:"p95Ms,omitempty"`
 	MaxMs     float64   `json:"maxMs"`
 	Histogram []Bin     `json:"histogram"`
+	// SamplesMs are the samples themselves, in the order taken, when
+	// there are at most MaxLatencySamples: a merge of shards recomputes
+	// the percentiles from them (percentiles cannot be averaged).
+	SamplesMs []float64 `json:"samplesMs,omitempty"`
 	Direction Direction `json:"direction"` // always lower
 }
 
@@ -146,6 +150,8 @@ type ToolUsage struct {
 	P50Ms *float64 `json:"p50Ms,omitempty"`
 	P95Ms *float64 `json:"p95Ms,omitempty"`
 	MaxMs *float64 `json:"maxMs,omitempty"`
+	// SamplesMs are the timed calls' latencies, as Latency.SamplesMs.
+	SamplesMs []float64 `json:"samplesMs,omitempty"`
 	// TokensPerCall is the mean share of model tokens per call.
 	TokensPerCall float64 `json:"tokensPerCall"`
 	// CostUSD and CostPerCallUSD are absent when a turn could not be priced.
@@ -205,6 +211,9 @@ func telemetryOK(t *Telemetry, bad func(string, ...any)) {
 		}
 		if l.P50Ms != nil && l.P95Ms != nil && (*l.P50Ms > *l.P95Ms || *l.P95Ms > l.MaxMs) {
 			bad("%s: p50 %v, p95 %v and max %v are not in order", loc, *l.P50Ms, *l.P95Ms, l.MaxMs)
+		}
+		if len(l.SamplesMs) > 0 && len(l.SamplesMs) != l.Samples {
+			bad("%s: %d samples kept of %d", loc, len(l.SamplesMs), l.Samples)
 		}
 		if l.Errors > l.Samples {
 			bad("%s: %d errors in %d samples", loc, l.Errors, l.Samples)

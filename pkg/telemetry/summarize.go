@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
@@ -123,9 +124,19 @@ func latencyRows(ev Events) []report.Latency {
 	for _, k := range keys {
 		p50, p95, mx, hist := Distribution(samples[k])
 		rows = append(rows, report.Latency{Kind: k.kind, Subject: k.subject, Model: k.model, Samples: len(samples[k]), Errors: errs[k],
-			P50Ms: p50, P95Ms: p95, MaxMs: mx, Histogram: hist, Direction: report.Lower})
+			P50Ms: p50, P95Ms: p95, MaxMs: mx, Histogram: hist, SamplesMs: kept(samples[k]), Direction: report.Lower})
 	}
 	return rows
+}
+
+// kept are the samples a row carries for a merge of shards: all of
+// them, or none above report.MaxLatencySamples (a cut sample would make
+// the merged percentiles wrong, not approximate).
+func kept(samples []float64) []float64 {
+	if len(samples) > report.MaxLatencySamples {
+		return nil
+	}
+	return slices.Clone(samples)
 }
 
 // usageRole is the usage row a model call or tool call belongs to: the
@@ -369,6 +380,7 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 		if len(a.samples) > 0 {
 			p50, p95, mx, _ := Distribution(a.samples)
 			r.P50Ms, r.P95Ms, r.MaxMs = p50, p95, &mx
+			r.SamplesMs = kept(a.samples)
 		}
 		r.TokensPerCall = math.Round(a.tokens/float64(r.Calls)*10) / 10
 		r.CostUSD = a.spent.total()
