@@ -82,6 +82,7 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 		fs.Float64Var(&s.MaxUSD, "max-usd", 0, "stop starting provider calls after this much spend in USD (default: eval.budget.max-usd)")
 		fs.StringVar(&s.Prices, "prices", "", "price override `FILE` (dated rows, the format of the built-in price table) for the budget, the preview and the report's cost (default: pricing.file in the config)")
 		fs.StringVar(&s.CacheDir, "cache-dir", "", "directory of stored results and verdicts (default: eval.cache-dir, else "+pipeline.DefaultCacheDir+")")
+		fs.StringVar(&s.Shard, "shard", "", "run shard `i/n` of Layers 1 and 2 (split by case × model, balanced on the baseline's durations; Layer 0 in shard 1 only); merge the shards' reports with mcp-eval report merge")
 		fs.BoolVar(&f.fresh, "fresh", false, "make every model call anew instead of reusing stored results and verdicts (results are still stored)")
 	}
 	if groups&flagsGate != 0 {

@@ -71,6 +71,10 @@ type Config struct {
 	Meter  *spend.Meter
 	Budget Budget
 	Prices *pricing.Table
+	// Only, when set, keeps the runs of the case × model pairs it accepts
+	// (the model as ID gives it): one shard of a sharded run. Every case
+	// is still listed and hashed, so that shards agree on the golden set.
+	Only func(caseID, modelID string) bool
 	// Now is the clock for cache ages (default time.Now).
 	Now func() time.Time
 	// Telemetry, when set, is told of every case run and tool call (the
@@ -223,6 +227,9 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	for ci, c := range cfg.Set.Cases {
 		for run := 1; run <= cfg.Runs; run++ {
 			for mi, id := range p.modelIDs {
+				if cfg.Only != nil && !cfg.Only(c.ID, id) {
+					continue
+				}
 				j := job{ci: ci, run: run, mi: mi, key: cacheKey("result", LoopVersion, p.caseHash[ci], p.surface, id, params, fmt.Sprint(run))}
 				if cfg.Cache != nil && cfg.Reuse == ReuseAll {
 					var cr cachedRun

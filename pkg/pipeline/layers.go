@@ -68,6 +68,35 @@ type modelRun struct {
 	tools   []mcpclient.Tool // Layer 1's, for the tool-surface hash
 	closers []func()
 	notes   []string
+	// split is the shard's share of the units, made once for both
+	// layers (nil: not sharded); info is the server as a session met it,
+	// for a shard that runs no Layer 0.
+	split *split
+	info  mcpclient.Info
+}
+
+// shardOnly is the filter of this shard's units for a layer's config (nil
+// when the run is not sharded). Both layers deal the same units: the
+// golden set's cases × the Layer 1 models.
+func (p *Plan) shardOnly(m *modelRun, set *golden.Set, models []llm.Provider) func(string, string) bool {
+	if p.Shard == nil {
+		return nil
+	}
+	if m.split == nil {
+		var cases, ids []string
+		for _, c := range set.Cases {
+			cases = append(cases, c.ID)
+		}
+		for _, md := range models {
+			ids = append(ids, md.ID())
+		}
+		var ref *report.ReportRef
+		if p.Baseline != nil {
+			ref = &p.BaselineRef
+		}
+		m.split = splitUnits(*p.Shard, cases, ids, behavior.ReportModelID, p.Baseline, ref)
+	}
+	return m.split.only
 }
 
 func (m *modelRun) close() {
@@ -94,6 +123,13 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 		if err := p.prepareResilience(ctx, rec, meter, m); err != nil {
 			return nil, err
 		}
+	}
+	if m.split != nil {
+		rep.Shard = m.split.record
+	}
+	if rep.Server.Name == "" && m.info.ServerInfo != nil {
+		rep.Server.Name, rep.Server.Version = m.info.ServerInfo.Name, m.info.ServerInfo.Version
+		rep.Server.Era, rep.Server.ProtocolVersion = string(m.info.Era), m.info.ProtocolVersion
 	}
 	if m.l1 == nil && m.l2 == nil {
 		return m.notes, nil
@@ -167,6 +203,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 		return err
 	}
 	m.closers = append(m.closers, func() { client.Close() })
+	m.info = client.Info()
 	var names []string
 	for _, t := range tools {
 		names = append(names, t.Name)
@@ -180,7 +217,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 	}
 	cfg := behavior.Config{Set: set, Source: report.RelPath(p.Env.Workspace, abs(b.Golden)), Models: models, Judge: judge,
 		Client: client, Stubs: b.Stubs, Tools: tools, Runs: b.Runs, MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
-		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Meter: meter, Telemetry: rec}
+		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Meter: meter, Telemetry: rec, Only: p.shardOnly(m, set, models)}
 	plan, err := behavior.Prepare(ctx, cfg)
 	if err != nil {
 		return err
@@ -220,6 +257,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 		return err
 	}
 	m.closers = append(m.closers, func() { client.Close() })
+	m.info = client.Info()
 	cache, err := p.cache()
 	if err != nil {
 		return err
@@ -228,7 +266,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 		Set: set, Models: models, Judge: judge, Tools: tools,
 		Executor: &behavior.MCPExecutor{Client: client, Stubs: b.Stubs},
 		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency, Meter: meter, Telemetry: rec,
-		Cache: cache, Reuse: b.Reuse,
+		Cache: cache, Reuse: b.Reuse, Only: p.shardOnly(m, set, models),
 	})
 	if err != nil {
 		return err

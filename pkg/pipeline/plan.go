@@ -101,6 +101,9 @@ type Plan struct {
 	// Conformance is Layer 0's runs, lanes, --only and call-tools.
 	Conformance conformance.Options
 	Behavior    BehaviorPlan
+	// Shard, when set, runs one share of Layers 1 and 2 (and Layer 0 in
+	// shard 1 only); the report records it for `mcp-eval report merge`.
+	Shard *Shard
 	// Prices is the run's one price table (the built-in one, or it with
 	// the override file's models): the budget, the spend preview and
 	// telemetry all price with it.
@@ -179,6 +182,14 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 		return nil, err
 	}
 	p.Layers = layers
+	if p.Shard, err = ParseShard(s.Shard); err != nil {
+		return nil, err
+	}
+	if p.Shard != nil && p.Shard.Index > 1 && p.Has(Conformance) {
+		// Layer 0 is cheap and not split: shard 1 runs it for the run.
+		p.Layers = p.Layers[1:]
+		p.Notes = append(p.Notes, fmt.Sprintf("shard %s: Layer 0 runs in shard 1 only", p.Shard))
+	}
 	if err := p.resolveConformance(s); err != nil {
 		return nil, err
 	}

@@ -73,6 +73,14 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		}
 		notes = append(notes, n...)
 	}
+	if p.Shard != nil && rep.Shard == nil {
+		// Nothing of Layers 1 and 2 ran here, but a merge must still
+		// see which shard this is.
+		rep.Shard = &report.Shard{Index: p.Shard.Index, Count: p.Shard.Count, Units: []report.ShardUnit{}, Balance: report.BalanceCount}
+	}
+	if p.Shard != nil {
+		notes = append(notes, fmt.Sprintf("shard %s: this verdict covers this shard's %d of %d case × model units only; `mcp-eval report merge` of every shard gives the run's", p.Shard, len(rep.Shard.Units), rep.Shard.Total))
+	}
 	rep.Run = p.runInfo(started)
 	if p.Has(Telemetry) {
 		t := rec.Summarize()

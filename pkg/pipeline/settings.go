@@ -73,6 +73,9 @@ type Settings struct {
 	Prices, PricesFrom string
 	// Baseline is a local report.json of the last green run.
 	Baseline string
+	// Shard is "i/n" (--shard, the shard input): run one share of
+	// Layers 1 and 2.
+	Shard string
 
 	// Outputs.
 	Report, JUnit, Markdown, HTML string

@@ -53,10 +53,10 @@ type Latency struct {
 	// transport failure, a failed model call); they are in Samples.
 	Errors int `json:"errors"`
 	// P50Ms and P95Ms are absent below MinPercentileSamples.
-	P50Ms     *float64  `json:"p50Ms,omitempty"`
-	P95Ms     *float64  `json:"p95Ms,omitempty"`
-	MaxMs     float64   `json:"maxMs"`
-	Histogram []Bin     `json:"histogram"`
+	P50Ms     *float64 `json:"p50Ms,omitempty"`
+	P95Ms     *float64 `json:"p95Ms,omitempty"`
+	MaxMs     float64  `json:"maxMs"`
+	Histogram []Bin    `json:"histogram"`
 	// SamplesMs are the samples themselves, in the order taken, when
 	// there are at most MaxLatencySamples: a merge of shards recomputes
 	// the percentiles from them (percentiles cannot be averaged).

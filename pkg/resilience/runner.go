@@ -86,6 +86,10 @@ type Config struct {
 	// Telemetry, when set, is told of every run and tool call; each run is
 	// its own trace, as in Layer 1.
 	Telemetry *telemetry.Recorder
+	// Only, when set, keeps the runs whose case × model it accepts (the
+	// case a fault is injected in or a payload planted in): one shard of
+	// a sharded run, split as Layer 1's.
+	Only func(caseID, modelID string) bool
 }
 
 // Result is a finished Layer 2 run.
@@ -315,7 +319,16 @@ func prepare(cfg Config) (*runner, error) {
 			return nil, err
 		}
 	}
-	if len(r.jobs) == 0 {
+	if cfg.Only != nil {
+		kept := r.jobs[:0]
+		for _, j := range r.jobs {
+			if cfg.Only(cfg.Set.Cases[j.ci].ID, r.modelIDs[j.mi]) {
+				kept = append(kept, j)
+			}
+		}
+		r.jobs = kept
+	}
+	if len(r.jobs) == 0 && cfg.Only == nil {
 		r.notes = append(r.notes, "Layer 2 had nothing to run: no case lists faults:, and no attack could be planted")
 	}
 	if err := r.lookUp(); err != nil {
