@@ -16,13 +16,17 @@ const reportExamples = `  mcp-eval report --in report.json
   mcp-eval report --in report.json --format junit --out mcp-eval.xml
   mcp-eval report --in report.json --format json   # validated, normalised copy
   mcp-eval report --in report.json --format html --out report.html   # one self-contained page, readable offline
+  mcp-eval report merge shard-*/report.json --out report.json   # the shards of a --shard i/n run, gated once (report merge --help)
 `
 
 // reportFormats are the formats of `mcp-eval report`, in the order help
 // lists them.
 func reportFormats() []string { return []string{"text", "markdown", "junit", "json", "html"} }
 
-func runReport(_ context.Context, c *Command, args []string) int {
+func runReport(ctx context.Context, c *Command, args []string) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return runReportMerge(ctx, c, args[1:])
+	}
 	var (
 		in, format, out, marker, runURL string
 		maxBytes                        int

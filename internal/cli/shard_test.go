@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// The check of issue 17: --shard 1/3, 2/3 and 3/3 plus report merge give
+// the cases and scores of one unsharded run on the same scripted models;
+// a missing or duplicated shard is refused by name.
+func TestShardsMergeIntoTheUnshardedRun(t *testing.T) {
+	e := newEvalEnv(t, "")
+	base := []string{"run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "all", "--fresh", "--conformance-runs", "1"}
+	code, out, stderr := e.run(append(base, "--out", e.path("full.json"))...)
+	if code != ExitOK {
+		t.Fatalf("unsharded run: exit %d\n%s%s", code, out, stderr)
+	}
+	var shards []string
+	for i := 1; i <= 3; i++ {
+		path := e.path(fmt.Sprintf("shard-%d.json", i))
+		code, out, stderr := e.run(append(base, "--shard", fmt.Sprintf("%d/3", i), "--out", path)...)
+		if code != ExitOK {
+			t.Fatalf("shard %d/3: exit %d\n%s%s", i, code, out, stderr)
+		}
+		shards = append(shards, path)
+	}
+	full, err := report.Load(e.path("full.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := map[report.ShardUnit]int{}
+	for i, s := range shards {
+		r, err := report.Load(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Shard == nil || r.Shard.Index != i+1 || r.Shard.Count != 3 || r.Shard.Total != 6 || r.Shard.Balance != report.BalanceCount {
+			t.Fatalf("shard %d records %+v", i+1, r.Shard)
+		}
+		if (r.Conformance != nil) != (i == 0) {
+			t.Errorf("shard %d: Layer 0 present %v; it runs in shard 1 only", i+1, r.Conformance != nil)
+		}
+		if r.Server.Name == "" || r.Server.Name != full.Server.Name || r.ToolSurfaceHash != full.ToolSurfaceHash {
+			t.Errorf("shard %d: server %q, tool surface %s; want %q and %s", i+1, r.Server.Name, r.ToolSurfaceHash, full.Server.Name, full.ToolSurfaceHash)
+		}
+		if len(r.Behavior.Results) != len(r.Shard.Units) {
+			t.Errorf("shard %d: %d Layer 1 results for %d units", i+1, len(r.Behavior.Results), len(r.Shard.Units))
+		}
+		for _, u := range r.Shard.Units {
+			units[u]++
+		}
+	}
+	if len(units) != 6 {
+		t.Errorf("the shards ran %d distinct units, want 3 cases × 2 models: %v", len(units), units)
+	}
+
+	code, out, stderr = e.run("report", "merge", shards[0], shards[1], shards[2], "--out", e.path("merged.json"), "--markdown", e.path("merged.md"))
+	if code != ExitOK {
+		t.Fatalf("report merge: exit %d\n%s%s", code, out, stderr)
+	}
+	merged, err := report.Load(e.path("merged.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Shard != nil || merged.Conformance == nil || merged.Gate == nil || merged.Gate.Verdict != full.Gate.Verdict {
+		t.Fatalf("merged: shard %+v, Layer 0 %v, gate %+v; want no shard, Layer 0 from shard 1, verdict %s", merged.Shard, merged.Conformance != nil, merged.Gate, full.Gate.Verdict)
+	}
+	if !reflect.DeepEqual(merged.Behavior.Cases, full.Behavior.Cases) || merged.Behavior.GoldenSetHash != full.Behavior.GoldenSetHash {
+		t.Errorf("merged cases %+v, want %+v", merged.Behavior.Cases, full.Behavior.Cases)
+	}
+	type score struct {
+		Case, Model string
+		Passed      report.Count
+		Scores      []report.Score
+	}
+	scores := func(r *report.Report) []score {
+		var out []score
+		for _, cr := range r.Behavior.Results {
+			out = append(out, score{cr.Case, cr.Model, cr.Passed, cr.Scores})
+		}
+		return out
+	}
+	if got, want := scores(merged), scores(full); !reflect.DeepEqual(got, want) {
+		t.Errorf("merged Layer 1 scores\n%+v\nwant the unsharded run's\n%+v", got, want)
+	}
+	if len(full.Resilience.Attacks) == 0 {
+		t.Fatal("the unsharded run measured no attack: nothing of Layer 2 to compare")
+	}
+	if !reflect.DeepEqual(merged.Resilience.Faults, full.Resilience.Faults) || !reflect.DeepEqual(merged.Resilience.Attacks, full.Resilience.Attacks) {
+		t.Errorf("merged Layer 2\n%+v\n%+v\nwant\n%+v\n%+v", merged.Resilience.Faults, merged.Resilience.Attacks, full.Resilience.Faults, full.Resilience.Attacks)
+	}
+	if len(merged.Resilience.Runs) != len(full.Resilience.Runs) {
+		t.Errorf("merged Layer 2 has %d runs, the unsharded %d", len(merged.Resilience.Runs), len(full.Resilience.Runs))
+	}
+	// Latency is recomputed from the shards' samples: the case-run rows
+	// count every run once, and keep the samples for the next merge.
+	for _, l := range merged.Telemetry.Latency {
+		if l.Kind != report.LatencyCase {
+			continue
+		}
+		var want *report.Latency
+		for i, f := range full.Telemetry.Latency {
+			if f.Kind == l.Kind && f.Model == l.Model {
+				want = &full.Telemetry.Latency[i]
+			}
+		}
+		if want == nil || l.Samples != want.Samples || len(l.SamplesMs) != l.Samples {
+			t.Errorf("merged case latency of %s: %d samples (%d kept), want %+v", l.Model, l.Samples, len(l.SamplesMs), want)
+		}
+	}
+	md, _ := os.ReadFile(e.path("merged.md"))
+	if !strings.Contains(string(md), "`weather`") {
+		t.Errorf("the merged comment lacks the matrix:\n%s", md)
+	}
+
+	// A missing shard and a duplicated one are refused by name.
+	code, _, stderr = e.run("report", "merge", shards[0], shards[2], "--out", e.path("bad.json"))
+	if code != ExitError || !strings.Contains(stderr, "shard 2/3 is missing") {
+		t.Errorf("merge without shard 2: exit %d\n%s", code, stderr)
+	}
+	dup := e.path("shard-2-again.json")
+	data, _ := os.ReadFile(shards[1])
+	if err := os.WriteFile(dup, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = e.run("report", "merge", shards[0], shards[1], dup, shards[2], "--out", e.path("bad.json"))
+	if code != ExitError || !strings.Contains(stderr, "shard 2/3 is given twice: "+shards[1]+" and "+dup) {
+		t.Errorf("merge with shard 2 twice: exit %d\n%s", code, stderr)
+	}
+	// A shard of another setup (one run per case) is named as mismatched.
+	other := e.path("other-3.json")
+	if code, out, stderr := e.run(append(base, "--shard", "3/3", "--runs", "1", "--out", other)...); code != ExitOK {
+		t.Fatalf("shard 3/3 --runs 1: exit %d\n%s%s", code, out, stderr)
+	}
+	code, _, stderr = e.run("report", "merge", shards[0], shards[1], other, "--out", e.path("bad.json"))
+	if code != ExitError || !strings.Contains(stderr, other+" (shard 3/3) does not match") {
+		t.Errorf("merge with a mismatched shard: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(e.path("bad.json")); err == nil {
+		t.Errorf("a refused merge wrote a report")
+	}
+}
