@@ -1,0 +1,74 @@
+package merge_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/merge"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
+)
+
+// row is a latency row as pkg/telemetry writes it, samples kept or not.
+func row(samples []float64, keep bool) report.Latency {
+	p50, p95, mx, hist := telemetry.Distribution(samples)
+	l := report.Latency{Kind: report.LatencyMethod, Subject: "tools/call", Samples: len(samples), P50Ms: p50, P95Ms: p95, MaxMs: mx, Histogram: hist, Direction: report.Lower}
+	if keep {
+		l.SamplesMs = samples
+	}
+	return l
+}
+
+func shard(name string, i int, lat report.Latency) merge.Shard {
+	r := report.New()
+	r.Shard = &report.Shard{Index: i, Count: 2, Units: []report.ShardUnit{{Case: name, Model: "m"}}, Total: 2, Balance: report.BalanceCount}
+	r.Telemetry = &report.Telemetry{Latency: []report.Latency{lat}}
+	return merge.Shard{Name: name + ".json", Report: r}
+}
+
+// Percentiles are recomputed from the samples of every shard, never
+// averaged: the merged p95 is the p95 of all the samples.
+func TestLatencyIsRecomputedFromSamples(t *testing.T) {
+	var fast, slow, all []float64
+	for i := 0; i < 15; i++ {
+		fast = append(fast, float64(10+i))
+		slow = append(slow, float64(1000+i))
+	}
+	all = append(append(all, fast...), slow...)
+	res, err := merge.Merge([]merge.Shard{shard("a", 1, row(fast, true)), shard("b", 2, row(slow, true))}, telemetry.Distribution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Report.Telemetry.Latency[0]
+	want := row(all, true)
+	if got.Samples != 30 || got.P50Ms == nil || got.P95Ms == nil || *got.P50Ms != *want.P50Ms || *got.P95Ms != *want.P95Ms || got.MaxMs != want.MaxMs {
+		t.Fatalf("merged %+v, want the distribution of all 30 samples %+v", got, want)
+	}
+	if _, err := report.Marshal(res.Report); err != nil {
+		t.Errorf("the merged report does not validate: %v", err)
+	}
+
+	// A shard that kept no samples: the histogram adds up, the
+	// percentiles are not made up.
+	res, err = merge.Merge([]merge.Shard{shard("a", 1, row(fast, true)), shard("b", 2, row(slow, false))}, telemetry.Distribution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = res.Report.Telemetry.Latency[0]
+	n := 0
+	for _, b := range got.Histogram {
+		n += b.Count
+	}
+	if got.P50Ms != nil || got.P95Ms != nil || n != 30 || got.MaxMs != 1014 || len(res.Report.Telemetry.Warnings) != 1 {
+		t.Errorf("merged without samples: %+v, warnings %q", got, res.Report.Telemetry.Warnings)
+	}
+}
+
+func TestUnitsRunTwiceAreRefusedByName(t *testing.T) {
+	a, b := shard("x", 1, row([]float64{1}, true)), shard("x", 2, row([]float64{2}, true))
+	b.Name = "other.json"
+	_, err := merge.Merge([]merge.Shard{a, b}, telemetry.Distribution)
+	if err == nil || !strings.Contains(err.Error(), "x.json and other.json both ran case x") {
+		t.Errorf("err %v, want both files named", err)
+	}
+}
