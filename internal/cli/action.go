@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/action"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // runAction is the GitHub Action's entry point (docs/action.md, "the
@@ -45,24 +47,47 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 	if *prices != "" {
 		s.Prices, s.PricesFrom = *prices, "--prices"
 	}
-	pl, err := pipeline.Resolve(s, env)
-	if err != nil {
-		r.Error("mcp-eval: settings", err.Error())
-		return ExitError
+	var (
+		rep  *report.Report
+		outs pipeline.Outputs
+	)
+	if plan.Inputs.MergeShards {
+		// The final job of a sharded run: nothing is run, the shards'
+		// reports are merged and gated once, and the comment is made once.
+		shards, err := r.ShardReports(ctx, plan)
+		if err != nil {
+			r.Error("mcp-eval: shard merge", err.Error())
+			return ExitError
+		}
+		var pl pipeline.Plan
+		action.UseBaseline(&pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(action.ShardLayers(shards))))
+		outs = pipeline.Outputs{Report: s.Report, JUnit: s.JUnit, Markdown: s.Markdown, HTML: s.HTML, RunURL: s.RunURL}
+		rep, err = pipeline.MergeShards(pipeline.MergeInput{Shards: shards, BaselineReport: pl.Baseline, BaselineRef: pl.BaselineRef,
+			BaselineNote: cmp.Or(pl.BaselineNote, "no baseline"), Env: env, Outputs: outs})
+		if err != nil {
+			r.Error("mcp-eval: shard merge", err.Error())
+			return ExitError
+		}
+	} else {
+		pl, err := pipeline.Resolve(s, env)
+		if err != nil {
+			r.Error("mcp-eval: settings", err.Error())
+			return ExitError
+		}
+		action.UseBaseline(pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(pl.Layers)))
+		if rep, err = pipeline.Run(ctx, pl); err != nil {
+			r.Error("mcp-eval", err.Error())
+			return ExitError
+		}
+		outs = pl.Outputs
 	}
-	action.UseBaseline(pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(pl.Layers)))
-	rep, err := pipeline.Run(ctx, pl)
-	if err != nil {
-		r.Error("mcp-eval", err.Error())
-		return ExitError
-	}
-	c.printReport(rep, pl.Outputs, false)
+	c.printReport(rep, outs, false)
 	var md bytes.Buffer
 	if err := render.Markdown(&md, rep, render.MarkdownOptions{RunURL: plan.RunURL}); err != nil {
 		r.Error("mcp-eval: summary", err.Error())
 		return ExitError
 	}
-	if _, err := r.Publish(ctx, plan, action.ResultOf(rep, pl.Outputs.Report, md.String())); err != nil {
+	if _, err := r.Publish(ctx, plan, action.ResultOf(rep, outs.Report, md.String())); err != nil {
 		fmt.Fprintln(c.Stderr, "mcp-eval action:", err)
 		return ExitError
 	}

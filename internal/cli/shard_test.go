@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/github/fakegithub"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -143,5 +148,75 @@ func TestShardsMergeIntoTheUnshardedRun(t *testing.T) {
 	}
 	if _, err := os.Stat(e.path("bad.json")); err == nil {
 		t.Errorf("a refused merge wrote a report")
+	}
+}
+
+// The action's side: shard jobs (shard: i/n) write their reports and make
+// no comment; the merge job (shard: merge) downloads the shard artifacts
+// of the same run, merges and gates them once and makes the one comment.
+func TestActionShardsAndMergeJob(t *testing.T) {
+	e := newEvalEnv(t, "")
+	gh := fakegithub.New("octo", "server")
+	defer gh.Close()
+	evPath, _ := filepath.Abs(filepath.Join("..", "..", "pkg", "action", "testdata", "events", "pull_request_labeled_run-evals.json"))
+	action := func(shard string) (int, string) {
+		t.Helper()
+		env := map[string]string{
+			"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": evPath,
+			"GITHUB_OUTPUT": e.path("gh-output"), "GITHUB_STEP_SUMMARY": e.path("gh-summary"), "GITHUB_WORKSPACE": e.dir,
+			"GITHUB_API_URL": gh.APIURL(), "GITHUB_SERVER_URL": "https://github.example", "GITHUB_REPOSITORY": "octo/server",
+			"GITHUB_WORKFLOW_REF": "octo/server/.github/workflows/evals.yml@refs/heads/main", "GITHUB_RUN_ID": "777",
+			"GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567",
+			"INPUT_GITHUB-TOKEN": "ghs_token", "INPUT_COMMENT": "true", "INPUT_LAYERS": "1,2",
+			"INPUT_SERVER-URL": e.url, "INPUT_CONFIG": "mcp-eval.yaml", "INPUT_SHARD": shard,
+		}
+		for _, f := range []string{"gh-output", "gh-summary"} {
+			os.WriteFile(e.path(f), nil, 0o644)
+		}
+		var out, errb bytes.Buffer
+		c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: func(k string) (string, bool) {
+			if v, ok := env[k]; ok {
+				return v, true
+			}
+			return e.models.LookupEnv(k)
+		}}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		code := c.Main(ctx, []string{"action"})
+		return code, out.String() + errb.String()
+	}
+	for i := 1; i <= 2; i++ {
+		code, log := action(fmt.Sprintf("%d/2", i))
+		if code != ExitOK {
+			t.Fatalf("shard %d/2: exit %d\n%s", i, code, log)
+		}
+		data, err := os.ReadFile(e.path("report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gh.Artifacts = append(gh.Artifacts, fakegithub.Artifact{ID: int64(600 + i), RunID: 777, Name: fmt.Sprintf("mcp-eval-shard-%d", i), Zip: fakegithub.ReportZip(string(data))})
+	}
+	if c := gh.CommentsOn(42); len(c) != 0 {
+		t.Fatalf("shard jobs commented: %+v", c)
+	}
+	code, log := action("merge")
+	if code != ExitOK {
+		t.Fatalf("merge job: exit %d\n%s", code, log)
+	}
+	rep, err := report.Load(e.path("report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Shard != nil || len(rep.Behavior.Results) != 6 || rep.Gate == nil {
+		t.Fatalf("the merge job's report: shard %+v, %d results, gate %v", rep.Shard, len(rep.Behavior.Results), rep.Gate)
+	}
+	if c := gh.CommentsOn(42); len(c) != 1 || !strings.Contains(c[0].Body, "`weather`") {
+		t.Fatalf("want one comment from the merge job: %+v", c)
+	}
+
+	// A shard's artifact missing: the merge job fails naming it.
+	gh.Artifacts = gh.Artifacts[:1]
+	if code, log := action("merge"); code != ExitError || !strings.Contains(log, "shard 2/2 is missing") {
+		t.Errorf("merge without shard 2: exit %d\n%s", code, log)
 	}
 }

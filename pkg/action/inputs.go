@@ -11,6 +11,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 )
 
 // Input is one input of action.yml and host/action.yml.
@@ -48,6 +49,8 @@ func InputSpecs() []Input {
 		{"baseline", "", "Path of a report.json to use as the baseline instead of searching earlier runs."},
 		{"github-token", "${{ github.token }}", "Token for the baseline search (actions: read) and the PR comment (pull-requests: write)."},
 		{"comment", "true", "Post or update one sticky comment on the pull request: true or false."},
+		{"shard", "", "Run one share of Layers 1 and 2: i/n (e.g. 2/4, from a matrix), split by case × model and balanced on the baseline's durations; Layer 0 runs in shard 1 only. Upload each shard's report.json as artifact <shard-artifact>-<i>. merge: download every shard's report of this run, merge them into one report, gate it and comment once."},
+		{"shard-artifact", "mcp-eval-shard", "Name prefix of the shards' report artifacts: shard i uploads <prefix>-<i>, and shard: merge downloads every artifact of this run whose name starts with <prefix>-."},
 		{"config", "", "Path of mcp-eval.yaml (default: mcp-eval.yaml at the workspace root when present)."},
 	}
 }
@@ -95,6 +98,12 @@ type Inputs struct {
 	HasToken         bool
 	Comment          bool
 	Config           string
+	// Shard is "i/n" (one share of Layers 1 and 2); MergeShards is the
+	// merge mode (shard: merge), which runs nothing and merges the
+	// artifacts named ShardArtifact-* of this run.
+	Shard         string
+	MergeShards   bool
+	ShardArtifact string
 }
 
 // ParseInputs reads and validates every input through go-githubactions
@@ -216,6 +225,22 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 	}
 
 	in.HasToken = token(getenv) != ""
+
+	switch v := get("shard"); v {
+	case "":
+	case "merge":
+		in.MergeShards = true
+	default:
+		if _, err := pipeline.ParseShard(v); err != nil {
+			bad("shard", "%q is not i/n (e.g. 2/4: the second of four shards) or merge", v)
+		} else {
+			in.Shard = v
+		}
+	}
+	in.ShardArtifact = get("shard-artifact")
+	if !validArtifactName(in.ShardArtifact) {
+		bad("shard-artifact", "%q is not a valid artifact name (non-empty; none of \" : < > | * ? \\ / or line breaks)", in.ShardArtifact)
+	}
 
 	switch c := strings.ToLower(get("comment")); c {
 	case "true":

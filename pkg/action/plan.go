@@ -231,6 +231,9 @@ func commentTarget(in Inputs, eventName string, ev event, getenv func(string) st
 	}
 	t := CommentTarget{Marker: github.Marker(key)}
 	switch {
+	case in.Shard != "":
+		// One comment per run: the merge job (shard: merge) makes it.
+		t.Why = "a shard's report is part of the run; the merge job (shard: merge) comments"
 	case !isPullRequest(eventName):
 		t.Why = "not a pull request event"
 	case !in.Comment:

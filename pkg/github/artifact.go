@@ -184,3 +184,64 @@ func safeName(name string) bool {
 	}
 	return true
 }
+
+// MaxShardArtifacts bounds how many shard reports FetchRunReports
+// downloads: pipeline.MaxShards.
+const MaxShardArtifacts = 256
+
+// ArtifactReport is report.json of one artifact.
+type ArtifactReport struct {
+	Name   string
+	ID     int64
+	Report []byte
+}
+
+// FetchRunReports downloads report.json from every artifact of run runID
+// whose name starts with prefix: the shards of a sharded run, for the
+// merge job of the same run (artifacts of upload-artifact v4 are listed
+// as soon as they are uploaded). Expired artifacts are an error, as is
+// finding none.
+func (c *Client) FetchRunReports(ctx context.Context, owner, repo string, runID int64, prefix string) ([]ArtifactReport, error) {
+	op := fmt.Sprintf("list artifacts of run %d", runID)
+	opts := &gogithub.ListOptions{PerPage: artifactsPerPage}
+	var arts []*gogithub.Artifact
+	for page := 0; page < maxArtifactPages; page++ {
+		list, resp, err := func() (*gogithub.ArtifactList, *gogithub.Response, error) {
+			ctx, cancel := c.call(ctx)
+			defer cancel()
+			return c.gh.Actions.ListWorkflowRunArtifacts(ctx, owner, repo, runID, opts)
+		}()
+		if err != nil {
+			return nil, c.apiError(op, resp, err).withHint404("give the job `permissions: actions: read`")
+		}
+		for _, a := range list.Artifacts {
+			if !strings.HasPrefix(a.GetName(), prefix) {
+				continue
+			}
+			if a.GetExpired() {
+				return nil, &Error{Op: op, Kind: ErrArtifactExpired, Detail: fmt.Sprintf("artifact %q has expired", a.GetName())}
+			}
+			if len(arts) == MaxShardArtifacts {
+				return nil, &Error{Op: op, Kind: ErrTooLarge, Detail: fmt.Sprintf("more than %d artifacts named %s*", MaxShardArtifacts, prefix)}
+			}
+			arts = append(arts, a)
+		}
+		if resp.NextPage == 0 {
+			break
+		}
+		opts.Page = resp.NextPage
+	}
+	if len(arts) == 0 {
+		return nil, &Error{Op: op, Kind: ErrNoArtifact, Detail: fmt.Sprintf("no artifact named %s* in this run", prefix),
+			Hint: "upload each shard's report.json as an artifact named " + prefix + "<i> (actions/upload-artifact@v4), and make the merge job need the shard jobs"}
+	}
+	var out []ArtifactReport
+	for _, a := range arts {
+		b, err := c.downloadReport(ctx, owner, repo, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ArtifactReport{Name: a.GetName(), ID: a.GetID(), Report: b})
+	}
+	return out, nil
+}

@@ -18,8 +18,13 @@ type MergeInput struct {
 	Shards []merge.Shard
 	// Baseline is the file of the last green run (""): the shards'
 	// recorded baseline is read from its recorded path when this is
-	// empty and that file is there.
-	Baseline string
+	// empty and that file is there. The action, which fetched it itself,
+	// gives BaselineReport and BaselineRef instead (BaselineNote: why
+	// there is none).
+	Baseline       string
+	BaselineReport *report.Report
+	BaselineRef    report.ReportRef
+	BaselineNote   string
 	Env      Env
 	Outputs  Outputs
 }
@@ -59,6 +64,14 @@ func MergeShards(in MergeInput) (*report.Report, error) {
 		}
 	}
 	switch {
+	case in.BaselineReport != nil:
+		ref := in.BaselineRef
+		if err := sameBaseline(ref, res.Baseline, ref.Path); err != nil {
+			return nil, err
+		}
+		gin.Baseline, gin.BaselineRef = in.BaselineReport, ref
+	case in.BaselineNote != "" && path == "":
+		gin.BaselineNote = in.BaselineNote
 	case path != "":
 		base, err := report.Load(path)
 		if err != nil {
@@ -67,9 +80,8 @@ func MergeShards(in MergeInput) (*report.Report, error) {
 			break
 		}
 		ref := Ref(env.Workspace, path, base)
-		if res.Baseline != nil && (ref.Commit != res.Baseline.Commit || ref.WorkflowRunID != res.Baseline.WorkflowRunID || !ref.FinishedAt.Equal(res.Baseline.FinishedAt)) {
-			return nil, fmt.Errorf("baseline %s (commit %s, run %d) is not the one the shards balanced on and were gated against (commit %s, run %d): pass that report as --baseline",
-				path, ref.Commit, ref.WorkflowRunID, res.Baseline.Commit, res.Baseline.WorkflowRunID)
+		if err := sameBaseline(ref, res.Baseline, path); err != nil {
+			return nil, err
 		}
 		gin.Baseline, gin.BaselineRef = base, ref
 	case res.Baseline != nil:
@@ -89,4 +101,15 @@ func MergeShards(in MergeInput) (*report.Report, error) {
 		}
 	}
 	return rep, in.Outputs.Write(rep)
+}
+
+// sameBaseline: the merge is gated against the report the shards
+// balanced on, or none; another would gate the shards' results against
+// something they were not split for.
+func sameBaseline(ref report.ReportRef, shards *report.ReportRef, name string) error {
+	if shards == nil || (ref.Commit == shards.Commit && ref.WorkflowRunID == shards.WorkflowRunID && ref.FinishedAt.Equal(shards.FinishedAt)) {
+		return nil
+	}
+	return fmt.Errorf("baseline %s (commit %s, run %d) is not the one the shards balanced on and were gated against (commit %s, run %d): give the merge that report",
+		name, ref.Commit, ref.WorkflowRunID, shards.Commit, shards.WorkflowRunID)
 }
