@@ -166,7 +166,7 @@ func TestActionShardsAndMergeJob(t *testing.T) {
 			"GITHUB_OUTPUT": e.path("gh-output"), "GITHUB_STEP_SUMMARY": e.path("gh-summary"), "GITHUB_WORKSPACE": e.dir,
 			"GITHUB_API_URL": gh.APIURL(), "GITHUB_SERVER_URL": "https://github.example", "GITHUB_REPOSITORY": "octo/server",
 			"GITHUB_WORKFLOW_REF": "octo/server/.github/workflows/evals.yml@refs/heads/main", "GITHUB_RUN_ID": "777",
-			"GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567",
+			"GITHUB_SHA":         "0123456789abcdef0123456789abcdef01234567",
 			"INPUT_GITHUB-TOKEN": "ghs_token", "INPUT_COMMENT": "true", "INPUT_LAYERS": "1,2",
 			"INPUT_SERVER-URL": e.url, "INPUT_CONFIG": "mcp-eval.yaml", "INPUT_SHARD": shard,
 		}

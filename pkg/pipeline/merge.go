@@ -25,8 +25,8 @@ type MergeInput struct {
 	BaselineReport *report.Report
 	BaselineRef    report.ReportRef
 	BaselineNote   string
-	Env      Env
-	Outputs  Outputs
+	Env            Env
+	Outputs        Outputs
 }
 
 // MergeShards joins the shards into one report (pkg/merge) and gates it
