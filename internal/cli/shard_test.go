@@ -149,6 +149,42 @@ func TestShardsMergeIntoTheUnshardedRun(t *testing.T) {
 	if _, err := os.Stat(e.path("bad.json")); err == nil {
 		t.Errorf("a refused merge wrote a report")
 	}
+
+	// Against a baseline: the split is by its durations, every shard
+	// records it, and the merge gates against it (found at the path the
+	// shards recorded) once.
+	var withBase []string
+	for i := 1; i <= 2; i++ {
+		path := e.path(fmt.Sprintf("based-%d.json", i))
+		if code, out, stderr := e.run(append(base, "--shard", fmt.Sprintf("%d/2", i), "--baseline", e.path("full.json"), "--out", path)...); code != ExitOK {
+			t.Fatalf("shard %d/2 with a baseline: exit %d\n%s%s", i, code, out, stderr)
+		}
+		r, _ := report.Load(path)
+		if r.Shard.Balance != report.BalanceDuration || r.Shard.Baseline == nil || r.Shard.Baseline.Commit != full.Run.Commit {
+			t.Errorf("shard %d/2 with a baseline records %+v", i, r.Shard)
+		}
+		withBase = append(withBase, path)
+	}
+	code, out, stderr = e.run("report", "merge", withBase[0], withBase[1], "--out", e.path("based.json"))
+	if code != ExitOK {
+		t.Fatalf("merge with a baseline: exit %d\n%s%s", code, out, stderr)
+	}
+	if r, _ := report.Load(e.path("based.json")); r.Gate.Baseline == nil || !strings.HasSuffix(r.Gate.Baseline.Path, "full.json") {
+		t.Errorf("the merge was not gated against the shards' baseline: %+v (%s)", r.Gate.Baseline, r.Gate.BaselineNote)
+	}
+	if code, _, stderr := e.run("report", "merge", withBase[0], withBase[1], "--baseline", e.path("merged.json"), "--out", e.path("bad.json")); code != ExitError || !strings.Contains(stderr, "is not the one the shards balanced on") {
+		t.Errorf("merge against another baseline: exit %d\n%s", code, stderr)
+	}
+
+	// More shards than units: a shard with nothing to run still writes
+	// its report, for the merge to count.
+	empty := e.path("shard-8.json")
+	if code, out, stderr := e.run(append(base, "--shard", "8/8", "--out", empty)...); code != ExitOK {
+		t.Fatalf("shard 8/8 of 6 units: exit %d\n%s%s", code, out, stderr)
+	}
+	if r, err := report.Load(empty); err != nil || r.Shard == nil || len(r.Shard.Units) != 0 || r.Shard.Total != 6 || len(r.Behavior.Results) != 0 {
+		t.Errorf("shard 8/8: %v, %+v", err, r)
+	}
 }
 
 // The action's side: shard jobs (shard: i/n) write their reports and make
