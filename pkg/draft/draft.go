@@ -456,12 +456,36 @@ func templatePrompt(subject string, args map[string]any, match map[string]string
 			text := valueText(args[k])
 			parts = append(parts, fmt.Sprintf("%s %s", strings.Join(nameWords(k), " "), text))
 			if match[k] == golden.MatchExact {
-				facts = append(facts, strings.Trim(text, `"`))
+				facts = append(facts, leaves(args[k])...)
 			}
 		}
 		p += ", with " + joinAnd(parts)
 	}
 	return p + ".", facts
+}
+
+// leaves are the strings and numbers inside a value, as a prompt would
+// spell them (booleans have no one spelling).
+func leaves(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case int64, float64:
+		return []string{valueText(x)}
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	case map[string]any:
+		var out []string
+		for _, k := range sortedKeys(x) {
+			out = append(out, leaves(x[k])...)
+		}
+		return out
+	}
+	return nil
 }
 
 func valueText(v any) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"regexp/syntax"
 	"sort"
 	"strconv"
@@ -400,7 +401,11 @@ func stringValue(name string, s map[string]any) (any, *unmade) {
 		}
 		return fitLength(v, s), nil
 	}
+	example := describedExample(s)
 	if p, ok := s["pattern"].(string); ok && p != "" {
+		if re, err := regexp.Compile(p); err == nil && example != "" && re.MatchString(example) {
+			return example, nil
+		}
 		v, err := fromPattern(p)
 		if err != nil {
 			return nil, &unmade{name, fmt.Sprintf("pattern %q: %v", clipText(p, 80), err)}
@@ -408,7 +413,9 @@ func stringValue(name string, s map[string]any) (any, *unmade) {
 		return v, nil
 	}
 	v := "example"
-	if isIDName(name) {
+	if example != "" {
+		v = example
+	} else if isIDName(name) {
 		v = "abc-123"
 	} else {
 		lower := strings.ToLower(name)
@@ -424,6 +431,24 @@ func stringValue(name string, s map[string]any) (any, *unmade) {
 		}
 	}
 	return fitLength(v, s), nil
+}
+
+// exampleIn finds the example a description gives: `e.g. "Seattle, WA"`,
+// `for example us-west1`, `like C1234`.
+var exampleIn = regexp.MustCompile(`(?i)\b(?:e\.g\.?|for example|for instance|such as|like)[:,]?\s+(?:"([^"]{1,80})"|'([^']{1,80})'|` + "`([^`]{1,80})`" + `|([A-Za-z0-9][\w./:@+-]{0,79}))`)
+
+func describedExample(s map[string]any) string {
+	desc, _ := s["description"].(string)
+	m := exampleIn.FindStringSubmatch(desc)
+	if m == nil {
+		return ""
+	}
+	for _, g := range m[1:] {
+		if g != "" {
+			return strings.TrimRight(g, ".,;:")
+		}
+	}
+	return ""
 }
 
 // fitLength pads or cuts v to minLength/maxLength (in characters).
