@@ -23,7 +23,7 @@ const goldenInitExamples = `  mcp-eval golden init --cmd "node dist/server.js" -
 
 Without --models the prompts come from the tools' descriptions and schemas (no key needed).
 With --models the first model drafts the prompts and every model runs each case once;
-a case a model already fails is tagged fails-at-draft. Docs: docs/golden.md.
+a case a model already fails is tagged fails-at-draft. Docs: docs/golden-format.md (Drafting a set).
 `
 
 func runGolden(ctx context.Context, c *Command, args []string) int {
@@ -32,7 +32,7 @@ func runGolden(ctx context.Context, c *Command, args []string) int {
 		if len(args) == 0 {
 			w = c.Stderr
 		}
-		fmt.Fprintf(w, "Usage: mcp-eval golden init (--url URL | --cmd \"…\") --out FILE [--models M] [--force]\n\nCommands:\n  init       draft a golden set from the server's own tools (docs/golden.md)\n")
+		fmt.Fprintf(w, "Usage: mcp-eval golden init (--url URL | --cmd \"…\") --out FILE [--models M] [--force]\n\nCommands:\n  init       draft a golden set from the server's own tools (docs/golden-format.md)\n")
 		if len(args) == 0 {
 			return ExitError
 		}

@@ -35,21 +35,21 @@ type Tool = mcpclient.Tool
 
 // Tags a drafted case carries, so a reviewer can filter on how it was made.
 const (
-	TagDraft       = "draft"          // every case
-	TagFromSchema  = "from-schema"    // prompt made from the description and schema
-	TagModel       = "model-drafted"  // prompt written by a model (Rewrite)
-	TagNeedsValue  = "needs-value"    // a required value could not be made; see the comment
-	TagNegative    = "negative"       // no tool may be called
-	TagNearMiss    = "near-miss"      // a negative between two similar tools
-	TagChain       = "chain"          // expect_sequence
-	TagFailsDrafts = "fails-at-draft" // a model already failed it when drafted (Mark)
-	maxTools       = 500              // tools drafted; a larger surface is cut, with a note
-	maxChains      = 10               // chains drafted
-	maxNearMisses  = 2                // near-miss negatives
-	maxDescInText  = 160              // characters of a description used in a prompt
-	minNegatives   = 4                // negatives every draft has
-	idMax          = 100              // characters of an id made from a tool name
-	draftHeaderDoc = "docs/golden.md" // where golden init is documented
+	TagDraft       = "draft"                                  // every case
+	TagFromSchema  = "from-schema"                            // prompt made from the description and schema
+	TagModel       = "model-drafted"                          // prompt written by a model (Rewrite)
+	TagNeedsValue  = "needs-value"                            // a required value could not be made; see the comment
+	TagNegative    = "negative"                               // no tool may be called
+	TagNearMiss    = "near-miss"                              // a negative between two similar tools
+	TagChain       = "chain"                                  // expect_sequence
+	TagFailsDrafts = "fails-at-draft"                         // a model already failed it when drafted (Mark)
+	maxTools       = 500                                      // tools drafted; a larger surface is cut, with a note
+	maxChains      = 10                                       // chains drafted
+	maxNearMisses  = 2                                        // near-miss negatives
+	maxDescInText  = 160                                      // characters of a description used in a prompt
+	minNegatives   = 4                                        // negatives every draft has
+	idMax          = 100                                      // characters of an id made from a tool name
+	draftHeaderDoc = "docs/golden-format.md (Drafting a set)" // where golden init is documented
 )
 
 // Options are what Build needs besides the tools.
@@ -224,6 +224,7 @@ func (ti *toolInfo) makeArgs(names []string) (map[string]any, map[string]string,
 	}
 	args := map[string]any{}
 	var todo []string
+	ti.doc.made = 0
 	for _, n := range names {
 		v, u := ti.doc.value(n, ti.props[n], 0)
 		if u != nil {
@@ -355,6 +356,7 @@ func (d *Draft) chains(tools []Tool) {
 func (ti *toolInfo) partialArgs(names []string) (map[string]any, map[string]string, []string) {
 	args, match := map[string]any{}, map[string]string{}
 	var todo []string
+	ti.doc.made = 0
 	for _, n := range names {
 		v, u := ti.doc.value(n, ti.props[n], 0)
 		if u != nil {
@@ -430,7 +432,7 @@ func (d *Draft) negatives(tools []Tool) {
 // describeTool is what a tool does, for a prompt: its description's first
 // sentence, else its title, else its name in words.
 func describeTool(t Tool) string {
-	s := firstSentence(t.Description)
+	s := imperative(firstSentence(t.Description))
 	if s == "" {
 		s = oneLine(t.Title)
 	}
@@ -438,6 +440,36 @@ func describeTool(t Tool) string {
 		s = capitalize(strings.Join(nameWords(t.Name), " "))
 	}
 	return clipText(s, maxDescInText)
+}
+
+// verbs are the words a description starts with in the third person
+// ("Returns the sum"), turned into a request ("Return the sum").
+var verbs = map[string]bool{
+	"return": true, "get": true, "list": true, "create": true, "delete": true, "update": true, "fetch": true, "search": true,
+	"send": true, "find": true, "add": true, "remove": true, "demonstrate": true, "generate": true, "retrieve": true, "echo": true,
+	"count": true, "compute": true, "calculate": true, "convert": true, "run": true, "start": true, "stop": true, "read": true,
+	"write": true, "show": true, "set": true, "toggle": true, "trigger": true, "look": true, "check": true, "validate": true,
+	"query": true, "print": true, "upload": true, "download": true, "post": true, "open": true, "close": true, "summarize": true,
+	"translate": true, "provide": true, "make": true, "queue": true, "lookup": true, "describe": true, "resolve": true, "schedule": true,
+	"compress": true, "simulate": true, "analyze": true, "fail": true, "throw": true, "raise": true, "sum": true, "multiply": true,
+}
+
+func imperative(s string) string {
+	first, rest, _ := strings.Cut(s, " ")
+	lower := strings.ToLower(first)
+	for _, cut := range []struct{ suffix, repl string }{{"ies", "y"}, {"es", ""}, {"s", ""}} {
+		if stem, ok := strings.CutSuffix(lower, cut.suffix); ok && verbs[stem+cut.repl] {
+			verb := stem + cut.repl
+			if first != lower {
+				verb = capitalize(verb)
+			}
+			if rest == "" {
+				return verb
+			}
+			return verb + " " + rest
+		}
+	}
+	return s
 }
 
 func shortDesc(t Tool) string {

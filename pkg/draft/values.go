@@ -23,6 +23,9 @@ const (
 // schemaDoc is a decoded inputSchema, kept for resolving local $refs.
 type schemaDoc struct {
 	root any
+	// made counts the numbers made since reset, so that two numbers of
+	// one call differ (a: 3, b: 4) and a prompt tells them apart.
+	made int
 }
 
 func decodeSchema(raw json.RawMessage) (*schemaDoc, error) {
@@ -195,10 +198,9 @@ func (d *schemaDoc) value(name string, s map[string]any, depth int) (any, *unmad
 	switch schemaType(s) {
 	case "string":
 		return stringValue(name, s)
-	case "integer":
-		return numberValue(s, true), nil
-	case "number":
-		return numberValue(s, false), nil
+	case "integer", "number":
+		d.made++
+		return numberValue(s, schemaType(s) == "integer", float64(2+d.made)), nil
 	case "boolean":
 		return true, nil
 	case "null":
@@ -305,9 +307,9 @@ func num(v any) (float64, bool) {
 	return 0, false
 }
 
-// numberValue picks a small number inside the bounds: 3 unless the bounds
-// say otherwise, moved onto multipleOf.
-func numberValue(s map[string]any, integer bool) any {
+// numberValue picks a small number inside the bounds: want unless the
+// bounds say otherwise, moved onto multipleOf.
+func numberValue(s map[string]any, integer bool, want float64) any {
 	lo, hi := math.Inf(-1), math.Inf(1)
 	if v, ok := num(s["minimum"]); ok {
 		lo = v
@@ -321,7 +323,7 @@ func numberValue(s map[string]any, integer bool) any {
 	if v, ok := num(s["exclusiveMaximum"]); ok {
 		hi = math.Min(hi, v-exclusiveStep(integer, v))
 	}
-	x := 3.0
+	x := want
 	if x < lo {
 		x = lo
 	}
