@@ -92,7 +92,9 @@ func runGoldenInit(ctx context.Context, c *Command, args []string) int {
 	var specs []string
 	if strings.TrimSpace(models) != "" && models != "none" {
 		specs = splitList(models)
-		s.Models = specs
+		// Models make it a Layer 1 run: its deadline (30m by default,
+		// --timeout otherwise) covers the drafting and the one run.
+		s = s.Overlay(pipeline.Settings{Models: specs, Layers: []string{pipeline.Behavior}})
 	}
 	pl, err := pipeline.Resolve(s, c.env())
 	if err != nil {
@@ -116,6 +118,9 @@ func runGoldenInit(ctx context.Context, c *Command, args []string) int {
 	if err != nil {
 		return fail("%s: %v", pl.TargetDesc, err)
 	}
+	if lt.List != nil && lt.List.Truncated {
+		d.Notes = append(d.Notes, "tools/list was cut short (too many pages, or a cursor that repeats): the draft covers the tools listed before that")
+	}
 	for _, dt := range lt.Dropped {
 		d.Notes = append(d.Notes, fmt.Sprintf("tool %s left out: %s", dt.Name, dt.Reason))
 	}
@@ -128,6 +133,9 @@ func runGoldenInit(ctx context.Context, c *Command, args []string) int {
 	if err != nil {
 		return fail("writing the draft: %v", err)
 	}
+	// The file is an output like any other: no secret of the run (a
+	// header, a key) goes into it, whatever a server or model echoed.
+	data = []byte(c.redact.String(string(data)))
 	set, err := d.Check(out, data)
 	if err != nil {
 		return fail("%v", err)

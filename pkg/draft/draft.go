@@ -227,6 +227,9 @@ func (ti *toolInfo) makeArgs(names []string) (map[string]any, map[string]string,
 	ti.doc.made = 0
 	for _, n := range names {
 		v, u := ti.doc.value(n, ti.props[n], 0)
+		if u == nil && tooLarge(v) {
+			u = &unmade{n, fmt.Sprintf("the schema's own value is over %d bytes", maxValueBytes)}
+		}
 		if u != nil {
 			todo = append(todo, fmt.Sprintf("no schema-valid value could be made for %s (%s): add expect_args.%s by hand", u.Prop, u.Why, n))
 			continue
@@ -246,6 +249,16 @@ func (ti *toolInfo) makeArgs(names []string) (map[string]any, map[string]string,
 		match[n] = matcherFor(n, ti.props[n], v)
 	}
 	return args, match, todo
+}
+
+// maxValueBytes bounds one value taken from a schema (a const, a default,
+// an example): a server's schema is untrusted, and the value goes into a
+// prompt.
+const maxValueBytes = 1024
+
+func tooLarge(v any) bool {
+	b, _ := json.Marshal(v)
+	return len(b) > maxValueBytes
 }
 
 // jsonValue round-trips v through JSON so the validator sees json.Number
@@ -359,6 +372,9 @@ func (ti *toolInfo) partialArgs(names []string) (map[string]any, map[string]stri
 	ti.doc.made = 0
 	for _, n := range names {
 		v, u := ti.doc.value(n, ti.props[n], 0)
+		if u == nil && tooLarge(v) {
+			u = &unmade{n, fmt.Sprintf("the schema's own value is over %d bytes", maxValueBytes)}
+		}
 		if u != nil {
 			todo = append(todo, fmt.Sprintf("no schema-valid value could be made for %s (%s): add it to the %s step by hand", u.Prop, u.Why, ti.tool.Name))
 			continue

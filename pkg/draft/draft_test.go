@@ -273,3 +273,35 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// A server's tools are untrusted: newlines, YAML syntax and huge values in
+// them must not break the file or bloat the prompts.
+func TestDraftOfHostileToolsStillLoads(t *testing.T) {
+	big := strings.Repeat("x", 100_000)
+	raw, _ := json.Marshal([]map[string]any{
+		{"name": "bad\nname", "inputSchema": map[string]any{"type": "object"}},
+		{"name": "weird", "description": "Line one\n# not a comment\n---\nkey: [unclosed \u2028 \x1b[31m" + big,
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+				"blob": map[string]any{"const": big},
+				"q":    map[string]any{"type": "string", "pattern": "^(?=lookahead)x$"},
+			}, "required": []string{"blob", "q"}}},
+		{"name": "no-tool-small-talk", "description": "A tool whose name is a negative's id.", "inputSchema": map[string]any{"type": "object"}},
+	})
+	d, set, data := build(t, tools(t, string(raw)))
+	if len(d.Notes) == 0 || !strings.Contains(d.Notes[0], "left out") {
+		t.Errorf("notes %v", d.Notes)
+	}
+	ids := map[string]bool{}
+	for _, c := range set.Cases {
+		if len(c.Prompt) > 2000 {
+			t.Errorf("%s: prompt of %d bytes", c.ID, len(c.Prompt))
+		}
+		ids[c.ID] = true
+	}
+	if !ids["tool-no-tool-small-talk"] || !ids["no-tool-small-talk"] {
+		t.Errorf("ids %v", ids)
+	}
+	if len(data) > 20_000 || !bytes.Contains(data, []byte("TODO: no schema-valid value could be made for blob")) || !bytes.Contains(data, []byte("TODO: no schema-valid value could be made for q (pattern")) {
+		t.Errorf("%d bytes:\n%.3000s", len(data), data)
+	}
+}
