@@ -159,7 +159,11 @@ func runGoldenInit(ctx context.Context, c *Command, args []string) int {
 // draft once per model through Layer 1 (the pipeline, as `eval` would) and
 // marks the cases a model already fails. It returns -1 to go on.
 func (c *Command) draftWithModels(ctx context.Context, pl *pipeline.Plan, s pipeline.Settings, specs []string, d *draft.Draft, out string) int {
-	model, err := llm.New(specs[0], pl.Behavior.Endpoints, c.LookupEnv, llm.Options{})
+	lookup := c.LookupEnv
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	model, err := llm.New(specs[0], pl.Behavior.Endpoints, lookup, llm.Options{})
 	if err != nil {
 		c.errorf("golden init", "--models %s: %s", specs[0], explain(err))
 		return ExitError
@@ -213,11 +217,14 @@ func (c *Command) draftWithModels(ctx context.Context, pl *pipeline.Plan, s pipe
 		c.warnf("golden init", "running the draft once: %s", explain(err))
 	}
 	for _, r := range rep.Behavior.Results {
-		if r.Passed.N > 0 && r.Passed.K < r.Passed.N {
-			note := ""
-			if len(r.Notes) > 0 {
-				note = r.Notes[0]
-			}
+		note := ""
+		if len(r.Notes) > 0 {
+			note = r.Notes[0]
+		}
+		switch {
+		case r.Errors > 0:
+			d.Unrun(r.Case, r.Model, note)
+		case r.Passed.N > 0 && r.Passed.K < r.Passed.N:
 			d.Mark(r.Case, r.Model, note)
 		}
 	}

@@ -35,6 +35,22 @@ func (d *Draft) Mark(id, model, note string) bool {
 	return false
 }
 
+// Unrun records that model could not complete the case's one run (a
+// provider or harness error): said, not marked as a failure.
+func (d *Draft) Unrun(id, model, note string) bool {
+	for _, c := range d.Cases {
+		if c.ID == id {
+			line := fmt.Sprintf("%s could not complete this case's one run when drafted", model)
+			if note = oneLine(note); note != "" {
+				line += ": " + note
+			}
+			c.How = append(c.How, line)
+			return true
+		}
+	}
+	return false
+}
+
 // YAML writes the draft as a golden file: a header that says it is a draft
 // to review, and above each case how it was made and what is left to do.
 func (d *Draft) YAML() ([]byte, error) {
