@@ -60,6 +60,7 @@ func subcommands() []subcommand {
 		{"check", "Layer 0: check a server against every observable rule of MCP 2026-07-28 (no LLM, deterministic)", runCheck},
 		{"eval", "Layer 1: run a golden set through models (or the no-LLM baseline) against the server; scores, matrix, cache, budget", runEval},
 		{"action", "the GitHub Action's entry point (reads INPUT_* and GITHUB_* variables; see docs/action.md)", runAction},
+		{"golden", "golden init: draft a golden set from the server's own tools, ready to review and run", runGolden},
 		{"migrate", "find in a repository's code what MCP 2026-07-28 removes or renumbers, with the fix", runMigrate},
 		{"report", "render a report.json as text, Markdown (PR comment, job summary), JUnit XML or JSON", runReport},
 		{"gate", "judge a report against the last green run: pass, fail or inconclusive (docs/gate.md)", runGate},
