@@ -15,6 +15,8 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 )
 
 const goldenInitExamples = `  mcp-eval golden init --cmd "node dist/server.js" --out golden/tasks.yaml
@@ -170,7 +172,13 @@ func (c *Command) draftWithModels(ctx context.Context, pl *pipeline.Plan, s pipe
 	}
 	rctx, cancel := context.WithTimeout(ctx, pl.Timeout)
 	defer cancel()
-	if err := draft.Rewrite(rctx, model, d); err != nil {
+	// Drafting spends from the run's budget: what the prompts cost is
+	// taken off the cap the run-once step gets.
+	meter := spend.NewMeter(pl.Behavior.Budget, pl.Prices, nil)
+	err = draft.Rewrite(rctx, model, meter, d)
+	used := meter.Used()
+	fmt.Fprintf(c.Stdout, "drafting the prompts: %d model calls, %d tokens%s\n", used.Calls, used.Tokens, usdText(used))
+	if err != nil {
 		c.errorf("golden init", "%s (check the key and the model name, or leave out --models to draft from the schemas)", explain(err))
 		return ExitError
 	}
@@ -198,6 +206,16 @@ func (c *Command) draftWithModels(ctx context.Context, pl *pipeline.Plan, s pipe
 	// asks whether a model already fails a case.
 	run := s.Overlay(pipeline.Settings{Layers: []string{pipeline.Behavior}, Golden: file, Runs: 1, CacheDir: filepath.Join(tmp, "cache"),
 		Reuse: ptr(behavior.ReuseNothing)})
+	if reached := meter.Reached(); reached != "" {
+		c.warnf("golden init", "the budget was reached while drafting (%s): the drafted cases were not run", reached)
+		return -1
+	}
+	if b := pl.Behavior.Budget; b.MaxTokens > 0 {
+		run.MaxTokens = b.MaxTokens - used.Tokens
+	}
+	if b := pl.Behavior.Budget; b.MaxUSD > 0 && used.USD != nil {
+		run.MaxUSD = b.MaxUSD - *used.USD
+	}
 	run.Report, run.JUnit, run.Markdown, run.HTML, run.Baseline = "", "", "", "", ""
 	rp, err := pipeline.Resolve(run, c.env())
 	if err != nil {
@@ -271,4 +289,15 @@ func (c *Command) printDraft(d *draft.Draft, cases []golden.Case, out, target st
 		server = fmt.Sprintf("--cmd %q", srv.Command)
 	}
 	fmt.Fprintf(c.Stdout, "review it (the comments say how each case was made), then run it:\n  %s\n", sanitize(strings.TrimSpace("mcp-eval eval --golden "+out+" "+server)))
+}
+
+// usdText is ", $X" for spend with a known price, else what is unknown.
+func usdText(f report.SpendFigures) string {
+	switch {
+	case f.USD != nil:
+		return fmt.Sprintf(", $%.4f", *f.USD)
+	case f.USDUnknown != "":
+		return ", cost unknown (" + sanitize(f.USDUnknown) + ")"
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 )
 
 // toolsJSON is a tools/list result as a server sends it: a chain
@@ -227,7 +229,8 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := draft.Rewrite(context.Background(), model, d); err != nil {
+	meter := spend.NewMeter(spend.Budget{}, nil, nil)
+	if err := draft.Rewrite(context.Background(), model, meter, d); err != nil {
 		t.Fatal(err)
 	}
 	data, err := d.YAML()
@@ -246,6 +249,9 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 	if !bytes.Contains(data, []byte("prompt drafted by openai:gpt-5-mini")) {
 		t.Errorf("no note of the model:\n%s", data)
 	}
+	if used := meter.Used(); used.Calls != len(fake.Requests()) || used.Tokens == 0 {
+		t.Errorf("the meter counted %d calls and %d tokens for %d requests", used.Calls, used.Tokens, len(fake.Requests()))
+	}
 	if len(fake.Requests()) == 0 || fake.Requests()[0].Output == nil {
 		t.Errorf("the model was not asked for structured output")
 	}
@@ -256,7 +262,7 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 	}})
 	model2, _ := llm.New("openai:gpt-5-mini", drop.Endpoints(), drop.LookupEnv, llm.Options{})
 	d2, _ := draft.Build(ts, draft.Options{})
-	if err := draft.Rewrite(context.Background(), model2, d2); err != nil {
+	if err := draft.Rewrite(context.Background(), model2, spend.NewMeter(spend.Budget{}, nil, nil), d2); err != nil {
 		t.Fatal(err)
 	}
 	data2, _ := d2.YAML()
@@ -303,5 +309,41 @@ func TestDraftOfHostileToolsStillLoads(t *testing.T) {
 	}
 	if len(data) > 20_000 || !bytes.Contains(data, []byte("TODO: no schema-valid value could be made for blob")) || !bytes.Contains(data, []byte("TODO: no schema-valid value could be made for q (pattern")) {
 		t.Errorf("%d bytes:\n%.3000s", len(data), data)
+	}
+}
+
+// Drafting spends from the run's budget: once the cap is reached no more
+// prompts are asked for, and the cases say why they kept the template.
+func TestRewriteStopsAtTheBudget(t *testing.T) {
+	ts := tools(t, `[{"name": "get_order", "description": "Get the status of an order.", "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string", "description": "e.g. ORD-7"}}, "required": ["order_id"]}},
+	  {"name": "get_weather", "description": "Weather for a city.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]`)
+	fake := llmfake.New(t, llmfake.Options{Default: func(r *llmfake.Request) llmfake.Reply {
+		return llmfake.Verdict(`{"prompt": "Where is order ORD-7, and is it raining in the city?"}`)
+	}})
+	model, err := llm.New("openai:gpt-5-mini", fake.Endpoints(), fake.LookupEnv, llm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := draft.Build(ts, draft.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meter := spend.NewMeter(spend.Budget{MaxTokens: 1}, nil, nil)
+	if err := draft.Rewrite(context.Background(), model, meter, d); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fake.Requests()); n != 1 {
+		t.Errorf("%d model calls under a cap the first call reaches, want 1", n)
+	}
+	data, err := d.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte("the budget was reached before this prompt was drafted")) {
+		t.Errorf("no case says the budget stopped its drafting:\n%s", data)
+	}
+	// A meter already at its cap refuses to start.
+	if err := draft.Rewrite(context.Background(), model, meter, d); !errors.Is(err, spend.ErrBudget) {
+		t.Errorf("a spent budget: err %v, want spend.ErrBudget", err)
 	}
 }

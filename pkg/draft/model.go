@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 )
 
 // maxDraftedPrompt bounds a prompt a model writes (model output is
@@ -26,14 +27,23 @@ Answer with JSON: {"prompt": "..."}.`
 // drafted prompt that leaves out a value the case matches exactly, or is
 // empty or too long, is not used: the template prompt stays, and the case
 // says why. The error is only for a model that cannot be reached at all
-// (every request failed).
-func Rewrite(ctx context.Context, model llm.Provider, d *Draft) error {
+// (every request failed) or for a meter whose budget was reached before the
+// first call. Every call is metered: drafting spends from the same budget
+// as the run that follows it.
+func Rewrite(ctx context.Context, model llm.Provider, meter *spend.Meter, d *Draft) error {
 	personas := []string{"a busy professional", "a new user who is unsure of the terms", "someone typing quickly on a phone", "a careful analyst"}
 	var tried, failed int
 	var lastErr error
 	zero := 0.0
 	for i, c := range d.Cases {
 		if c.Negative || len(c.Todo) > 0 {
+			continue
+		}
+		if err := meter.Gate(); err != nil {
+			if tried == 0 {
+				return err
+			}
+			c.How = append(c.How, fmt.Sprintf("the budget was reached before this prompt was drafted (%s): the template prompt stays", clipText(oneLine(err.Error()), 160)))
 			continue
 		}
 		tried++
@@ -49,6 +59,9 @@ func Rewrite(ctx context.Context, model llm.Provider, d *Draft) error {
 		}
 		resp, err := model.Complete(ctx, &llm.Request{System: rewriteSystem, Messages: []llm.Message{{Role: llm.User, Text: user}},
 			Output: promptSchema, ToolChoice: "none", Sampling: llm.Sampling{Temperature: &zero, MaxOutputTokens: 400}})
+		if resp != nil {
+			meter.Add(spend.Draft, model.ID(), resp.Usage)
+		}
 		if err != nil {
 			failed++
 			lastErr = err

@@ -38,9 +38,11 @@ const (
 	Judge       = "judge"
 	Layer2      = "Layer 2"
 	Layer2Judge = "Layer 2 judge"
+	// Draft is the prompts `golden init --models` has a model word.
+	Draft = "drafting"
 )
 
-var partOrder = []string{Layer1, Judge, Layer2, Layer2Judge}
+var partOrder = []string{Layer1, Judge, Layer2, Layer2Judge, Draft}
 
 // figures are one part's or one model's calls, tokens and money.
 type figures struct {
