@@ -56,6 +56,11 @@ func (e *Error) Error() string {
 	switch e.Kind {
 	case KindTimeout:
 		msg = fmt.Sprintf("%s: no answer within %s", e.Op, e.After.Round(time.Millisecond))
+		if e.After <= 0 {
+			// The deadline had passed before the request was sent: the
+			// wait was not the server's to lose.
+			msg = fmt.Sprintf("%s: the deadline had passed before it was sent", e.Op)
+		}
 	case KindTooLarge:
 		msg = fmt.Sprintf("%s: response larger than the %d-byte limit", e.Op, e.Limit)
 	case KindHTTPStatus:
