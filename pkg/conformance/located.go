@@ -1,6 +1,9 @@
 package conformance
 
 import (
+	"encoding/json"
+	"slices"
+
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
@@ -94,4 +97,56 @@ func atProblem(ev *check.Evidence, resp *mcpclient.Response, pb problem) *check.
 		return absentInResponse(ev, resp, pb.at)
 	}
 	return atResponse(ev, resp, pb.at)
+}
+
+// listEntryAt is the evidence of a list's i-th entry (counted over every
+// page, as ListResult.Items are) located at sub, the tokens after the
+// entry ("name", "inputSchema"); with absent, at a member sub names that
+// the entry lacks. The first page unlocated when no page holds entry i.
+func listEntryAt(lr *mcpclient.ListResult, key string, i int, absent bool, sub ...any) *check.Evidence {
+	resp, j := listEntryPage(lr, key, i)
+	if resp == nil {
+		return toolEvidence(lr)
+	}
+	ptr := check.Pointer(append([]any{"result", key, j}, sub...)...)
+	if absent {
+		return check.FromResponseAbsent(resp, ptr)
+	}
+	return check.FromResponseAt(resp, ptr)
+}
+
+// listEntryPage finds the page that holds a list's i-th entry and the
+// entry's index on that page.
+func listEntryPage(lr *mcpclient.ListResult, key string, i int) (*mcpclient.Response, int) {
+	if lr == nil || i < 0 {
+		return nil, 0
+	}
+	for _, pg := range lr.Pages {
+		if pg.Response == nil {
+			continue
+		}
+		var r map[string]json.RawMessage
+		var entries []json.RawMessage
+		if json.Unmarshal(pg.Response.Result, &r) != nil || json.Unmarshal(r[key], &entries) != nil {
+			continue
+		}
+		if i < len(entries) {
+			return pg.Response, i
+		}
+		i -= len(entries)
+	}
+	return nil, 0
+}
+
+// listEntryNamed is listEntryAt for the first entry whose member field is
+// name.
+func listEntryNamed(lr *mcpclient.ListResult, key, field, name string, sub ...any) *check.Evidence {
+	if lr == nil {
+		return nil
+	}
+	i := slices.Index(schemaEntryNames(lr.Items, field), name)
+	if i < 0 {
+		return toolEvidence(lr)
+	}
+	return listEntryAt(lr, key, i, false, sub...)
 }
