@@ -306,7 +306,7 @@ var CALL4 = &check.Check{
 			}
 			judged++
 			if len(s.tool.StructuredContent) == 0 {
-				p.Failf(s.at("/result/structuredContent", true), "tools/call %s succeeded without structuredContent although the tool declares an outputSchema", callName(s))
+				p.Failf(callResultAt(s.res.Response, "structuredContent"), "tools/call %s succeeded without structuredContent although the tool declares an outputSchema", callName(s))
 				continue
 			}
 			switch err := out.Validate(s.tool.StructuredContent); {
@@ -349,7 +349,7 @@ var CALL5 = &check.Check{
 				p.Passf(s.ev(), "tools/call %s mirrors structuredContent in a text block", callName(s))
 				continue
 			}
-			p.Failf(s.at("/result/content", len(s.tool.Content) == 0), "tools/call %s has structuredContent but no text block holding the same JSON", callName(s))
+			p.Failf(callResultAt(s.res.Response, "content"), "tools/call %s has structuredContent but no text block holding the same JSON", callName(s))
 		}
 		if judged == 0 {
 			p.Skipf("no call returned structuredContent")
