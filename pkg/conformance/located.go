@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
@@ -149,4 +150,30 @@ func listEntryNamed(lr *mcpclient.ListResult, key, field, name string, sub ...an
 		return toolEvidence(lr)
 	}
 	return listEntryAt(lr, key, i, false, sub...)
+}
+
+// deepestAt locates tokens in resp: the value when it is there, else the
+// first member on the way that is missing (absent), so that a finding
+// about a missing nested member points at the object that lacks it.
+func deepestAt(resp *mcpclient.Response, tokens ...any) *check.Evidence {
+	msg := check.ResponseMessage(resp)
+	for n := 1; n <= len(tokens); n++ {
+		ptr := check.Pointer(tokens[:n]...)
+		if _, _, ok := check.Locate(msg, ptr); !ok {
+			return absentInResponse(check.FromResponse(resp), resp, ptr)
+		}
+	}
+	return atResponse(check.FromResponse(resp), resp, check.Pointer(tokens...))
+}
+
+// discoverAt is the evidence of a server/discover response, asked again,
+// at tokens (deepestAt): the checks that judge the discover result the run
+// opened with have only its result, not the exchange. Unlocated, with the
+// result the run opened with, when the request fails.
+func discoverAt(p *check.Pass, tokens ...any) *check.Evidence {
+	resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+	if err != nil || resp == nil || resp.Result == nil {
+		return &check.Evidence{Request: "server/discover", Response: jsonrpc.Clip(string(p.Env.Facts.DiscoverRaw), 600)}
+	}
+	return deepestAt(resp, append([]any{"result"}, tokens...)...)
 }
