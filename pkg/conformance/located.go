@@ -177,3 +177,16 @@ func discoverAt(p *check.Pass, tokens ...any) *check.Evidence {
 	}
 	return deepestAt(resp, append([]any{"result"}, tokens...)...)
 }
+
+// unaskedAt locates a response nothing asked for (an answer to a
+// notification, a request the server sent) at its result, its error or
+// its method in msg, the message as the server wrote it; ev unlocated when
+// msg is not one JSON message (an SSE body).
+func unaskedAt(ev *check.Evidence, msg []byte) *check.Evidence {
+	for _, ptr := range []string{"/result", "/error", "/method"} {
+		if _, _, ok := check.Locate(msg, ptr); ok {
+			return check.At(ev, msg, ptr)
+		}
+	}
+	return ev
+}

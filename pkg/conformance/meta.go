@@ -140,7 +140,7 @@ var META2 = &check.Check{
 					return err
 				}
 				if r.result() == nil {
-					p.Failf(r.evidence(), "%s %s got %s, want a result", method, v.what, r.describe())
+					p.Failf(r.evidenceAt(replyAt(r)), "%s %s got %s, want a result", method, v.what, r.describe())
 					continue
 				}
 				ok.add(r.evidence())

@@ -57,7 +57,7 @@ var STATE1 = &check.Check{
 					return err
 				}
 				if r.result() != nil {
-					p.Failf(r.evidence(), "%s %s got a result right after a request that carried it: the field was taken from the earlier request", method, v.what)
+					p.Failf(r.evidenceAt("/result"), "%s %s got a result right after a request that carried it: the field was taken from the earlier request", method, v.what)
 					continue
 				}
 				ok.add(r.evidence())
