@@ -38,6 +38,12 @@ func (t *mrtrTarget) label() string {
 
 func (t *mrtrTarget) ev() *check.Evidence { return check.FromResponse(t.first.Response) }
 
+// at is the input_required answer's evidence located at tokens (after
+// "result"); absent: at a member it lacks.
+func (t *mrtrTarget) at(absent bool, tokens ...any) *check.Evidence {
+	return atProblem(t.ev(), t.first.Response, problem{at: check.Pointer(append([]any{"result"}, tokens...)...), absent: absent})
+}
+
 // The MRTR checks judge every item the run can reach: the tools the user
 // allows (--call-tool) and the read-only ones, then the listed resources,
 // then the prompts, each in the server's order. The search that finds
