@@ -190,3 +190,29 @@ func unaskedAt(ev *check.Evidence, msg []byte) *check.Evidence {
 	}
 	return ev
 }
+
+// respAnswerAt is what a response answered: its error code, or its result
+// ("" when it has neither).
+func respAnswerAt(resp *mcpclient.Response) string {
+	switch {
+	case resp == nil:
+		return ""
+	case resp.Error != nil:
+		return "/error/code"
+	case resp.Result != nil:
+		return "/result"
+	}
+	return ""
+}
+
+// respAnswerEv is resp's evidence located at what answered (respAnswerAt);
+// when its error code is want and only the HTTP status was wrong, at the
+// status.
+func respAnswerEv(resp *mcpclient.Response, want int64) *check.Evidence {
+	ev := check.FromResponse(resp)
+	if resp != nil && resp.Error != nil && resp.Error.Code == want {
+		ev.OnStatus = ev.Status != 0
+		return ev
+	}
+	return atResponse(ev, resp, respAnswerAt(resp))
+}
