@@ -26,20 +26,21 @@ type MRTRItem struct {
 	// Stateless items send inputRequests without a requestState: the
 	// retry's inputResponses are all they need.
 	Stateless bool
-	// Break names the one MRTR rule (MRTR-2 … MRTR-7) this item breaks, the
-	// way Options.Break breaks it on send_email; "" for a correct item.
+	// Break names the one MRTR rule (MRTR-2 … MRTR-7, CACHE-2) this item
+	// breaks, the way Options.Break breaks it on send_email; "" for a
+	// correct item.
 	Break string
 }
 
 // mrtrItemBreaks are the rules an item can break.
-var mrtrItemBreaks = map[string]bool{"MRTR-2": true, "MRTR-3": true, "MRTR-4": true, "MRTR-5": true, "MRTR-6": true, "MRTR-7": true}
+var mrtrItemBreaks = map[string]bool{"MRTR-2": true, "MRTR-3": true, "MRTR-4": true, "MRTR-5": true, "MRTR-6": true, "MRTR-7": true, "CACHE-2": true}
 
 // maxMRTRItems bounds ParseMRTRItems, so that a typo cannot exhaust memory.
 const maxMRTRItems = 100_000
 
 // ParseMRTRItems reads the example server's --mrtr-items: comma-separated
-// KIND:NAME[:FLAG…], KIND "tool" or "prompt", FLAG "stateless", an MRTR
-// rule id to break (MRTR-2 … MRTR-7), or xN for N copies named NAME_1 … NAME_N.
+// KIND:NAME[:FLAG…], KIND "tool" or "prompt", FLAG "stateless", a rule id
+// to break (MRTR-2 … MRTR-7, CACHE-2), or xN for N copies named NAME_1 … NAME_N.
 // Example: "tool:ask_a,prompt:ask_b:MRTR-4,tool:ask_c:stateless".
 func ParseMRTRItems(spec string) ([]MRTRItem, error) {
 	var out []MRTRItem
@@ -65,7 +66,7 @@ func ParseMRTRItems(spec string) ([]MRTRItem, error) {
 				}
 				copies = n
 			default:
-				return nil, fmt.Errorf("%q: unknown flag %q (stateless, MRTR-2 … MRTR-7 or xN)", part, f)
+				return nil, fmt.Errorf("%q: unknown flag %q (stateless, MRTR-2 … MRTR-7, CACHE-2 or xN)", part, f)
 			}
 		}
 		if copies == 0 {
@@ -227,6 +228,9 @@ func (s *Server) askItem(it MRTRItem, r *request, args map[string]any, done func
 	result := map[string]any{"resultType": "input_required", "inputRequests": map[string]any{confirmKey: ask}}
 	if !it.Stateless {
 		result["requestState"] = s.sealState(requestState{Version: 1, Method: r.method, Tool: it.Name, Args: digest, Expires: s.opts.Now().Add(s.opts.StateTTL).Unix()})
+	}
+	if broken("CACHE-2") {
+		result["ttlMs"], result["cacheScope"] = 60000, "public" // as send_email's CACHE-2 mutant
 	}
 	switch {
 	case broken("MRTR-2"):

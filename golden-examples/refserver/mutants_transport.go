@@ -388,7 +388,7 @@ func (o *stdioMutOut) onLine(line []byte) []byte {
 }
 
 // methodMutants are the rules mutWrapMethods breaks.
-var methodMutants = []string{"REM-1", "REM-2", "LOG-1", MutantListLogs, "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", "SUB-1", "SUB-2", "SUB-3", "SUB-4", "SUB-5"}
+var methodMutants = []string{"REM-1", "REM-2", MutantUnnamedVersions, "LOG-1", MutantListLogs, "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", "SUB-1", "SUB-2", "SUB-3", "SUB-4", "SUB-5"}
 
 // mutWrapMethods adds and wraps methods for the method-level mutants.
 func (s *Server) mutWrapMethods() {
@@ -402,6 +402,13 @@ func (s *Server) mutWrapMethods() {
 	}
 	if b("REM-2") {
 		s.methods["initialize"] = empty // Mutant: breaks REM-2.
+	}
+	if b(MutantUnnamedVersions) {
+		// Mutant: breaks REM-2's SHOULD for a modern-only server (name the
+		// supported versions), and nothing it MUSTs.
+		s.methods["initialize"] = func(context.Context, *request) (map[string]any, *Error) {
+			return nil, &Error{Code: CodeMethodNotFound, Message: "Method not found: initialize"}
+		}
 	}
 	for name, next := range s.methods {
 		s.methods[name] = s.mutMethod(name, next)
@@ -498,6 +505,11 @@ func (s *Server) mutListen(ctx context.Context, r *request, next methodFunc) (ma
 	}
 	return result, err
 }
+
+// MutantUnnamedVersions rejects initialize with -32601 without naming the
+// supported versions: a warning of REM-2 on a modern-only server, none on
+// a dual-era one (its legacy side answers initialize first).
+const MutantUnnamedVersions = "REM-2.unnamed"
 
 // MutantListLogs logs on every list request that set no logLevel.
 const MutantListLogs = "LOG-1.lists"

@@ -105,18 +105,22 @@ var CACHE2 = &check.Check{
 	Doc:  "input_required results carry no caching hints (no ttlMs, no cacheScope)",
 	Fix:  "leave ttlMs and cacheScope out of InputRequiredResult",
 	Run: func(p *check.Pass) error {
-		target, resp, ok, err := stateFirstAsk(p)
-		if !ok {
-			return err
-		}
-		var m map[string]json.RawMessage
-		_ = json.Unmarshal(resp.Result, &m)
-		for _, k := range []string{"ttlMs", "cacheScope"} {
-			if raw, ok := m[k]; ok {
-				p.Failf(check.FromResponseAt(resp, check.Pointer("result", k)), "the input_required result of %s has %s %s; interim results are not cacheable and carry no hints", target.Label, k, shown(raw))
+		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
+			resp, note, err := stateAsk(p, target)
+			if resp == nil {
+				return mrtrNA, note, nil, err
 			}
-		}
-		return nil
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(resp.Result, &m)
+			st := mrtrOK
+			for _, k := range []string{"ttlMs", "cacheScope"} {
+				if raw, ok := m[k]; ok {
+					j.Failf(check.FromResponseAt(resp, check.Pointer("result", k)), "the input_required result of %s has %s %s; interim results are not cacheable and carry no hints", target.Label, k, shown(raw))
+					st = mrtrBad
+				}
+			}
+			return st, fmt.Sprintf("the input_required result of %s carries no caching hints", target.Label), check.FromResponse(resp), nil
+		})
 	},
 }
 

@@ -39,6 +39,27 @@ func (s *callSample) ev() *check.Evidence {
 	return nil
 }
 
+// at is the sample's evidence located at ptr in its response; absent: at
+// a member ptr names that the response lacks.
+func (s *callSample) at(ptr string, absent bool) *check.Evidence {
+	resp := (*mcpclient.Response)(nil)
+	switch {
+	case s.res != nil:
+		resp = s.res.Response
+	case s.rpc != nil:
+		resp = s.rpc.Response
+	}
+	return atProblem(s.ev(), resp, problem{at: ptr, absent: absent})
+}
+
+// callResultAt locates a member of a tool result, or its absence.
+func callResultAt(resp *mcpclient.Response, member string) *check.Evidence {
+	var r map[string]json.RawMessage
+	_ = json.Unmarshal(resp.Result, &r)
+	_, has := r[member]
+	return atProblem(nil, resp, problem{at: check.Pointer("result", member), absent: !has})
+}
+
 // callSamples calls up to maxCallTargets callable tools with valid
 // arguments. It skips the check when there is nothing to call; err is a
 // transport failure.
@@ -169,7 +190,7 @@ var CALL2 = &check.Check{
 		ev := check.FromResponse(resp)
 		if resp.Error != nil {
 			if resp.Error.Code != jsonrpc.CodeInvalidParams {
-				p.Warnf(ev, "unknown tool %q gave error %d (%s); the spec uses -32602", callNoSuchTool, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
+				p.Warnf(check.FromResponseAt(resp, "/error/code"), "unknown tool %q gave error %d (%s); the spec uses -32602", callNoSuchTool, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
 				return nil
 			}
 			p.Passf(ev, "unknown tool gave error -32602")
@@ -182,11 +203,11 @@ var CALL2 = &check.Check{
 		_ = json.Unmarshal(resp.Result, &r)
 		switch {
 		case rt == mcpclient.ResultInputRequired:
-			p.Failf(ev, "unknown tool %q got an input_required result, want a JSON-RPC error", callNoSuchTool)
+			p.Failf(atResponse(ev, resp, "/result/resultType"), "unknown tool %q got an input_required result, want a JSON-RPC error", callNoSuchTool)
 		case r.IsError:
-			p.Failf(ev, "unknown tool %q got a tool result with isError: true, want a JSON-RPC error (-32602)", callNoSuchTool)
+			p.Failf(atResponse(ev, resp, "/result/isError"), "unknown tool %q got a tool result with isError: true, want a JSON-RPC error (-32602)", callNoSuchTool)
 		default:
-			p.Failf(ev, "unknown tool %q got a successful result, want a JSON-RPC error (-32602)", callNoSuchTool)
+			p.Failf(atResponse(ev, resp, "/result"), "unknown tool %q got a successful result, want a JSON-RPC error (-32602)", callNoSuchTool)
 		}
 		return nil
 	},
@@ -224,7 +245,7 @@ func callJudgeInvalid(p *check.Pass, ct callTarget, args map[string]any, how str
 	res, err := p.Env.Client.CallTool(p.Ctx, ct.tool.Name, args)
 	if err != nil {
 		if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok {
-			ev := check.FromResponse(rpc.Response)
+			ev := check.FromResponseAt(rpc.Response, "/error/code")
 			if rpc.Code() == jsonrpc.CodeInvalidParams {
 				p.Warnf(ev, "tools/call %q %s gave error -32602; the spec reports input validation as a tool execution error (isError: true) (AMB-4)", name, how)
 			} else {
@@ -240,20 +261,20 @@ func callJudgeInvalid(p *check.Pass, ct callTarget, args map[string]any, how str
 	}
 	ev := check.FromResponse(res.Response)
 	if res.InputRequired != nil {
-		p.Warnf(ev, "tools/call %q %s got input_required instead of a validation error", name, how)
+		p.Warnf(atResponse(ev, res.Response, "/result/resultType"), "tools/call %q %s got input_required instead of a validation error", name, how)
 		return nil
 	}
 	tr, err := res.Tool()
 	if err != nil {
-		p.Failf(ev, "tools/call %q %s: %v", name, how, err)
+		p.Failf(atResponse(ev, res.Response, "/result"), "tools/call %q %s: %v", name, how, err)
 		return nil
 	}
 	if !tr.IsError {
-		p.Failf(ev, "tools/call %q %s succeeded; arguments that break inputSchema must not produce a normal result", name, how)
+		p.Failf(callResultAt(res.Response, "isError"), "tools/call %q %s succeeded; arguments that break inputSchema must not produce a normal result", name, how)
 		return nil
 	}
 	if len(tr.Content) == 0 {
-		p.Warnf(ev, "tools/call %q %s gave isError: true without explanatory content", name, how)
+		p.Warnf(callResultAt(res.Response, "content"), "tools/call %q %s gave isError: true without explanatory content", name, how)
 		return nil
 	}
 	p.Passf(ev, "tools/call %q %s gave isError: true", name, how)
@@ -285,16 +306,20 @@ var CALL4 = &check.Check{
 			}
 			judged++
 			if len(s.tool.StructuredContent) == 0 {
-				p.Failf(ev, "tools/call %s succeeded without structuredContent although the tool declares an outputSchema", callName(s))
+				p.Failf(callResultAt(s.res.Response, "structuredContent"), "tools/call %s succeeded without structuredContent although the tool declares an outputSchema", callName(s))
 				continue
 			}
 			switch err := out.Validate(s.tool.StructuredContent); {
 			case err == nil:
 				p.Passf(ev, "tools/call %s structuredContent conforms to its outputSchema", callName(s))
 			case jsonschema.KindOf(err) != "":
-				p.Warnf(ev, "tools/call %s structuredContent could not be judged: %v", callName(s), err)
+				p.Warnf(s.at("/result/structuredContent", false), "tools/call %s structuredContent could not be judged: %v", callName(s), err)
 			default:
-				p.Failf(ev, "tools/call %s structuredContent does not conform to its outputSchema: %v", callName(s), err)
+				at := "/result/structuredContent"
+				if ve, ok := errors.AsType[*jsonschema.ValidationError](err); ok && len(ve.Problems) > 0 {
+					at += ve.Problems[0].At
+				}
+				p.Failf(s.at(at, false), "tools/call %s structuredContent does not conform to its outputSchema: %v", callName(s), err)
 			}
 		}
 		if judged == 0 {
@@ -324,7 +349,7 @@ var CALL5 = &check.Check{
 				p.Passf(s.ev(), "tools/call %s mirrors structuredContent in a text block", callName(s))
 				continue
 			}
-			p.Failf(s.ev(), "tools/call %s has structuredContent but no text block holding the same JSON", callName(s))
+			p.Failf(callResultAt(s.res.Response, "content"), "tools/call %s has structuredContent but no text block holding the same JSON", callName(s))
 		}
 		if judged == 0 {
 			p.Skipf("no call returned structuredContent")
@@ -356,6 +381,13 @@ var callBlockDefs = map[string]string{
 // callBlockProblems lists what is wrong with one content block: its shape
 // against the concrete definition, and base64 data.
 func callBlockProblems(raw json.RawMessage) ([]string, error) {
+	ps, err := callBlockProblemsAt(raw)
+	return msgs(ps), err
+}
+
+// callBlockProblemsAt is callBlockProblems with where each problem is: a
+// pointer into the block.
+func callBlockProblemsAt(raw json.RawMessage) ([]problem, error) {
 	var b struct {
 		Type     string `json:"type"`
 		Data     string `json:"data"`
@@ -364,25 +396,25 @@ func callBlockProblems(raw json.RawMessage) ([]string, error) {
 		} `json:"resource"`
 	}
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return []string{fmt.Sprintf("is %s, want a content block object", shown(raw))}, nil
+		return []problem{{msg: fmt.Sprintf("is %s, want a content block object", shown(raw))}}, nil
 	}
 	def, ok := callBlockDefs[b.Type]
 	if !ok {
-		return []string{fmt.Sprintf("has type %q, want text, image, audio, resource_link or resource", jsonrpc.Clip(b.Type, 40))}, nil
+		return []problem{{at: "/type", msg: fmt.Sprintf("has type %q, want text, image, audio, resource_link or resource", jsonrpc.Clip(b.Type, 40))}}, nil
 	}
-	var out []string
-	problems, err := schemaOracle(def, raw)
+	var out []problem
+	problems, at, err := schemaOracleAt(def, raw)
 	if err != nil {
 		return nil, err
 	}
 	if problems != "" {
-		out = append(out, fmt.Sprintf("(%s) is not a valid %s: %s", b.Type, def, problems))
+		out = append(out, problem{at: at, msg: fmt.Sprintf("(%s) is not a valid %s: %s", b.Type, def, problems)})
 	}
 	if (b.Type == "image" || b.Type == "audio") && !callBase64(b.Data) {
-		out = append(out, fmt.Sprintf("(%s) data is not base64: %q", b.Type, jsonrpc.Clip(b.Data, 40)))
+		out = append(out, problem{at: "/data", msg: fmt.Sprintf("(%s) data is not base64: %q", b.Type, jsonrpc.Clip(b.Data, 40))})
 	}
 	if b.Type == "resource" && b.Resource != nil && b.Resource.Blob != nil && !callBase64(*b.Resource.Blob) {
-		out = append(out, fmt.Sprintf("(resource) blob is not base64: %q", jsonrpc.Clip(*b.Resource.Blob, 40)))
+		out = append(out, problem{at: "/resource/blob", msg: fmt.Sprintf("(resource) blob is not base64: %q", jsonrpc.Clip(*b.Resource.Blob, 40))})
 	}
 	return out, nil
 }
@@ -410,12 +442,12 @@ var CALL6 = &check.Check{
 			}
 			for i, raw := range s.tool.Content {
 				blocks++
-				problems, err := callBlockProblems(raw)
+				problems, err := callBlockProblemsAt(raw)
 				if err != nil {
 					return err
 				}
 				for _, pr := range problems {
-					p.Failf(s.ev(), "tools/call %s content[%d] %s", callName(s), i, pr)
+					p.Failf(s.at(check.Pointer("result", "content", i)+pr.at, false), "tools/call %s content[%d] %s", callName(s), i, pr.msg)
 				}
 			}
 		}

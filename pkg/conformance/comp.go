@@ -80,23 +80,23 @@ var COMP1 = &check.Check{
 			}
 			ev := check.FromResponse(resp)
 			if resp.Error != nil {
-				p.Failf(ev, "completion/complete for %s gave error %d (%s): %s", r.what, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), jsonrpc.Clip(resp.Error.Message, 120))
+				p.Failf(atResponse(ev, resp, "/error/code"), "completion/complete for %s gave error %d (%s): %s", r.what, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), jsonrpc.Clip(resp.Error.Message, 120))
 				continue
 			}
 			if rt, ok := resp.ResultType(); !ok || rt != "complete" {
-				p.Failf(ev, "completion/complete for %s has resultType %s, want \"complete\"", r.what, shown(compMember(resp.Result, "resultType")))
+				p.Failf(atProblem(ev, resp, problem{at: "/result/resultType", absent: compMember(resp.Result, "resultType") == nil}), "completion/complete for %s has resultType %s, want \"complete\"", r.what, shown(compMember(resp.Result, "resultType")))
 			}
 			if compMember(resp.Result, "completion") == nil {
 				// COMP-3's fault: one wire fault is one failure.
 				missing++
 				continue
 			}
-			problems, err := schemaOracle("CompleteResult", resp.Result)
+			problems, at, err := schemaOracleAt("CompleteResult", resp.Result)
 			if err != nil {
 				return err
 			}
 			if problems != "" {
-				p.Failf(ev, "completion/complete for %s is not a valid CompleteResult: %s", r.what, problems)
+				p.Failf(atResponse(ev, resp, check.InResult(at)), "completion/complete for %s is not a valid CompleteResult: %s", r.what, problems)
 				continue
 			}
 			p.Passf(ev, "completion/complete for %s returned a valid CompleteResult", r.what)
@@ -133,9 +133,9 @@ var COMP2 = &check.Check{
 		}
 		switch {
 		case resp.Error == nil:
-			p.Failf(ev, "completion/complete %s succeeded, want error %d", why, want)
+			p.Failf(atResponse(ev, resp, "/result"), "completion/complete %s succeeded, want error %d", why, want)
 		case resp.Error.Code != want:
-			p.Failf(ev, "completion/complete %s gave error %d (%s), want %d", why, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), want)
+			p.Failf(atResponse(ev, resp, "/error/code"), "completion/complete %s gave error %d (%s), want %d", why, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), want)
 		default:
 			p.Passf(ev, "completion/complete %s gave %d", why, want)
 		}
@@ -182,9 +182,9 @@ var COMP3 = &check.Check{
 			var obj map[string]json.RawMessage
 			switch {
 			case c == nil:
-				p.Failf(ev, "completion/complete for %s returned a result without completion (the schema requires it)", a.what)
+				p.Failf(absentInResponse(ev, resp, "/result/completion"), "completion/complete for %s returned a result without completion (the schema requires it)", a.what)
 			case json.Unmarshal(c, &obj) != nil || obj == nil:
-				p.Failf(ev, "completion/complete for %s has completion %s, want an object with values", a.what, shown(c))
+				p.Failf(atResponse(ev, resp, "/result/completion"), "completion/complete for %s has completion %s, want an object with values", a.what, shown(c))
 			default:
 				p.Passf(ev, "completion/complete for %s carries completion", a.what)
 			}

@@ -123,7 +123,7 @@ var DISC3 = &check.Check{
 		// The client asked under 2026-07-28 and got a result, so the server
 		// served that version.
 		if !slices.Contains(p.Env.Facts.Discover.SupportedVersions, mcpclient.Latest) {
-			p.Failf(nil, "server/discover was answered under %s but supportedVersions is %q", mcpclient.Latest, p.Env.Facts.Discover.SupportedVersions)
+			p.Failf(discoverAt(p, "supportedVersions"), "server/discover was answered under %s but supportedVersions is %q", mcpclient.Latest, p.Env.Facts.Discover.SupportedVersions)
 		}
 		return nil
 	},
@@ -141,7 +141,13 @@ var DISC4 = &check.Check{
 			return nil
 		}
 		if si := d.Meta.ServerInfo; si == nil || si.Name == "" || si.Version == "" {
-			p.Failf(&check.Evidence{Response: jsonrpc.Clip(string(p.Env.Facts.DiscoverRaw), 600)}, "no serverInfo {name, version} in the discover result's _meta")
+			at := []any{"_meta", mcpclient.MetaServerInfo}
+			if si != nil && si.Name == "" {
+				at = append(at, "name")
+			} else if si != nil {
+				at = append(at, "version")
+			}
+			p.Failf(discoverAt(p, at...), "no serverInfo {name, version} in the discover result's _meta")
 		}
 		return nil
 	},
@@ -154,7 +160,7 @@ var DISC5 = &check.Check{
 	Fix:  "move serverInfo into the result's _meta",
 	Run: func(p *check.Pass) error {
 		if d := p.Env.Facts.Discover; d != nil && d.ServerInfo != nil {
-			p.Warnf(nil, "the discover result has a top-level serverInfo, a pre-final draft leftover; 2026-07-28 puts it in _meta")
+			p.Warnf(discoverAt(p, "serverInfo"), "the discover result has a top-level serverInfo, a pre-final draft leftover; 2026-07-28 puts it in _meta")
 		}
 		return nil
 	},
@@ -174,7 +180,7 @@ var DISC6 = &check.Check{
 		}
 		for _, capName := range []string{"tools", "resources", "prompts"} {
 			if served[capName] && !f.Has(capName) {
-				p.Failf(nil, "the server serves %s but does not declare the %q capability", capName, capName)
+				p.Failf(discoverAt(p, "capabilities", capName), "the server serves %s but does not declare the %q capability", capName, capName)
 			}
 		}
 		return nil
@@ -198,12 +204,12 @@ var DISC7 = &check.Check{
 		}
 		var ext map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &ext); err != nil {
-			p.Failf(nil, "capabilities.extensions is not an object: %s", shown(raw))
+			p.Failf(discoverAt(p, "capabilities", "extensions"), "capabilities.extensions is not an object: %s", shown(raw))
 			return nil
 		}
 		for k := range ext {
 			if !extensionKey.MatchString(k) {
-				p.Failf(nil, "extension key %q has no valid prefix (want e.g. com.example/name)", jsonrpc.Clip(k, 80))
+				p.Failf(discoverAt(p, "capabilities", "extensions", k), "extension key %q has no valid prefix (want e.g. com.example/name)", jsonrpc.Clip(k, 80))
 			}
 		}
 		return nil
@@ -235,6 +241,12 @@ var DISC9 = &check.Check{
 		if len(found) > 0 {
 			// The schema allows extra members, so this is no MUST; but a
 			// client reading them learns nothing true about the server.
+			for _, name := range discClientOnly {
+				if f.Has(name) {
+					ev = discoverAt(p, "capabilities", name)
+					break
+				}
+			}
 			p.Warnf(ev, "capabilities declares client-only capabilities: %s; ServerCapabilities defines none of them", strings.Join(found, ", "))
 			return nil
 		}

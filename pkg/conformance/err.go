@@ -124,7 +124,7 @@ var ERR1 = &check.Check{
 			return err
 		}
 		for _, s := range errErrors(samples) {
-			ev := s.r.evidence()
+			ev := s.r.evidenceAt("/error/code")
 			code := s.e.Code
 			switch {
 			case code <= -32020 && code >= -32099 && code != jsonrpc.CodeHeaderMismatch && code != jsonrpc.CodeMissingRequiredClientCapability && code != jsonrpc.CodeUnsupportedProtocolVersion:
@@ -154,9 +154,9 @@ var ERR2 = &check.Check{
 		for _, s := range errErrors(samples) {
 			switch s.e.Code {
 			case -32002:
-				p.Failf(s.r.evidence(), "%s (%s) got -32002, the 2025-11-25 resource-not-found code; 2026-07-28 uses -32602 with data.uri", s.what, s.method)
+				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got -32002, the 2025-11-25 resource-not-found code; 2026-07-28 uses -32602 with data.uri", s.what, s.method)
 			case -32042:
-				p.Failf(s.r.evidence(), "%s (%s) got -32042, the 2025-11-25 URL-elicitation code; 2026-07-28 asks through an input_required result", s.what, s.method)
+				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got -32042, the 2025-11-25 URL-elicitation code; 2026-07-28 asks through an input_required result", s.what, s.method)
 			}
 		}
 		return nil
@@ -182,10 +182,10 @@ var ERR3 = &check.Check{
 				continue
 			}
 			if now, ok := errPreGA[code]; ok {
-				p.Failf(s.r.evidence(), "%s (%s) got error %d, the pre-GA draft number of %s", s.what, s.method, code, now)
+				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got error %d, the pre-GA draft number of %s", s.what, s.method, code, now)
 				continue
 			}
-			p.Failf(s.r.evidence(), "%s (%s) got error %d, in -32000..-32019, which new implementations do not use", s.what, s.method, code)
+			p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got error %d, in -32000..-32019, which new implementations do not use", s.what, s.method, code)
 		}
 		return nil
 	},

@@ -38,12 +38,12 @@ func hdrRun(p *check.Pass, method string, params any, cases []hdrCase) error {
 		switch {
 		case c.accept && rc.headerRejected():
 			if c.lenient {
-				p.Warnf(rc.Ev(), "%s %s was rejected with %s; it should be accepted", method, c.what, rc.Describe())
+				p.Warnf(rc.EvAnswer(0), "%s %s was rejected with %s; it should be accepted", method, c.what, rc.Describe())
 			} else {
-				p.Failf(rc.Ev(), "%s %s was rejected with %s, want it accepted", method, c.what, rc.Describe())
+				p.Failf(rc.EvAnswer(0), "%s %s was rejected with %s, want it accepted", method, c.what, rc.Describe())
 			}
 		case !c.accept && !rc.isHeaderMismatch():
-			p.Failf(rc.Ev(), "%s %s got %s, want HTTP 400 with error -32020", method, c.what, rc.Describe())
+			p.Failf(rc.EvAnswer(jsonrpc.CodeHeaderMismatch), "%s %s got %s, want HTTP 400 with error -32020", method, c.what, rc.Describe())
 		}
 	}
 	return nil
@@ -74,7 +74,7 @@ var HDR1 = &check.Check{
 				p.Passf(rc.Ev(), "%s without MCP-Protocol-Version was served (%s); allowed because the server supports %s (AMB-23)", m, rc.Describe(), hdrLegacyDefault)
 				continue
 			}
-			p.Failf(rc.Ev(), "%s without MCP-Protocol-Version got %s, want HTTP 400 with error -32020", m, rc.Describe())
+			p.Failf(rc.EvAnswer(jsonrpc.CodeHeaderMismatch), "%s without MCP-Protocol-Version got %s, want HTTP 400 with error -32020", m, rc.Describe())
 		}
 		return nil
 	},
@@ -103,10 +103,10 @@ var HDR2 = &check.Check{
 			return nil
 		}
 		if e := rc.Error(); e != nil && e.Code == jsonrpc.CodeUnsupportedProtocolVersion && rc.RR.Status == http.StatusBadRequest {
-			p.Warnf(rc.Ev(), "header %s with body %s got 400 with -32022 instead of -32020 (AMB-11: the header's version is unsupported too)", other, mcpclient.Latest)
+			p.Warnf(rc.EvAnswer(0), "header %s with body %s got 400 with -32022 instead of -32020 (AMB-11: the header's version is unsupported too)", other, mcpclient.Latest)
 			return nil
 		}
-		p.Failf(rc.Ev(), "header MCP-Protocol-Version %s with _meta protocolVersion %s got %s, want HTTP 400 with error -32020", other, mcpclient.Latest, rc.Describe())
+		p.Failf(rc.EvAnswer(jsonrpc.CodeHeaderMismatch), "header MCP-Protocol-Version %s with _meta protocolVersion %s got %s, want HTTP 400 with error -32020", other, mcpclient.Latest, rc.Describe())
 		return nil
 	},
 }

@@ -62,11 +62,11 @@ var HTTP2 = &check.Check{
 			return err
 		}
 		if rc.RR.Status != http.StatusForbidden {
-			p.Failf(rc.Ev(), "a request with Origin %s got %s, want HTTP 403", httpEvilOrigin, rc.Describe())
+			p.Failf(rc.EvAnswer(0), "a request with Origin %s got %s, want HTTP 403", httpEvilOrigin, rc.Describe())
 			return nil
 		}
 		if f := rc.final(); f != nil && f.Result != nil {
-			p.Failf(rc.Ev(), "the 403 for Origin %s carries a result", httpEvilOrigin)
+			p.Failf(rc.EvAnswer(0), "the 403 for Origin %s carries a result", httpEvilOrigin)
 		}
 		return nil
 	},
@@ -158,11 +158,12 @@ var HTTP4 = &check.Check{
 		case st >= 400 && st < 500:
 			for _, m := range rr.Messages {
 				if m.Result != nil {
-					p.Failf(ev, "notifications/cancelled got HTTP %d with a JSON-RPC result", st)
+					p.Failf(unaskedAt(ev, rr.Body), "notifications/cancelled got HTTP %d with a JSON-RPC result", st)
 				}
 			}
 			p.Passf(ev, "notifications/cancelled was not accepted (HTTP %d)", st)
 		default:
+			ev.OnStatus = true
 			p.Failf(ev, "notifications/cancelled got %s, want 202 with an empty body (or a 4xx error status)", httpDescribe(rr, nil))
 		}
 		return nil
@@ -240,7 +241,7 @@ var HTTP6 = &check.Check{
 		}
 		e := rc.Error()
 		if rc.RR.Status != http.StatusNotFound || e == nil || e.Code != jsonrpc.CodeMethodNotFound {
-			p.Failf(rc.Ev(), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, rc.Describe())
+			p.Failf(rc.EvAnswer(jsonrpc.CodeMethodNotFound), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, rc.Describe())
 		}
 		return nil
 	},
@@ -298,7 +299,7 @@ var HTTP7 = &check.Check{
 			seen++
 			want, ok := httpStatusRule(e.Code, pr.malformed)
 			if !ok(rc.RR.Status) {
-				p.Failf(rc.Ev(), "%s: error %d came with HTTP %d, want %s", pr.what, e.Code, rc.RR.Status, want)
+				p.Failf(rc.EvAnswer(e.Code), "%s: error %d came with HTTP %d, want %s", pr.what, e.Code, rc.RR.Status, want)
 			}
 		}
 		if seen == 0 {

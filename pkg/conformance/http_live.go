@@ -445,3 +445,33 @@ func httpIsLoopback(endpoint string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// EvAnswer is Ev located at what answered the request: the error code or
+// the result of its response; when the error code is want and only the
+// status was wrong, at the HTTP status. Unlocated when no JSON-RPC
+// response came (the status and body are the evidence).
+func (rc *httpRawCall) EvAnswer(want int64) *check.Evidence {
+	ev := rc.Ev()
+	m := rc.final()
+	if m == nil {
+		return ev
+	}
+	if m.Error != nil && m.Error.Code == want {
+		ev.OnStatus = rc.RR.Status != 0
+		return ev
+	}
+	ptr := "/result"
+	if m.Error != nil {
+		ptr = "/error/code"
+	}
+	msg := bytes.TrimSpace(rc.RR.Body)
+	if len(msg) == 0 || msg[0] != '{' {
+		// An event stream: the response as the client decoded it.
+		b, err := json.Marshal(m)
+		if err != nil {
+			return ev
+		}
+		msg = b
+	}
+	return check.At(ev, msg, ptr)
+}

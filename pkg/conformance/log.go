@@ -143,7 +143,7 @@ var LOG4 = &check.Check{
 			if resp.Error != nil {
 				got = "error " + jsonrpc.CodeName(resp.Error.Code)
 			}
-			p.Failf(check.FromResponse(resp), "%s with logLevel \"verbose\" got %s, want error -32602", m, got)
+			p.Failf(check.FromResponseAt(resp, respAnswerAt(resp)), "%s with logLevel \"verbose\" got %s, want error -32602", m, got)
 		}
 		return nil
 	},

@@ -140,7 +140,7 @@ var META2 = &check.Check{
 					return err
 				}
 				if r.result() == nil {
-					p.Failf(r.evidence(), "%s %s got %s, want a result", method, v.what, r.describe())
+					p.Failf(r.evidenceAt(replyAt(r)), "%s %s got %s, want a result", method, v.what, r.describe())
 					continue
 				}
 				ok.add(r.evidence())
@@ -159,29 +159,33 @@ var META3 = &check.Check{
 	Run: func(p *check.Pass) error {
 		// One connection: the shared client (a keep-alive HTTP connection,
 		// the shared stdio process), A then B.
-		target, _, ok, err := stateFirstAsk(p)
-		if !ok {
-			return err
-		}
-		b, err := stateSend(p.Ctx, p.Env.Client, target, stateNoCaps)
-		if err != nil {
-			return err
-		}
-		ev := check.FromResponse(b)
-		if rt, _ := b.ResultType(); rt == mcpclient.ResultInputRequired {
-			var needs []string
-			for _, m := range stateInputMethods(b.Result) {
-				if c := stateCapabilityFor(m); c != "" && !slices.Contains(needs, m) {
-					needs = append(needs, m)
+		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
+			if first, note, err := stateAsk(p, target); first == nil {
+				return mrtrNA, note, nil, err
+			}
+			b, err := stateSend(p.Ctx, p.Env.Client, target, stateNoCaps)
+			if err != nil {
+				return mrtrNA, "", nil, err
+			}
+			ev := check.FromResponse(b)
+			if rt, _ := b.ResultType(); rt == mcpclient.ResultInputRequired {
+				var needs []string
+				at := ""
+				for _, in := range stateInputRequests(b.Result) {
+					if c := stateCapabilityFor(in.method); c != "" && !slices.Contains(needs, in.method) {
+						needs = append(needs, in.method)
+						if at == "" {
+							at = check.Pointer("result", "inputRequests", in.key, "method")
+						}
+					}
+				}
+				if len(needs) > 0 {
+					j.Failf(check.FromResponseAt(b, at), "%s declared no client capabilities but got input requests %q, right after the same request declared them: capabilities were taken from an earlier request (or ignored)", target.Label, needs)
+					return mrtrBad, "", nil, nil
 				}
 			}
-			if len(needs) > 0 {
-				p.Failf(ev, "%s declared no client capabilities but got input requests %q, right after the same request declared them: capabilities were taken from an earlier request (or ignored)", target.Label, needs)
-				return nil
-			}
-		}
-		p.Passf(ev, "%s without capabilities, right after the same request with them, got %s", target.Label, stateLabel(b))
-		return nil
+			return mrtrOK, fmt.Sprintf("%s without capabilities, right after the same request with them, got %s", target.Label, stateLabel(b)), ev, nil
+		})
 	},
 }
 
@@ -191,52 +195,48 @@ var META4 = &check.Check{
 	Doc:  "a request that needs an undeclared client capability gets -32021 with data.requiredCapabilities (HTTP 400)",
 	Fix:  "answer -32021 with data.requiredCapabilities naming what is missing (HTTP 400) instead of asking for input the client cannot give",
 	Run: func(p *check.Pass) error {
-		target, tried, err := stateFindTarget(p)
-		if err != nil {
-			return err
-		}
-		if target == nil {
-			stateSkipNoTarget(p, tried)
-			return nil
-		}
-		w, err := newWire(p.Env.Client, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
-		if err != nil {
-			return err
-		}
-		r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
-		if err != nil {
-			return err
-		}
-		ev := r.evidence()
-		if e, ok := r.rpcError(); ok {
-			if e.Code != jsonrpc.CodeMissingRequiredClientCapability {
-				p.Failf(r.evidenceAt("/error/code"), "%s without client capabilities (it asks for input when they are declared) got %s, want -32021 MissingRequiredClientCapability or a result", target.Label, r.describe())
-				return nil
+		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
+			w, err := newWire(p.Env.Client, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
+			if err != nil {
+				return mrtrNA, "", nil, err
 			}
-			for _, pb := range errShape32021(e.Data) {
-				p.Failf(r.evidenceFor(pb), "%s: %s", target.Label, pb.msg)
+			r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+			if err != nil {
+				return mrtrNA, "", nil, err
 			}
-			if r.transport == "http" && r.status != 400 {
-				p.Failf(r.evidenceAt(atStatus), "%s: -32021 came with HTTP %d, want 400", target.Label, r.status)
+			ev := r.evidence()
+			if e, ok := r.rpcError(); ok {
+				if e.Code != jsonrpc.CodeMissingRequiredClientCapability {
+					j.Failf(r.evidenceAt("/error/code"), "%s without client capabilities (it asks for input when they are declared) got %s, want -32021 MissingRequiredClientCapability or a result", target.Label, r.describe())
+					return mrtrBad, "", nil, nil
+				}
+				st := mrtrOK
+				for _, pb := range errShape32021(e.Data) {
+					j.Failf(r.evidenceFor(pb), "%s: %s", target.Label, pb.msg)
+					st = mrtrBad
+				}
+				if r.transport == "http" && r.status != 400 {
+					j.Failf(r.evidenceAt(atStatus), "%s: -32021 came with HTTP %d, want 400", target.Label, r.status)
+					st = mrtrBad
+				}
+				return st, fmt.Sprintf("%s without client capabilities got -32021 naming what is missing", target.Label), ev, nil
 			}
-			return nil
-		}
-		var res struct {
-			ResultType string `json:"resultType"`
-		}
-		if raw := r.result(); raw == nil || json.Unmarshal(raw, &res) != nil {
-			p.Failf(ev, "%s without client capabilities got %s", target.Label, r.describe())
-			return nil
-		}
-		if res.ResultType == mcpclient.ResultInputRequired {
-			for _, m := range stateInputMethods(r.result()) {
-				if c := stateCapabilityFor(m); c != "" {
-					p.Failf(ev, "%s declared no client capabilities but got an %s input request; a server that needs the %q capability answers -32021", target.Label, m, c)
-					return nil
+			var res struct {
+				ResultType string `json:"resultType"`
+			}
+			if raw := r.result(); raw == nil || json.Unmarshal(raw, &res) != nil {
+				j.Failf(r.evidenceAt(replyAt(r)), "%s without client capabilities got %s", target.Label, r.describe())
+				return mrtrBad, "", nil, nil
+			}
+			if res.ResultType == mcpclient.ResultInputRequired {
+				for _, in := range stateInputRequests(r.result()) {
+					if c := stateCapabilityFor(in.method); c != "" {
+						j.Failf(r.evidenceAt(check.Pointer("result", "inputRequests", in.key, "method")), "%s declared no client capabilities but got an %s input request; a server that needs the %q capability answers -32021", target.Label, in.method, c)
+						return mrtrBad, "", nil, nil
+					}
 				}
 			}
-		}
-		p.Passf(ev, "%s without client capabilities was served without them (%s)", target.Label, fmt.Sprintf("resultType %q", res.ResultType))
-		return nil
+			return mrtrOK, fmt.Sprintf("%s without client capabilities was served without them (%s)", target.Label, fmt.Sprintf("resultType %q", res.ResultType)), ev, nil
+		})
 	},
 }

@@ -53,7 +53,7 @@ var MRTR1 = &check.Check{
 				return err
 			}
 			if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
-				p.Failf(check.FromResponse(resp), "%s returned resultType \"input_required\"; only tools/call, resources/read and prompts/get may", pr.method)
+				p.Failf(check.FromResponseAt(resp, "/result/resultType"), "%s returned resultType \"input_required\"; only tools/call, resources/read and prompts/get may", pr.method)
 			}
 		}
 		p.Passf(nil, "%d other methods answered without input_required, with elicitation, sampling and roots declared", len(probes))
@@ -84,15 +84,15 @@ var MRTR2 = &check.Check{
 			rsOK := hasRS && json.Unmarshal(rs, &str) == nil
 			st := mrtrOK
 			if hasIR && !irOK {
-				j.Failf(ev, "%s: inputRequests is %s, want an object", t.label(), shown(ir))
+				j.Failf(t.at(false, "inputRequests"), "%s: inputRequests is %s, want an object", t.label(), shown(ir))
 				st = mrtrBad
 			}
 			if hasRS && !rsOK {
-				j.Failf(ev, "%s: requestState is %s, want a string", t.label(), shown(rs))
+				j.Failf(t.at(false, "requestState"), "%s: requestState is %s, want a string", t.label(), shown(rs))
 				st = mrtrBad
 			}
 			if !irOK && !rsOK {
-				j.Failf(ev, "%s: the input_required result has neither inputRequests nor requestState", t.label())
+				j.Failf(t.at(!hasIR, "inputRequests"), "%s: the input_required result has neither inputRequests nor requestState", t.label())
 				return mrtrBad, "", nil, nil
 			}
 			return st, fmt.Sprintf("%s: input_required with inputRequests %v, requestState %v", t.label(), irOK, rsOK), ev, nil
@@ -152,7 +152,8 @@ func mrtr3Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	}
 	st := mrtrOK
 	for _, k := range mrtrDuplicateKeys(raw) {
-		j.Failf(ev, "%s: inputRequests key %q occurs more than once", t.label(), jsonrpc.Clip(k, 60))
+		// At the object: a pointer names one of the duplicates only.
+		j.Failf(t.at(false, "inputRequests"), "%s: inputRequests key %q occurs more than once", t.label(), jsonrpc.Clip(k, 60))
 		st = mrtrBad
 	}
 	keys := make([]string, 0, len(reqs))
@@ -163,13 +164,13 @@ func mrtr3Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	for _, k := range keys {
 		var r map[string]json.RawMessage
 		if json.Unmarshal(reqs[k], &r) != nil || r == nil {
-			j.Failf(ev, "%s: inputRequests[%q] is %s, want {method, params}", t.label(), k, shown(reqs[k]))
+			j.Failf(t.at(false, "inputRequests", k), "%s: inputRequests[%q] is %s, want {method, params}", t.label(), k, shown(reqs[k]))
 			st = mrtrBad
 			continue
 		}
 		for _, env := range []string{"jsonrpc", "id"} {
 			if _, has := r[env]; has {
-				j.Failf(ev, "%s: inputRequests[%q] carries %q; input requests are bare {method, params}", t.label(), k, env)
+				j.Failf(t.at(false, "inputRequests", k, env), "%s: inputRequests[%q] carries %q; input requests are bare {method, params}", t.label(), k, env)
 				st = mrtrBad
 			}
 		}
@@ -177,16 +178,17 @@ func mrtr3Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 		_ = json.Unmarshal(r["method"], &method)
 		def, known := mrtrRequestDefs[method]
 		if !known {
-			j.Failf(ev, "%s: inputRequests[%q] has method %s, want elicitation/create, sampling/createMessage or roots/list", t.label(), k, shown(r["method"]))
+			_, hasMethod := r["method"]
+			j.Failf(t.at(!hasMethod, "inputRequests", k, "method"), "%s: inputRequests[%q] has method %s, want elicitation/create, sampling/createMessage or roots/list", t.label(), k, shown(r["method"]))
 			st = mrtrBad
 			continue
 		}
-		problems, err := schemaOracle(def, reqs[k])
+		problems, at, err := schemaOracleAt(def, reqs[k])
 		if err != nil {
 			return 0, "", nil, err
 		}
 		if problems != "" {
-			j.Failf(ev, "%s: inputRequests[%q] is not a valid %s: %s", t.label(), k, def, problems)
+			j.Failf(atResponse(t.ev(), t.first.Response, check.Pointer("result", "inputRequests", k)+at), "%s: inputRequests[%q] is not a valid %s: %s", t.label(), k, def, problems)
 			st = mrtrBad
 		}
 	}
@@ -271,10 +273,10 @@ func mrtr4Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 			switch {
 			case why == "":
 			case soft:
-				j.Warnf(t.ev(), "%s: inputRequests[%q]: %s", t.label(), k, why)
+				j.Warnf(t.at(false, "inputRequests", k), "%s: inputRequests[%q]: %s", t.label(), k, why)
 				st = mrtrBad
 			default:
-				j.Failf(t.ev(), "%s: inputRequests[%q]: %s, which the request (%s) does not declare", t.label(), k, why, mrtrCaps)
+				j.Failf(t.at(false, "inputRequests", k), "%s: inputRequests[%q]: %s, which the request (%s) does not declare", t.label(), k, why, mrtrCaps)
 				st = mrtrBad
 			}
 		}
@@ -286,7 +288,7 @@ func mrtr4Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 			if rpc.Code() == jsonrpc.CodeMissingRequiredClientCapability {
 				return st, fmt.Sprintf("%s with clientCapabilities {} gave -32021", t.label()), ev, nil
 			}
-			j.Warnf(ev, "%s with clientCapabilities {} gave error %d (%s); a server that needs a capability returns -32021", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()))
+			j.Warnf(check.FromResponseAt(rpc.Response, "/error/code"), "%s with clientCapabilities {} gave error %d (%s); a server that needs a capability returns -32021", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()))
 			return mrtrBad, "", nil, nil
 		}
 		if schemaTransportErr(err) {
@@ -304,7 +306,7 @@ func mrtr4Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	for _, k := range slices.Sorted(maps.Keys(res.InputRequired.InputRequests)) {
 		if why, _ := mrtrUndeclared(res.InputRequired.InputRequests[k], map[string]json.RawMessage{}); why != "" {
 			st = mrtrBad
-			j.Failf(ev, "%s with clientCapabilities {} still asked inputRequests[%q]: %s", t.label(), k, why)
+			j.Failf(atResponse(ev, res.Response, check.Pointer("result", "inputRequests", k)), "%s with clientCapabilities {} still asked inputRequests[%q]: %s", t.label(), k, why)
 		}
 	}
 	return st, fmt.Sprintf("%s with clientCapabilities {} asked for nothing it may not", t.label()), ev, nil
@@ -323,7 +325,7 @@ var MRTR5 = &check.Check{
 			res, err := p.Env.Client.Continue(p.Ctx, t.first, mrtrAnswers(t.first.InputRequired.InputRequests))
 			if err != nil {
 				if rpc, ok := mrtrRPC(err); ok {
-					j.Failf(check.FromResponse(rpc.Response), "the retry of %s with inputResponses and requestState gave error %d (%s): %s", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
+					j.Failf(check.FromResponseAt(rpc.Response, "/error/code"), "the retry of %s with inputResponses and requestState gave error %d (%s): %s", t.label(), rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
 					return mrtrBad, "", nil, nil
 				}
 				if schemaTransportErr(err) {
@@ -331,7 +333,7 @@ var MRTR5 = &check.Check{
 				}
 				var ev *check.Evidence
 				if res != nil {
-					ev = check.FromResponse(res.Response)
+					ev = check.FromResponseAt(res.Response, "/result")
 				}
 				j.Failf(ev, "the retry of %s: %v", t.label(), err)
 				return mrtrBad, "", nil, nil
@@ -366,7 +368,7 @@ func mrtr6Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 		if err != nil {
 			st = mrtrBad
 			if rpc, ok := mrtrRPC(err); ok {
-				j.Failf(check.FromResponse(rpc.Response), "the retry of %s %s gave error %d (%s), want %s", t.label(), what, rpc.Code(), jsonrpc.CodeName(rpc.Code()), expect)
+				j.Failf(check.FromResponseAt(rpc.Response, "/error/code"), "the retry of %s %s gave error %d (%s), want %s", t.label(), what, rpc.Code(), jsonrpc.CodeName(rpc.Code()), expect)
 				return nil
 			}
 			if schemaTransportErr(err) {
@@ -377,7 +379,7 @@ func mrtr6Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 		}
 		if ev := check.FromResponse(res.Response); !want(res.ResultType) {
 			st = mrtrBad
-			j.Failf(ev, "the retry of %s %s was answered %s, want %s", t.label(), what, res.ResultType, expect)
+			j.Failf(stateResultTypeAt(res.Response), "the retry of %s %s was answered %s, want %s", t.label(), what, res.ResultType, expect)
 		} else {
 			lines = append(lines, fmt.Sprintf("%s was answered %s", what, res.ResultType))
 			if okEv == nil {
@@ -440,7 +442,7 @@ func mrtr7Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	case mcpclient.ResultInputRequired:
 		return mrtrOK, fmt.Sprintf("%s: a tampered requestState got a new input_required", t.label()), ev, nil
 	case "":
-		j.Failf(ev, "the retry of %s with a tampered requestState got an invalid answer: %s", t.label(), problem)
+		j.Failf(stateResultTypeAt(resp), "the retry of %s with a tampered requestState got an invalid answer: %s", t.label(), problem)
 		return mrtrBad, "", nil, nil
 	}
 	var r struct {
@@ -449,15 +451,15 @@ func mrtr7Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	if t.method == "tools/call" && json.Unmarshal(resp.Result, &r) == nil && r.IsError {
 		return mrtrOK, fmt.Sprintf("%s: a tampered requestState was rejected as a tool error", t.label()), ev, nil
 	}
-	problems, err := schemaOracle(mrtrResultDef[t.method], resp.Result)
+	problems, at, err := schemaOracleAt(mrtrResultDef[t.method], resp.Result)
 	if err != nil {
 		return 0, "", nil, err
 	}
 	if problems != "" {
-		j.Failf(ev, "the retry of %s with a tampered requestState got an invalid %s: %s", t.label(), mrtrResultDef[t.method], problems)
+		j.Failf(atResponse(ev, resp, check.InResult(at)), "the retry of %s with a tampered requestState got an invalid %s: %s", t.label(), mrtrResultDef[t.method], problems)
 		return mrtrBad, "", nil, nil
 	}
-	j.Warnf(ev, "the retry of %s with a tampered requestState (one character changed) completed; skipping integrity protection is allowed only when tampering can cause nothing worse than a failed request", t.label())
+	j.Warnf(atResponse(ev, resp, "/result/resultType"), "the retry of %s with a tampered requestState (one character changed) completed; skipping integrity protection is allowed only when tampering can cause nothing worse than a failed request", t.label())
 	return mrtrBad, "", nil, nil
 }
 
@@ -546,7 +548,7 @@ func mrtr9Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	st := mrtrOK
 	for _, k := range []string{"ttlMs", "cacheScope"} {
 		if _, has := m[k]; has {
-			j.Warnf(ev, "%s: the input_required result carries %s; interim results are not cacheable and carry no caching hints", t.label(), k)
+			j.Warnf(t.at(false, k), "%s: the input_required result carries %s; interim results are not cacheable and carry no caching hints", t.label(), k)
 			st = mrtrBad
 		}
 	}

@@ -38,6 +38,12 @@ func (t *mrtrTarget) label() string {
 
 func (t *mrtrTarget) ev() *check.Evidence { return check.FromResponse(t.first.Response) }
 
+// at is the input_required answer's evidence located at tokens (after
+// "result"); absent: at a member it lacks.
+func (t *mrtrTarget) at(absent bool, tokens ...any) *check.Evidence {
+	return atProblem(t.ev(), t.first.Response, problem{at: check.Pointer(append([]any{"result"}, tokens...)...), absent: absent})
+}
+
 // The MRTR checks judge every item the run can reach: the tools the user
 // allows (--call-tool) and the read-only ones, then the listed resources,
 // then the prompts, each in the server's order. The search that finds
@@ -48,9 +54,9 @@ func (t *mrtrTarget) ev() *check.Evidence { return check.FromResponse(t.first.Re
 //     the time left to the run's deadline, and at most mrtrSearchMax;
 //   - the checks judge the items found, in that order, until half of the
 //     time left when the search began has passed; each run of a check
-//     judges for at most an eighth of that judging window (there are
-//     eight checks that judge items, and they must share it), and at
-//     least the first item found.
+//     judges for at most a twelfth of that judging window (twelve checks
+//     judge items, MRTR-2 … MRTR-9 and META-3, META-4, STATE-2, CACHE-2,
+//     and they must share it), and at least the first item found.
 //
 // A check that could not judge every item says which it did not.
 const (
@@ -58,7 +64,7 @@ const (
 	mrtrSearchMax     = time.Minute
 	mrtrNoDeadline    = 4 * time.Minute // the time left assumed when the run has no deadline
 	mrtrMaxReported   = 10              // failing items named one by one; the rest are counted
-	mrtrJudgeShares   = 8               // MRTR-2 … MRTR-9 judge items
+	mrtrJudgeShares   = 12              // MRTR-2 … MRTR-9, META-3, META-4, STATE-2, CACHE-2 judge items
 )
 
 // mrtrSearchKey memoises the search per run.

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,7 +44,7 @@ var OTEL1 = &check.Check{
 			if err != nil {
 				p.Failf(check.FromResponse(resp), "%s with traceparent, tracestate and baggage failed: %v", m, err)
 			} else if resp.Error != nil {
-				p.Failf(check.FromResponse(resp), "%s with valid traceparent, tracestate and baggage got error %d (%s)", m, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120))
+				p.Failf(check.FromResponseAt(resp, "/error/code"), "%s with valid traceparent, tracestate and baggage got error %d (%s)", m, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120))
 			}
 		}
 		return nil
@@ -54,6 +55,19 @@ var OTEL1 = &check.Check{
 type otelFound struct {
 	where, key, value string
 	raw               json.RawMessage
+	// resp and at locate the key's value in a result (nil for a
+	// notification, which is no part of the response message).
+	resp *mcpclient.Response
+	at   []any
+}
+
+// ev is the evidence of a finding: located in the response when the key
+// is in a result, else the value alone.
+func (f otelFound) ev(shownValue string) *check.Evidence {
+	if f.resp != nil {
+		return check.FromResponseAt(f.resp, check.Pointer(f.at...))
+	}
+	return &check.Evidence{Response: jsonrpc.Clip(shownValue, 200)}
 }
 
 // otelEmitted asks the server for results and notifications and returns
@@ -61,10 +75,15 @@ type otelFound struct {
 // tracestate or baggage.
 func otelEmitted(p *check.Pass) ([]otelFound, error) {
 	var out []otelFound
-	add := func(where string, raw json.RawMessage) {
+	add := func(where string, raw json.RawMessage, resp *mcpclient.Response) {
 		var v any
-		if json.Unmarshal(raw, &v) == nil {
-			otelWalk(where, v, false, &out)
+		if json.Unmarshal(raw, &v) != nil {
+			return
+		}
+		n := len(out)
+		otelWalk(where, v, false, []any{"result"}, &out)
+		for i := n; resp != nil && i < len(out); i++ {
+			out[i].resp = resp
 		}
 	}
 	methods := []string{"server/discover"}
@@ -80,7 +99,7 @@ func otelEmitted(p *check.Pass) ([]otelFound, error) {
 			return nil, err
 		}
 		if resp.Result != nil {
-			add(m+" result", resp.Result)
+			add(m+" result", resp.Result, resp)
 		}
 	}
 	if t := logTool(p); t != nil {
@@ -89,11 +108,11 @@ func otelEmitted(p *check.Pass) ([]otelFound, error) {
 			return nil, err
 		}
 		if resp.Result != nil {
-			add("tools/call result", resp.Result)
+			add("tools/call result", resp.Result, resp)
 		}
 		if resp.Exchange != nil {
 			for _, n := range resp.Exchange.Notifications {
-				add(n.Method, n.Params)
+				add(n.Method, n.Params, nil)
 			}
 		}
 	}
@@ -101,7 +120,7 @@ func otelEmitted(p *check.Pass) ([]otelFound, error) {
 }
 
 // otelWalk visits v; inMeta is true inside a _meta object's direct members.
-func otelWalk(where string, v any, inMeta bool, out *[]otelFound) {
+func otelWalk(where string, v any, inMeta bool, at []any, out *[]otelFound) {
 	switch x := v.(type) {
 	case map[string]any:
 		keys := make([]string, 0, len(x))
@@ -113,13 +132,13 @@ func otelWalk(where string, v any, inMeta bool, out *[]otelFound) {
 			if inMeta && otelKeyName(k) != "" {
 				s, _ := x[k].(string)
 				raw, _ := json.Marshal(x[k])
-				*out = append(*out, otelFound{where: where, key: k, value: s, raw: raw})
+				*out = append(*out, otelFound{where: where, key: k, value: s, raw: raw, at: append(slices.Clone(at), k)})
 			}
-			otelWalk(where, x[k], k == "_meta", out)
+			otelWalk(where, x[k], k == "_meta", append(slices.Clone(at), k), out)
 		}
 	case []any:
-		for _, e := range x {
-			otelWalk(where, e, false, out)
+		for i, e := range x {
+			otelWalk(where, e, false, append(slices.Clone(at), i), out)
 		}
 	}
 }
@@ -153,7 +172,7 @@ var OTEL2 = &check.Check{
 				continue // a namespaced variant (OTEL-3), not the W3C key
 			}
 			if f.value == "" && string(f.raw) != `""` {
-				p.Failf(&check.Evidence{Response: jsonrpc.Clip(string(f.raw), 200)}, "%s: _meta.%s is %s, want a string", f.where, f.key, jsonrpc.Clip(string(f.raw), 60))
+				p.Failf(f.ev(string(f.raw)), "%s: _meta.%s is %s, want a string", f.where, f.key, jsonrpc.Clip(string(f.raw), 60))
 				continue
 			}
 			var problem string
@@ -166,7 +185,7 @@ var OTEL2 = &check.Check{
 				problem = mcpclient.BaggageProblem(f.value)
 			}
 			if problem != "" {
-				p.Failf(&check.Evidence{Response: jsonrpc.Clip(f.value, 200)}, "%s: _meta.%s %q %s", f.where, f.key, jsonrpc.Clip(f.value, 80), problem)
+				p.Failf(f.ev(f.value), "%s: _meta.%s %q %s", f.where, f.key, jsonrpc.Clip(f.value, 80), problem)
 			}
 		}
 		return nil
@@ -185,7 +204,7 @@ var OTEL3 = &check.Check{
 		}
 		for _, f := range found {
 			if strings.Contains(f.key, "/") {
-				p.Warnf(&check.Evidence{Response: jsonrpc.Clip(string(f.raw), 200)}, "%s: _meta key %q is a namespaced variant of %s; OTel expects the unprefixed key", f.where, jsonrpc.Clip(f.key, 80), otelKeyName(f.key))
+				p.Warnf(f.ev(string(f.raw)), "%s: _meta key %q is a namespaced variant of %s; OTel expects the unprefixed key", f.where, jsonrpc.Clip(f.key, 80), otelKeyName(f.key))
 			}
 		}
 		return nil

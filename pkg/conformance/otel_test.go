@@ -67,7 +67,7 @@ func TestOTELWalk(t *testing.T) {
 		"content":    []any{map[string]any{"_meta": map[string]any{"tracestate": "a=b"}}},
 		"tracestate": "not in _meta",
 	}
-	otelWalk("r", v, false, &found)
+	otelWalk("r", v, false, nil, &found)
 	keys := map[string]bool{}
 	for _, f := range found {
 		keys[f.key] = true

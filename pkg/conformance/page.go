@@ -81,16 +81,16 @@ var PAGE1 = &check.Check{
 				var s string
 				switch {
 				case bytes.Equal(bytes.TrimSpace(raw), []byte("null")):
-					p.Failf(check.FromResponse(pg.Response), "%s has nextCursor null; leave it out when the list is complete", pageName(l.method, i, pg))
+					p.Failf(check.FromResponseAt(pg.Response, "/result/nextCursor"), "%s has nextCursor null; leave it out when the list is complete", pageName(l.method, i, pg))
 				case json.Unmarshal(raw, &s) != nil:
-					p.Failf(check.FromResponse(pg.Response), "%s has nextCursor %s, want a string", pageName(l.method, i, pg), shown(raw))
+					p.Failf(check.FromResponseAt(pg.Response, "/result/nextCursor"), "%s has nextCursor %s, want a string", pageName(l.method, i, pg), shown(raw))
 				case s == "":
 					p.Passf(check.FromResponse(pg.Response), "%s has an empty-string nextCursor, a valid cursor that was followed", pageName(l.method, i, pg))
 				}
 			}
 			if err != nil {
 				if last := lr.Pages[len(lr.Pages)-1]; last.Cursor != nil {
-					p.Failf(check.FromResponse(last.Response), "%s: the server rejected its own nextCursor: %v", l.method, err)
+					p.Failf(check.FromResponseAt(last.Response, respAnswerAt(last.Response)), "%s: the server rejected its own nextCursor: %v", l.method, err)
 				}
 				continue
 			}
@@ -125,9 +125,9 @@ var PAGE2 = &check.Check{
 			ev := check.FromResponse(resp)
 			switch {
 			case resp.Error == nil:
-				p.Failf(ev, "%s accepted the cursor %q with a result, want error -32602", l.method, pageBogusCursor)
+				p.Failf(check.FromResponseAt(resp, "/result"), "%s accepted the cursor %q with a result, want error -32602", l.method, pageBogusCursor)
 			case resp.Error.Code != jsonrpc.CodeInvalidParams:
-				p.Failf(ev, "%s answered the cursor %q with error %d (%s), want -32602", l.method, pageBogusCursor, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
+				p.Failf(check.FromResponseAt(resp, "/error/code"), "%s answered the cursor %q with error %d (%s), want -32602", l.method, pageBogusCursor, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
 			default:
 				ok.add(ev)
 			}
@@ -173,9 +173,9 @@ var PAGE3 = &check.Check{
 				if a.Error == nil {
 					bad = b
 				}
-				p.Failf(check.FromResponse(bad), "%s with its own cursor %q got error %d on one of two identical requests", l.method, jsonrpc.Clip(cursor, 40), bad.Error.Code)
+				p.Failf(check.FromResponseAt(bad, "/error/code"), "%s with its own cursor %q got error %d on one of two identical requests", l.method, jsonrpc.Clip(cursor, 40), bad.Error.Code)
 			case !pageSame(a.Result, b.Result, l.key):
-				p.Failf(check.FromResponse(b), "%s returned different items for the same cursor %q sent twice", l.method, jsonrpc.Clip(cursor, 40))
+				p.Failf(check.FromResponseAt(b, check.Pointer("result", l.key)), "%s returned different items for the same cursor %q sent twice", l.method, jsonrpc.Clip(cursor, 40))
 			default:
 				p.Passf(check.FromResponse(b), "%s returned the same page for a cursor sent twice", l.method)
 			}

@@ -89,7 +89,7 @@ var PROMPT1 = &check.Check{
 			if err != nil {
 				if rpc, isRPC := errors.AsType[*mcpclient.RPCError](err); isRPC {
 					if rpc.Code() != jsonrpc.CodeInvalidParams && rpc.Code() != jsonrpc.CodeMissingRequiredClientCapability {
-						p.Failf(check.FromResponse(rpc.Response), "prompts/get %q gave error %d (%s): %s", name, rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
+						p.Failf(check.FromResponseAt(rpc.Response, "/error/code"), "prompts/get %q gave error %d (%s): %s", name, rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
 					}
 					continue // -32602: the harness's arguments did not fit
 				}
@@ -169,9 +169,9 @@ func promptExpect32602(p *check.Pass, name string, args map[string]string, what 
 	case resp.Error == nil && rt == mcpclient.ResultInputRequired && allowInput:
 		p.Passf(ev, "prompts/get of %s asked for input", what)
 	case resp.Error == nil:
-		p.Failf(ev, "prompts/get of %s succeeded, want error -32602", what)
+		p.Failf(atResponse(ev, resp, "/result"), "prompts/get of %s succeeded, want error -32602", what)
 	case resp.Error.Code != jsonrpc.CodeInvalidParams:
-		p.Failf(ev, "prompts/get of %s gave error %d (%s), want -32602", what, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
+		p.Failf(atResponse(ev, resp, "/error/code"), "prompts/get of %s gave error %d (%s), want -32602", what, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
 	default:
 		p.Passf(ev, "prompts/get of %s gave -32602", what)
 	}

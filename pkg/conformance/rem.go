@@ -72,7 +72,7 @@ var REM1 = &check.Check{
 				if p.Env.Transport == "http" {
 					want = "HTTP 404 with error -32601"
 				}
-				p.Failf(ev, "removed method %s got %s, want %s", r.method, remDescribe(resp), want)
+				p.Failf(respAnswerEv(resp, jsonrpc.CodeMethodNotFound), "removed method %s got %s, want %s", r.method, remDescribe(resp), want)
 			}
 		}
 		return nil
@@ -87,7 +87,11 @@ var remInitParams = map[string]any{"protocolVersion": mcpclient.Legacy1125, "cap
 // InitializeResult. dualEra: the run saw the server run a legacy session,
 // so an error need not name the versions (versioning.mdx: the SHOULD is
 // for servers that support only modern versions).
-func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, m *jsonrpc.Message, dualEra bool) {
+func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, resp *mcpclient.Response, dualEra bool) {
+	var m *jsonrpc.Message
+	if resp != nil && resp.Exchange != nil {
+		m = resp.Exchange.Response
+	}
 	if m == nil {
 		p.Failf(ev, "%s got no JSON-RPC response, want an error", what)
 		return
@@ -101,7 +105,7 @@ func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, m *jsonrpc.Me
 			p.Passf(ev, "%s got a legacy InitializeResult for %s: a dual-era server", what, ir.ProtocolVersion)
 			return
 		}
-		p.Failf(ev, "%s got a result that is not a legacy InitializeResult, want a JSON-RPC error", what)
+		p.Failf(atResponse(ev, resp, "/result"), "%s got a result that is not a legacy InitializeResult, want a JSON-RPC error", what)
 		return
 	}
 	if dualEra {
@@ -122,7 +126,7 @@ func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, m *jsonrpc.Me
 			return
 		}
 	}
-	p.Warnf(ev, "%s got error %d without naming the supported versions; a modern-only server should name them (%s)", what, m.Error.Code, strings.Join(versions, ", "))
+	p.Warnf(atResponse(ev, resp, "/error"), "%s got error %d without naming the supported versions; a modern-only server should name them (%s)", what, m.Error.Code, strings.Join(versions, ", "))
 }
 
 var REM2 = &check.Check{
@@ -152,9 +156,9 @@ var REM2 = &check.Check{
 		if resp.Exchange == nil || resp.Exchange.Response == nil {
 			p.Failf(ev, "initialize with modern _meta: %v, want a JSON-RPC error", err)
 		} else {
-			remInitAnswer(p, ev, "initialize with modern _meta", resp.Exchange.Response, side.dualEra)
+			remInitAnswer(p, ev, "initialize with modern _meta", resp, side.dualEra)
 			if h := resp.Exchange.HTTP; h != nil && resp.Error != nil && (h.Status != http.StatusNotFound || resp.Error.Code != jsonrpc.CodeMethodNotFound) {
-				p.Failf(ev, "initialize with modern headers and _meta got %s, want HTTP 404 with error -32601", remDescribe(resp))
+				p.Failf(respAnswerEv(resp, jsonrpc.CodeMethodNotFound), "initialize with modern headers and _meta got %s, want HTTP 404 with error -32601", remDescribe(resp))
 			}
 		}
 		remLegacyInit(p, side)
@@ -185,13 +189,13 @@ func remLegacyInit(p *check.Pass, side *legacySide) {
 	case m != nil && m.Result != nil && side.version != "":
 		p.Failf(side.ev, "%s: a server that answers initialize runs a legacy session (dual-era), or it rejects initialize", side.observed)
 	case m != nil && m.Result != nil:
-		remInitAnswer(p, side.ev, what, m, false)
+		remInitAnswer(p, side.ev, what, side.init, false)
 	case p.Env.Transport == "http":
 		if status != http.StatusBadRequest {
 			p.Failf(side.ev, "%s got %s, want HTTP 400 from header validation", what, remDescribe(side.init))
 		}
 	default:
-		remInitAnswer(p, side.ev, what, m, false)
+		remInitAnswer(p, side.ev, what, side.init, false)
 	}
 }
 
@@ -263,10 +267,11 @@ var REM3 = &check.Check{
 				case rr.Status >= 400 && rr.Status < 500:
 					for _, m := range rr.Messages {
 						if m.Result != nil {
-							p.Failf(ev, "%s got HTTP %d with a JSON-RPC result", n, rr.Status)
+							p.Failf(unaskedAt(ev, rr.Body), "%s got HTTP %d with a JSON-RPC result", n, rr.Status)
 						}
 					}
 				default:
+					ev.OnStatus = true
 					p.Failf(ev, "%s got %s, want 202 with an empty body or a 4xx status", n, httpDescribe(rr, nil))
 				}
 			}
@@ -287,7 +292,7 @@ var REM3 = &check.Check{
 		}
 		for _, in := range got {
 			if in.Msg != nil && in.Msg.Kind() == jsonrpc.KindResponse {
-				p.Failf(&check.Evidence{Transport: "stdio", Request: string(bytes.Join(lines, []byte("\n"))), Response: jsonrpc.Clip(string(in.Raw), 600)}, "a legacy notification was answered with a JSON-RPC response")
+				p.Failf(unaskedAt(&check.Evidence{Transport: "stdio", Request: string(bytes.Join(lines, []byte("\n"))), Response: jsonrpc.Clip(string(in.Raw), 600)}, in.Raw), "a legacy notification was answered with a JSON-RPC response")
 			}
 		}
 		return nil
@@ -351,7 +356,7 @@ var REM4 = &check.Check{
 			return err
 		}
 		if rc.final() == nil || rc.final().Result == nil {
-			p.Failf(rc.Ev(), "server/discover with an Mcp-Session-Id header got %s; the header must be ignored", rc.Describe())
+			p.Failf(rc.EvAnswer(0), "server/discover with an Mcp-Session-Id header got %s; the header must be ignored", rc.Describe())
 		}
 		if v := rc.RR.Header.Get(mcpclient.HeaderSessionID); v != "" {
 			p.Failf(rc.Ev(), "server/discover was answered with Mcp-Session-Id %q; 2026-07-28 has no sessions", jsonrpc.Clip(v, 60))

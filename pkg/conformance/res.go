@@ -230,6 +230,12 @@ var resSkipSubtrees = map[string]bool{"inputSchema": true, "outputSchema": true,
 
 // resMetaKeys calls visit for every key of every _meta object in v.
 func resMetaKeys(v any, where string, visit func(where, key string)) {
+	resMetaKeysAt(v, where, nil, func(where, key string, _ []any) { visit(where, key) })
+}
+
+// resMetaKeysAt is resMetaKeys that also gives the reference tokens of
+// each key's value inside v (for a pointer).
+func resMetaKeysAt(v any, where string, at []any, visit func(where, key string, at []any)) {
 	switch x := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
@@ -237,7 +243,7 @@ func resMetaKeys(v any, where string, visit func(where, key string)) {
 			if k == "_meta" {
 				if m, ok := val.(map[string]any); ok {
 					for _, mk := range slices.Sorted(maps.Keys(m)) {
-						visit(where, mk)
+						visit(where, mk, append(slices.Clone(at), "_meta", mk))
 					}
 				}
 				continue
@@ -245,11 +251,11 @@ func resMetaKeys(v any, where string, visit func(where, key string)) {
 			if resSkipSubtrees[k] {
 				continue
 			}
-			resMetaKeys(val, where+"."+k, visit)
+			resMetaKeysAt(val, where+"."+k, append(slices.Clone(at), k), visit)
 		}
 	case []any:
 		for i, e := range x {
-			resMetaKeys(e, fmt.Sprintf("%s[%d]", where, i), visit)
+			resMetaKeysAt(e, fmt.Sprintf("%s[%d]", where, i), append(slices.Clone(at), i), visit)
 		}
 	}
 }
@@ -263,7 +269,9 @@ func resEmitted(p *check.Pass, samples []resSample, visit func(ev *check.Evidenc
 		if s.resp.Result != nil {
 			var v any
 			if json.Unmarshal(s.resp.Result, &v) == nil {
-				resMetaKeys(v, s.what+" result", func(w, k string) { visit(ev, w, k) })
+				resMetaKeysAt(v, s.what+" result", []any{"result"}, func(w, k string, at []any) {
+					visit(check.FromResponseAt(s.resp, check.Pointer(at...)), w, k)
+				})
 			}
 		}
 		if s.resp.Exchange != nil {

@@ -50,9 +50,9 @@ var RPC1 = &check.Check{
 				return err
 			}
 			ev := r.evidence()
-			problems := rpcEnvelope(r, pr.id)
+			problems := rpcEnvelopeAt(r, pr.id)
 			for _, pb := range problems {
-				p.Failf(ev, "%s sent with %s: %s", pr.method, pr.what, pb)
+				p.Failf(r.evidenceFor(pb), "%s sent with %s: %s", pr.method, pr.what, pb.msg)
 			}
 			if len(problems) == 0 {
 				ok.add(ev)
@@ -65,37 +65,40 @@ var RPC1 = &check.Check{
 
 // rpcEnvelope lists what is wrong with the envelope of a response to the
 // request with id sent.
-func rpcEnvelope(r *reply, sent json.RawMessage) []string {
+func rpcEnvelope(r *reply, sent json.RawMessage) []string { return msgs(rpcEnvelopeAt(r, sent)) }
+
+// rpcEnvelopeAt is rpcEnvelope with where each problem is in the response.
+func rpcEnvelopeAt(r *reply, sent json.RawMessage) []problem {
 	if r.raw == nil {
-		return []string{r.describe()}
+		return []problem{{msg: r.describe()}}
 	}
 	if r.fields == nil {
-		return []string{"the response is not a JSON object: " + clipBytes(r.raw, 120)}
+		return []problem{{msg: "the response is not a JSON object: " + clipBytes(r.raw, 120)}}
 	}
-	var out []string
+	var out []problem
 	var version string
 	if raw, ok := r.fields["jsonrpc"]; !ok {
-		out = append(out, `the response has no "jsonrpc" member, want "2.0"`)
+		out = append(out, problem{at: "/jsonrpc", absent: true, msg: `the response has no "jsonrpc" member, want "2.0"`})
 	} else if json.Unmarshal(raw, &version) != nil || version != jsonrpc.Version {
-		out = append(out, fmt.Sprintf(`"jsonrpc" is %s, want "2.0"`, shown(raw)))
+		out = append(out, problem{at: "/jsonrpc", msg: fmt.Sprintf(`"jsonrpc" is %s, want "2.0"`, shown(raw))})
 	}
 	got, hasID := r.fields["id"]
 	switch {
 	case !hasID:
-		out = append(out, fmt.Sprintf("the response has no id, want %s", sent))
+		out = append(out, problem{at: "/id", absent: true, msg: fmt.Sprintf("the response has no id, want %s", sent)})
 	case jsonrpc.SameID(got, sent):
 	case idText(got) == idText(sent):
-		out = append(out, fmt.Sprintf("the response id is %s, want %s with the same JSON type", shown(got), sent))
+		out = append(out, problem{at: "/id", msg: fmt.Sprintf("the response id is %s, want %s with the same JSON type", shown(got), sent)})
 	default:
-		out = append(out, fmt.Sprintf("the response id is %s, want %s", shown(got), sent))
+		out = append(out, problem{at: "/id", msg: fmt.Sprintf("the response id is %s, want %s", shown(got), sent)})
 	}
 	_, hasResult := r.fields["result"]
 	_, hasError := r.fields["error"]
 	switch {
 	case hasResult && hasError:
-		out = append(out, "the response has both result and error, want exactly one")
+		out = append(out, problem{at: "/error", msg: "the response has both result and error, want exactly one"})
 	case !hasResult && !hasError:
-		out = append(out, "the response has neither result nor error, want exactly one")
+		out = append(out, problem{msg: "the response has neither result nor error, want exactly one"})
 	}
 	return out
 }
@@ -141,17 +144,17 @@ var RPC2 = &check.Check{
 				continue // not an error: other checks judge that (DISC-1, CALL-2, RSRC-3)
 			}
 			judged++
-			for _, pb := range rpcErrorShape(r.fields["error"]) {
-				p.Failf(ev, "%s: %s", pr.method, pb)
+			for _, pb := range rpcErrorShapeAt(r.fields["error"]) {
+				p.Failf(r.evidenceFor(pb), "%s: %s", pr.method, pb.msg)
 			}
 			got, hasID := r.fields["id"]
 			switch {
 			case !hasID:
-				p.Failf(ev, "%s: the error response has no id although the request id %s was readable", pr.method, id)
+				p.Failf(r.evidenceFor(problem{at: "/id", absent: true}), "%s: the error response has no id although the request id %s was readable", pr.method, id)
 			case string(bytes.TrimSpace(got)) == "null":
-				p.Failf(ev, "%s: the error response has id null although the request id %s was readable", pr.method, id)
+				p.Failf(r.evidenceAt("/id"), "%s: the error response has id null although the request id %s was readable", pr.method, id)
 			case !jsonrpc.SameID(got, id):
-				p.Failf(ev, "%s: the error response id is %s, want %s", pr.method, shown(got), id)
+				p.Failf(r.evidenceAt("/id"), "%s: the error response id is %s, want %s", pr.method, shown(got), id)
 			}
 		}
 		if judged == 0 {
@@ -168,23 +171,27 @@ type rpcProbe struct {
 }
 
 // rpcErrorShape lists what is wrong with an error object.
-func rpcErrorShape(raw json.RawMessage) []string {
+func rpcErrorShape(raw json.RawMessage) []string { return msgs(rpcErrorShapeAt(raw)) }
+
+// rpcErrorShapeAt is rpcErrorShape with where each problem is in the
+// response.
+func rpcErrorShapeAt(raw json.RawMessage) []problem {
 	var e map[string]json.RawMessage
 	if json.Unmarshal(raw, &e) != nil || e == nil {
-		return []string{fmt.Sprintf("error is %s, want an object with code and message", shown(raw))}
+		return []problem{{at: "/error", msg: fmt.Sprintf("error is %s, want an object with code and message", shown(raw))}}
 	}
-	var out []string
+	var out []problem
 	var code float64
 	if c, ok := e["code"]; !ok {
-		out = append(out, "error.code is missing")
+		out = append(out, problem{at: "/error/code", absent: true, msg: "error.code is missing"})
 	} else if json.Unmarshal(c, &code) != nil || code != math.Trunc(code) {
-		out = append(out, fmt.Sprintf("error.code is %s, want an integer", shown(c)))
+		out = append(out, problem{at: "/error/code", msg: fmt.Sprintf("error.code is %s, want an integer", shown(c))})
 	}
 	var msg string
 	if m, ok := e["message"]; !ok {
-		out = append(out, "error.message is missing")
+		out = append(out, problem{at: "/error/message", absent: true, msg: "error.message is missing"})
 	} else if json.Unmarshal(m, &msg) != nil {
-		out = append(out, fmt.Sprintf("error.message is %s, want a string", shown(m)))
+		out = append(out, problem{at: "/error/message", msg: fmt.Sprintf("error.message is %s, want a string", shown(m))})
 	}
 	return out
 }
@@ -242,7 +249,7 @@ var RPC3 = &check.Check{
 			stray := rpcStray(lines, sentinel)
 			if len(stray) > 0 {
 				ev.Response = clipBytes(stray[0], 600)
-				p.Failf(ev, "the server answered the notification %s with a JSON-RPC response", rpcNotificationMethod(n))
+				p.Failf(unaskedAt(ev, stray[0]), "the server answered the notification %s with a JSON-RPC response", rpcNotificationMethod(n))
 				continue
 			}
 			quiet.add(ev)
@@ -274,13 +281,13 @@ func rpc3HTTP(p *check.Pass) error {
 		ok2xx := rr.Status >= 200 && rr.Status < 300
 		switch {
 		case resp != nil && resp.Error == nil:
-			p.Failf(ev, "the server answered the notification %s with a JSON-RPC result (HTTP %d)", method, rr.Status)
+			p.Failf(unaskedAt(ev, rr.Body), "the server answered the notification %s with a JSON-RPC result (HTTP %d)", method, rr.Status)
 		case resp != nil && ok2xx:
-			p.Failf(ev, "the server answered the notification %s with a JSON-RPC error response and HTTP %d; an accepted notification gets 202 and no body", method, rr.Status)
+			p.Failf(unaskedAt(ev, rr.Body), "the server answered the notification %s with a JSON-RPC error response and HTTP %d; an accepted notification gets 202 and no body", method, rr.Status)
 		case resp != nil:
 			// streamable-http.mdx: a notification the server does not accept
 			// gets an error status, optionally with an id-less error body.
-			p.Warnf(ev, "the server rejected the notification %s with HTTP %d and error %d (%s): %q; %s", method, rr.Status, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), jsonrpc.Clip(resp.Error.Message, 160), rpcRejectionWhy(method, resp.Error))
+			p.Warnf(unaskedAt(ev, rr.Body), "the server rejected the notification %s with HTTP %d and error %d (%s): %q; %s", method, rr.Status, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), jsonrpc.Clip(resp.Error.Message, 160), rpcRejectionWhy(method, resp.Error))
 		default:
 			quiet.add(ev)
 		}
@@ -484,7 +491,7 @@ var RPC5 = &check.Check{
 			}
 			ev.Response = clipBytes(got.raw, 600)
 			if code := got.code(); code != c.want {
-				p.Warnf(ev, "%s got %s, want error %d (%s); the server kept serving", c.what, got.describe(), c.want, jsonrpc.CodeName(c.want))
+				p.Warnf(rpcReplyAt(ev, got), "%s got %s, want error %d (%s); the server kept serving", c.what, got.describe(), c.want, jsonrpc.CodeName(c.want))
 				continue
 			}
 			rpc5NullID(p, ev, got, c.want)
@@ -505,7 +512,7 @@ func rpc5HTTP(p *check.Pass, parseErr, invalid []byte, id json.RawMessage) error
 	}
 	ev := r.evidence()
 	if code := r.code(); code != jsonrpc.CodeParseError {
-		p.Failf(ev, "an unparseable body got %s, want error -32700 (Parse error)", r.describe())
+		p.Failf(r.evidenceAt(replyAt(r)), "an unparseable body got %s, want error -32700 (Parse error)", r.describe())
 	} else {
 		rpc5NullID(p, ev, r, jsonrpc.CodeParseError)
 	}
@@ -523,7 +530,7 @@ func rpc5HTTP(p *check.Pass, parseErr, invalid []byte, id json.RawMessage) error
 	case jsonrpc.CodeHeaderMismatch:
 		p.Passf(ev, "a request whose method is a number got -32020 (header validation ran first, AMB-11)")
 	default:
-		p.Failf(ev, "a request whose method is a number got %s, want error -32600 (Invalid Request)", r.describe())
+		p.Failf(r.evidenceAt(replyAt(r)), "a request whose method is a number got %s, want error -32600 (Invalid Request)", r.describe())
 	}
 	p.Passf(ev, "an unparseable body got -32700 and an invalid request -32600")
 	return nil
@@ -534,7 +541,7 @@ func rpc5HTTP(p *check.Pass, parseErr, invalid []byte, id json.RawMessage) error
 // (AMB-15).
 func rpc5NullID(p *check.Pass, ev *check.Evidence, r *reply, code int64) {
 	if raw, ok := r.fields["id"]; ok && string(bytes.TrimSpace(raw)) == "null" && code == jsonrpc.CodeParseError {
-		p.Warnf(ev, "the -32700 error carries \"id\": null; MCP leaves the id out when it cannot be read (the schema's RequestId does not admit null, AMB-15)")
+		p.Warnf(rpcReplyAtPtr(ev, r, "/id"), "the -32700 error carries \"id\": null; MCP leaves the id out when it cannot be read (the schema's RequestId does not admit null, AMB-15)")
 	}
 }
 
@@ -632,6 +639,13 @@ var rpc1Monitor = &check.Monitor{
 		}
 		return true, ""
 	},
+	Locate: func(x *check.Exchange) (string, bool) {
+		resp := x.Response()
+		if resp == nil {
+			return "", false // the wrong id came in an anomaly, not this response
+		}
+		return "/id", len(resp.ID) == 0
+	},
 }
 
 // rpcPinnedStray reports whether x failed on stdio for a stray response
@@ -646,4 +660,17 @@ func rpcPinnedStray(x *check.Exchange) bool {
 		}
 	}
 	return false
+}
+
+// rpcReplyAt locates what a reply answered (replyAt) on ev, which keeps
+// its own request and transport.
+func rpcReplyAt(ev *check.Evidence, r *reply) *check.Evidence {
+	return rpcReplyAtPtr(ev, r, replyAt(r))
+}
+
+func rpcReplyAtPtr(ev *check.Evidence, r *reply, ptr string) *check.Evidence {
+	if ptr == "" || r.raw == nil {
+		return ev
+	}
+	return check.At(ev, r.raw, ptr)
 }

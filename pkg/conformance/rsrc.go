@@ -69,7 +69,7 @@ func rsrcTemplates(p *check.Pass) (*mcpclient.ListResult, bool, error) {
 	_, err := p.Env.Client.List(p.Ctx, "resources/templates/list", "resourceTemplates")
 	if err != nil {
 		if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok && rpc.Code() == jsonrpc.CodeMethodNotFound {
-			p.Warnf(check.FromResponse(rpc.Response), "resources/templates/list gave -32601 although the server declares resources")
+			p.Warnf(check.FromResponseAt(rpc.Response, "/error/code"), "resources/templates/list gave -32601 although the server declares resources")
 			return nil, true, nil
 		}
 	}
@@ -87,7 +87,7 @@ func rsrcSameOnFresh(p *check.Pass, c *mcpclient.Client, method, key, id string,
 		return nil
 	}
 	if added, removed := schemaSetDiff(schemaEntryNames(first.Items, id), schemaEntryNames(lr.Items, id)); len(added)+len(removed) > 0 {
-		p.Failf(toolEvidence(lr), "%s on a fresh connection differs from the first: %s", method, schemaDiffText(added, removed))
+		p.Failf(toolListAt(lr, key), "%s on a fresh connection differs from the first: %s", method, schemaDiffText(added, removed))
 	}
 	return nil
 }
@@ -98,6 +98,17 @@ type rsrcRead struct {
 	res *mcpclient.Result
 	rpc *mcpclient.RPCError
 	err error
+}
+
+// at is the read's evidence located at ptr in its response.
+func (r *rsrcRead) at(ptr string) *check.Evidence {
+	switch {
+	case r.rpc != nil:
+		return check.FromResponseAt(r.rpc.Response, ptr)
+	case r.res != nil:
+		return check.FromResponseAt(r.res.Response, ptr)
+	}
+	return nil
 }
 
 func (r *rsrcRead) ev() *check.Evidence {
@@ -164,13 +175,13 @@ var RSRC2 = &check.Check{
 				// An internal error is an allowed answer (resources.mdx
 				// §Error Handling, RSRC-4 judges it); it says nothing about
 				// the result shape this check is for.
-				p.Warnf(ev, "resources/read of listed resource %q gave an internal error (-32603): %s", uri, jsonrpc.Clip(rd.rpc.Err.Message, 120))
+				p.Warnf(rd.at("/error/code"), "resources/read of listed resource %q gave an internal error (-32603): %s", uri, jsonrpc.Clip(rd.rpc.Err.Message, 120))
 				continue
 			case rd.rpc != nil:
-				p.Failf(ev, "resources/read of listed resource %q gave error %d (%s): %s", uri, rd.rpc.Code(), jsonrpc.CodeName(rd.rpc.Code()), jsonrpc.Clip(rd.rpc.Err.Message, 120))
+				p.Failf(rd.at("/error/code"), "resources/read of listed resource %q gave error %d (%s): %s", uri, rd.rpc.Code(), jsonrpc.CodeName(rd.rpc.Code()), jsonrpc.Clip(rd.rpc.Err.Message, 120))
 				continue
 			case rd.err != nil:
-				p.Failf(ev, "resources/read %q: %v", uri, rd.err)
+				p.Failf(rd.at("/result"), "resources/read %q: %v", uri, rd.err)
 				continue
 			case rd.res.InputRequired != nil:
 				p.Passf(ev, "resources/read %q asked for input (MRTR checks judge it)", uri)
@@ -187,8 +198,8 @@ var RSRC2 = &check.Check{
 				p.Failf(atResponse(ev, rd.res.Response, check.InResult(at)), "resources/read %q is not a valid ReadResourceResult: %s", uri, problems)
 				continue
 			}
-			for _, pr := range rsrcContentProblems(rd.res.Response.Result) {
-				p.Failf(ev, "resources/read %q %s", uri, pr)
+			for _, pr := range rsrcContentProblemsAt(rd.res.Response.Result) {
+				p.Failf(rd.at(check.InResult(pr.at)), "resources/read %q %s", uri, pr.msg)
 			}
 			p.Passf(ev, "resources/read %q returned a valid ReadResourceResult", uri)
 		}
@@ -198,7 +209,11 @@ var RSRC2 = &check.Check{
 
 // rsrcContentProblems checks what the schema leaves as annotations: blob
 // is base64, and the result is not empty.
-func rsrcContentProblems(result json.RawMessage) []string {
+func rsrcContentProblems(result json.RawMessage) []string { return msgs(rsrcContentProblemsAt(result)) }
+
+// rsrcContentProblemsAt is rsrcContentProblems with where each problem is:
+// a pointer into the result.
+func rsrcContentProblemsAt(result json.RawMessage) []problem {
 	var r struct {
 		Contents []struct {
 			URI  string  `json:"uri"`
@@ -208,10 +223,10 @@ func rsrcContentProblems(result json.RawMessage) []string {
 	if json.Unmarshal(result, &r) != nil {
 		return nil
 	}
-	var out []string
+	var out []problem
 	for i, c := range r.Contents {
 		if c.Blob != nil && !callBase64(*c.Blob) {
-			out = append(out, fmt.Sprintf("contents[%d].blob is not base64", i))
+			out = append(out, problem{at: check.Pointer("contents", i, "blob"), msg: fmt.Sprintf("contents[%d].blob is not base64", i)})
 		}
 	}
 	return out
@@ -253,28 +268,28 @@ var RSRC3 = &check.Check{
 			}
 			_ = json.Unmarshal(resp.Result, &r)
 			if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
-				p.Failf(ev, "resources/read of missing %q got input_required, want error -32602", uri)
+				p.Failf(atResponse(ev, resp, "/result/resultType"), "resources/read of missing %q got input_required, want error -32602", uri)
 			} else if len(r.Contents) == 0 {
-				p.Failf(ev, "resources/read of missing %q got a result with empty contents, want error -32602", uri)
+				p.Failf(callResultAt(resp, "contents"), "resources/read of missing %q got a result with empty contents, want error -32602", uri)
 			} else {
-				p.Failf(ev, "resources/read of missing %q got contents, want error -32602", uri)
+				p.Failf(atResponse(ev, resp, "/result/contents"), "resources/read of missing %q got contents, want error -32602", uri)
 			}
 			return nil
 		}
 		switch code := resp.Error.Code; code {
 		case jsonrpc.CodeInvalidParams:
 		case -32002:
-			p.Failf(ev, "resources/read of missing %q gave -32002 (resource not found before 2026-07-28), want -32602", uri)
+			p.Failf(atResponse(ev, resp, "/error/code"), "resources/read of missing %q gave -32002 (resource not found before 2026-07-28), want -32602", uri)
 			return nil
 		default:
-			p.Failf(ev, "resources/read of missing %q gave error %d (%s), want -32602", uri, code, jsonrpc.CodeName(code))
+			p.Failf(atResponse(ev, resp, "/error/code"), "resources/read of missing %q gave error %d (%s), want -32602", uri, code, jsonrpc.CodeName(code))
 			return nil
 		}
 		var data struct {
 			URI *string `json:"uri"`
 		}
 		if resp.Error.Data == nil || json.Unmarshal(resp.Error.Data, &data) != nil || data.URI == nil {
-			p.Warnf(ev, "error -32602 for missing %q has no data.uri (SEP-2164 and the spec example include it)", uri)
+			p.Warnf(rsrcNoDataURI(ev, resp), "error -32602 for missing %q has no data.uri (SEP-2164 and the spec example include it)", uri)
 			return nil
 		}
 		p.Passf(ev, "missing resource gave -32602 with data.uri")
@@ -305,7 +320,7 @@ var RSRC4 = &check.Check{
 				// a judgement about the request, not an internal error
 			default:
 				seen++
-				p.Failf(rd.ev(), "reading listed resource %q failed with %d (%s); internal errors should use -32603", jsonrpc.Clip(rd.uri, 120), code, jsonrpc.CodeName(code))
+				p.Failf(rd.at("/error/code"), "reading listed resource %q failed with %d (%s); internal errors should use -32603", jsonrpc.Clip(rd.uri, 120), code, jsonrpc.CodeName(code))
 			}
 		}
 		if seen == 0 {
@@ -316,3 +331,19 @@ var RSRC4 = &check.Check{
 }
 
 var rsrcFamily = family{name: "RSRC", title: "resources", checks: []*check.Check{RSRC1, RSRC2, RSRC3, RSRC4}}
+
+// rsrcNoDataURI locates a missing data.uri: at the data without it, or
+// where data is missing, or at a data that is not an object.
+func rsrcNoDataURI(ev *check.Evidence, resp *mcpclient.Response) *check.Evidence {
+	var data map[string]json.RawMessage
+	switch {
+	case resp.Error.Data == nil:
+		return absentInResponse(ev, resp, "/error/data")
+	case json.Unmarshal(resp.Error.Data, &data) != nil || data == nil:
+		return atResponse(ev, resp, "/error/data")
+	}
+	if _, has := data["uri"]; has {
+		return atResponse(ev, resp, "/error/data/uri") // null
+	}
+	return absentInResponse(ev, resp, "/error/data/uri")
+}

@@ -20,6 +20,7 @@ type schemaFinding struct {
 	tool  string // tool name
 	which string // "inputSchema" or "outputSchema"
 	err   *jsonschema.Error
+	ev    *check.Evidence // located at the schema
 }
 
 // schemaFindings compiles every tool's schemas; judged counts the schemas
@@ -33,7 +34,7 @@ func schemaFindings(p *check.Pass) (findings []schemaFinding, judged int, ev *ch
 	if !ok {
 		return nil, 0, nil, false, err
 	}
-	for _, raw := range items {
+	for i, raw := range items {
 		var t map[string]json.RawMessage
 		if json.Unmarshal(raw, &t) != nil {
 			continue // TOOL-4
@@ -49,7 +50,7 @@ func schemaFindings(p *check.Pass) (findings []schemaFinding, judged int, ev *ch
 			judged++
 			if _, err := schemaCompileTool(s); err != nil {
 				if e, isErr := err.(*jsonschema.Error); isErr {
-					findings = append(findings, schemaFinding{tool: name, which: which, err: e})
+					findings = append(findings, schemaFinding{tool: name, which: which, err: e, ev: listEntryAt(lr, "tools", i, false, which)})
 				}
 			}
 		}
@@ -69,7 +70,7 @@ func schemaReport(p *check.Pass, kinds map[jsonschema.Kind]bool, what string) er
 	}
 	for _, f := range findings {
 		if kinds[f.err.Kind] {
-			p.Failf(ev, "tool %q %s: %s", jsonrpc.Clip(f.tool, 80), f.which, f.err)
+			p.Failf(f.ev, "tool %q %s: %s", jsonrpc.Clip(f.tool, 80), f.which, f.err)
 		}
 	}
 	p.Passf(ev, "%d tool schemas: %s", judged, what)
@@ -119,7 +120,7 @@ var SCHEMA4 = &check.Check{
 		}
 		for _, f := range findings {
 			if f.err.Kind == jsonschema.DialectUnsupported {
-				p.Warnf(ev, "tool %q %s: %s", jsonrpc.Clip(f.tool, 80), f.which, f.err)
+				p.Warnf(f.ev, "tool %q %s: %s", jsonrpc.Clip(f.tool, 80), f.which, f.err)
 			}
 		}
 		if judged == 0 {

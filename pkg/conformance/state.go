@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -56,7 +57,7 @@ var STATE1 = &check.Check{
 					return err
 				}
 				if r.result() != nil {
-					p.Failf(r.evidence(), "%s %s got a result right after a request that carried it: the field was taken from the earlier request", method, v.what)
+					p.Failf(r.evidenceAt("/result"), "%s %s got a result right after a request that carried it: the field was taken from the earlier request", method, v.what)
 					continue
 				}
 				ok.add(r.evidence())
@@ -73,47 +74,57 @@ var STATE2 = &check.Check{
 	Doc:  "an MRTR retry is accepted on a new connection (on stdio, in a new process: informational)",
 	Fix:  "keep what a retry needs in requestState (integrity-protected with a key every instance shares), not in the connection or process",
 	Run: func(p *check.Pass) error {
-		target, first, ok, err := stateFirstAsk(p)
-		if !ok {
-			return err
-		}
-		answers, ok := stateAnswers(first.Result)
-		if !ok {
-			p.Skipf("%s asks for input the harness cannot answer (%q)", target.Label, stateInputMethods(first.Result))
-			return nil
-		}
-		fc, closeFresh, err := p.Env.Fresh(p.Ctx)
-		if err != nil {
-			return err
-		}
-		defer closeFresh()
-		if target.Method == "tools/call" {
-			// The new client learns the tools' x-mcp-header declarations.
-			if _, err := fc.ListTools(p.Ctx); err != nil {
-				return err
-			}
-		}
-		res, err := fc.Continue(p.Ctx, stateResult(first), answers)
-		if res == nil || res.Response == nil {
-			return err
-		}
-		resp := res.Response
-		ev := check.FromResponse(resp)
 		where := "on a new HTTP connection"
 		if p.Env.Transport == "stdio" {
 			where = "in a new server process"
 		}
-		switch {
-		case resp.Error != nil && p.Env.Transport == "stdio":
-			p.Passf(ev, "informational: the retry of %s %s got error %d (%s); the retry works only in the process that issued the requestState", target.Label, where, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120))
-		case resp.Error != nil:
-			p.Failf(ev, "the retry of %s %s got error %d (%s), want a complete or input_required result", target.Label, where, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120))
-		case res.ResultType != mcpclient.ResultComplete && res.ResultType != mcpclient.ResultInputRequired:
-			p.Failf(ev, "the retry of %s %s got resultType %q", target.Label, where, res.ResultType)
-		default:
-			p.Passf(ev, "the retry of %s %s was accepted (%s)", target.Label, where, res.ResultType)
-		}
-		return nil
+		// One new connection (process) for every item's retry: new to
+		// each requestState, and one stdio process rather than one per item.
+		var fc *mcpclient.Client
+		closeFresh := func() {}
+		listed := false
+		defer func() { closeFresh() }()
+		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
+			first, note, err := stateAsk(p, target)
+			if first == nil {
+				return mrtrNA, note, nil, err
+			}
+			answers, ok := stateAnswers(first.Result)
+			if !ok {
+				return mrtrNA, fmt.Sprintf("%s asks for input the harness cannot answer (%q)", target.Label, stateInputMethods(first.Result)), nil, nil
+			}
+			if fc == nil {
+				c, closeFn, err := p.Env.Fresh(p.Ctx)
+				if err != nil {
+					return mrtrNA, "", nil, err
+				}
+				fc, closeFresh = c, closeFn
+			}
+			if target.Method == "tools/call" && !listed {
+				// The new client learns the tools' x-mcp-header declarations.
+				if _, err := fc.ListTools(p.Ctx); err != nil {
+					return mrtrNA, "", nil, err
+				}
+				listed = true
+			}
+			res, err := fc.Continue(p.Ctx, stateResult(first), answers)
+			if res == nil || res.Response == nil {
+				return mrtrNA, "", nil, err
+			}
+			resp := res.Response
+			ev := check.FromResponse(resp)
+			switch {
+			case resp.Error != nil && p.Env.Transport == "stdio":
+				return mrtrOK, fmt.Sprintf("informational: the retry of %s %s got error %d (%s); the retry works only in the process that issued the requestState", target.Label, where, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120)), ev, nil
+			case resp.Error != nil:
+				j.Failf(check.FromResponseAt(resp, "/error/code"), "the retry of %s %s got error %d (%s), want a complete or input_required result", target.Label, where, resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 120))
+				return mrtrBad, "", nil, nil
+			case res.ResultType != mcpclient.ResultComplete && res.ResultType != mcpclient.ResultInputRequired:
+				j.Failf(stateResultTypeAt(resp), "the retry of %s %s got resultType %q", target.Label, where, res.ResultType)
+				return mrtrBad, "", nil, nil
+			}
+			return mrtrOK, fmt.Sprintf("the retry of %s %s was accepted (%s)", target.Label, where, res.ResultType), ev, nil
+		})
 	},
 }
 
@@ -124,4 +135,15 @@ func stateResult(resp *mcpclient.Response) *mcpclient.Result {
 	_ = json.Unmarshal(resp.Result, &ir)
 	res.InputRequired = &ir
 	return res
+}
+
+// stateResultTypeAt locates a result's resultType, or its absence.
+func stateResultTypeAt(resp *mcpclient.Response) *check.Evidence {
+	var r map[string]json.RawMessage
+	if json.Unmarshal(resp.Result, &r) == nil {
+		if _, ok := r["resultType"]; !ok {
+			return check.FromResponseAbsent(resp, "/result/resultType")
+		}
+	}
+	return check.FromResponseAt(resp, "/result/resultType")
 }

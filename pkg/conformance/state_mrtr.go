@@ -7,17 +7,18 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
-// Finding a request that asks for input (MRTR) on an arbitrary server, for
-// META-3, META-4, STATE-2 and CACHE-2: the tools the harness may call, the
-// listed resources and prompts, each sent once with every client capability
-// declared; the first that answers input_required is the target.
+// Requests that ask for input (MRTR) on an arbitrary server, for META-3,
+// META-4, STATE-2 and CACHE-2: the items the MRTR search found (every tool
+// the harness may call, every listed resource and prompt, within the
+// run's deadline: mrtr_find.go). Each check judges every item found, as
+// the MRTR checks do (mrtrEach), sending it again with every client
+// capability declared.
 
 // stateAllCaps declares every client capability an input request can need
 // (mrtr.mdx: elicitation in both modes, sampling with tools and context,
@@ -34,35 +35,24 @@ type stateTarget struct {
 	Label  string // e.g. `tools/call "send_email"`
 }
 
-// Limits of the search, so a server with hundreds of tools stays cheap.
-const (
-	stateMaxTools     = 8
-	stateMaxResources = 3
-	stateMaxPrompts   = 3
-)
+// stateTargetOf is an item the MRTR search found, as a stateTarget.
+func stateTargetOf(t *mrtrTarget) *stateTarget {
+	return &stateTarget{Method: t.method, Params: t.params, Label: t.label()}
+}
 
-// stateCandidates lists the requests worth trying, tools first.
-func stateCandidates(env check.Env) []stateTarget {
-	var out []stateTarget
-	for i, t := range env.CallableTools() {
-		if i == stateMaxTools {
-			break
-		}
-		out = append(out, stateTarget{Method: "tools/call", Params: map[string]any{"name": t.Name, "arguments": stateGuessArgs(t.InputSchema)}, Label: fmt.Sprintf("tools/call %q", t.Name)})
+// stateFindTarget returns the first item the MRTR search found that
+// answers input_required, or nil and how many items were tried. For the
+// checks that take one sample request (ERR, RES); the state checks judge
+// every item (stateEach).
+func stateFindTarget(p *check.Pass) (*stateTarget, int, error) {
+	f := mrtrSearch(p)
+	if f.err != nil {
+		return nil, f.tried, f.err
 	}
-	for i, pr := range env.Facts.Prompts {
-		if i == stateMaxPrompts {
-			break
-		}
-		out = append(out, stateTarget{Method: "prompts/get", Params: statePromptParams(pr), Label: fmt.Sprintf("prompts/get %q", pr.Name)})
+	if len(f.targets) == 0 {
+		return nil, f.tried, nil
 	}
-	for i, r := range env.Facts.Resources {
-		if i == stateMaxResources {
-			break
-		}
-		out = append(out, stateTarget{Method: "resources/read", Params: map[string]any{"uri": r.URI}, Label: fmt.Sprintf("resources/read %q", r.URI)})
-	}
-	return out
+	return stateTargetOf(f.targets[0]), f.tried, nil
 }
 
 // statePromptParams fills required prompt arguments with a placeholder.
@@ -80,54 +70,35 @@ func statePromptParams(pr mcpclient.Prompt) map[string]any {
 	return params
 }
 
-type stateSearch struct {
-	mu     sync.Mutex
-	done   bool
-	target *stateTarget
-	tried  int
+// stateJudgeFunc judges one item that asked for input; the findings go
+// through j, a pass is (mrtrOK, line, evidence), an item the rule does
+// not apply to (mrtrNA, why, nil).
+type stateJudgeFunc func(j *mrtrJudge, t *stateTarget) (mrtrStatus, string, *check.Evidence, error)
+
+// stateEach judges every item the MRTR search found, within the judging
+// deadline (mrtrEach).
+func stateEach(p *check.Pass, judge stateJudgeFunc) error {
+	return mrtrEach(p, false, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+		return judge(j, stateTargetOf(t))
+	})
 }
 
-// stateSearches memoises the search per run (Facts are per run), so that
-// the checks that need it do not each call every tool.
-var stateSearches sync.Map // *check.Facts → *stateSearch
-
-// stateFindTarget returns the first request that answers input_required
-// with every capability declared, or nil and how many requests were tried.
-func stateFindTarget(p *check.Pass) (*stateTarget, int, error) {
-	v, _ := stateSearches.LoadOrStore(p.Env.Facts, &stateSearch{})
-	s := v.(*stateSearch)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return s.target, s.tried, nil
-	}
-	s.tried = 0
-	for _, cand := range stateCandidates(p.Env) {
-		s.tried++
-		resp, err := p.Env.Client.Do(p.Ctx, cand.Method, cand.Params, mcpclient.WithCapabilities(stateAllCaps))
-		if err != nil {
-			if p.Ctx.Err() != nil {
-				return nil, s.tried, err
-			}
-			continue // a tool that times out is no target; others may be
+// stateAsk sends an item with every capability declared and returns its
+// input_required answer; nil with a note when it no longer asks for input
+// or gave no answer (the other items are still judged), an error when the
+// server is gone or the run's time is up.
+func stateAsk(p *check.Pass, t *stateTarget) (*mcpclient.Response, string, error) {
+	resp, err := stateSend(p.Ctx, p.Env.Client, t, stateAllCaps)
+	if resp == nil {
+		if err == nil || p.Ctx.Err() != nil || mrtrUnreachable(err) {
+			return nil, "", err
 		}
-		if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
-			c := cand
-			s.target = &c
-			break
-		}
+		return nil, fmt.Sprintf("%s asked for input before but then gave no answer: %v", t.Label, err), nil
 	}
-	s.done = true
-	return s.target, s.tried, nil
-}
-
-// stateSkipNoTarget is the skip message when no request asked for input.
-func stateSkipNoTarget(p *check.Pass, tried int) {
-	if tried == 0 {
-		callSkip(p, "no request to try: no callable tool, resource or prompt")
-		return
+	if rt, _ := resp.ResultType(); rt != mcpclient.ResultInputRequired {
+		return nil, fmt.Sprintf("%s asked for input before but now answered %s", t.Label, stateLabel(resp)), nil
 	}
-	callSkip(p, fmt.Sprintf("none of %d requests tried (callable tools, resources, prompts) asked for input with input_required", tried))
+	return resp, "", nil
 }
 
 // stateSend sends the target with the given capabilities on c.
@@ -135,18 +106,31 @@ func stateSend(ctx context.Context, c *mcpclient.Client, t *stateTarget, caps js
 	return c.Do(ctx, t.Method, t.Params, mcpclient.WithCapabilities(caps))
 }
 
-// stateInputMethods lists the methods of an input_required result's
-// inputRequests, sorted by key.
-func stateInputMethods(result json.RawMessage) []string {
+// stateInput is one input request of an input_required result.
+type stateInput struct{ key, method string }
+
+// stateInputRequests lists an input_required result's inputRequests,
+// sorted by key.
+func stateInputRequests(result json.RawMessage) []stateInput {
 	var r struct {
 		InputRequests map[string]struct {
 			Method string `json:"method"`
 		} `json:"inputRequests"`
 	}
 	_ = json.Unmarshal(result, &r)
-	var out []string
+	var out []stateInput
 	for _, k := range slices.Sorted(maps.Keys(r.InputRequests)) {
-		out = append(out, r.InputRequests[k].Method)
+		out = append(out, stateInput{k, r.InputRequests[k].Method})
+	}
+	return out
+}
+
+// stateInputMethods lists the methods of an input_required result's
+// inputRequests, sorted by key.
+func stateInputMethods(result json.RawMessage) []string {
+	var out []string
+	for _, in := range stateInputRequests(result) {
+		out = append(out, in.method)
 	}
 	return out
 }
@@ -311,26 +295,4 @@ func stateLabel(resp *mcpclient.Response) string {
 		return "a result without resultType"
 	}
 	return fmt.Sprintf("a %q result", rt)
-}
-
-// stateFirstAsk finds a request that answers input_required and sends it
-// once with every capability declared. ok is false when the check has
-// been skipped (nothing asks for input, or it no longer does).
-func stateFirstAsk(p *check.Pass) (t *stateTarget, first *mcpclient.Response, ok bool, err error) {
-	t, tried, err := stateFindTarget(p)
-	if err != nil || t == nil {
-		if err == nil {
-			stateSkipNoTarget(p, tried)
-		}
-		return nil, nil, false, err
-	}
-	first, err = stateSend(p.Ctx, p.Env.Client, t, stateAllCaps)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	if rt, _ := first.ResultType(); rt != mcpclient.ResultInputRequired {
-		p.Skipf("%s asked for input before but now answered %s", t.Label, stateLabel(first))
-		return nil, nil, false, nil
-	}
-	return t, first, true, nil
 }

@@ -207,7 +207,7 @@ var STDIO5 = &check.Check{
 			case a.err != nil:
 				p.Failf(ev, "%s sent among interleaved requests failed: %v", a.what, a.err)
 			case a.resp.Error != nil:
-				p.Failf(ev, "%s sent among interleaved requests got error %d (%s)", a.what, a.resp.Error.Code, jsonrpc.Clip(a.resp.Error.Message, 120))
+				p.Failf(atResponse(ev, a.resp, "/error/code"), "%s sent among interleaved requests got error %d (%s)", a.what, a.resp.Error.Code, jsonrpc.Clip(a.resp.Error.Message, 120))
 			case strings.HasPrefix(a.what, "tools/call") && a.resp.Exchange != nil:
 				for _, n := range a.resp.Exchange.Notifications {
 					if n.Method == "notifications/progress" && !jsonrpc.SameID(progParams(n)["progressToken"], jsonrpc.StringID(token)) {

@@ -39,6 +39,15 @@ func toolListRaw(p *check.Pass) (items []json.RawMessage, lr *mcpclient.ListResu
 	return lr.Items, lr, true, nil
 }
 
+// toolListAt is the evidence of a list's first page located at its array
+// (a set or order of entries that is wrong as a whole).
+func toolListAt(lr *mcpclient.ListResult, key string) *check.Evidence {
+	if lr == nil || len(lr.Pages) == 0 || lr.Pages[0].Response == nil {
+		return toolEvidence(lr)
+	}
+	return check.FromResponseAt(lr.Pages[0].Response, check.Pointer("result", key))
+}
+
 // toolEvidence is the evidence of a list's first page.
 func toolEvidence(lr *mcpclient.ListResult) *check.Evidence {
 	if lr == nil || len(lr.Pages) == 0 {
@@ -91,7 +100,7 @@ var TOOL2 = &check.Check{
 			first = append(first, d.Name)
 		}
 		if added, removed := schemaSetDiff(first, schemaEntryNames(before, "name")); p.Env.Facts.ToolsErr == nil && len(added)+len(removed) > 0 {
-			p.Failf(toolEvidence(lr1), "the tool set changed since the start of the run, after other requests on the same server: %s", schemaDiffText(added, removed))
+			p.Failf(toolListAt(lr1, "tools"), "the tool set changed since the start of the run, after other requests on the same server: %s", schemaDiffText(added, removed))
 		}
 		// A tools/call between two lists on the same connection: the set
 		// must not move as a side effect.
@@ -109,7 +118,7 @@ var TOOL2 = &check.Check{
 		}
 		a, b := schemaEntryNames(before, "name"), schemaEntryNames(after, "name")
 		if added, removed := schemaSetDiff(a, b); len(added)+len(removed) > 0 {
-			p.Failf(toolEvidence(lr2), "after a tools/call of %q the same connection lists a different tool set: %s", called, schemaDiffText(added, removed))
+			p.Failf(toolListAt(lr2, "tools"), "after a tools/call of %q the same connection lists a different tool set: %s", called, schemaDiffText(added, removed))
 		}
 		c, closeFresh, err := p.Env.Fresh(p.Ctx)
 		if err != nil {
@@ -126,7 +135,7 @@ var TOOL2 = &check.Check{
 		}
 		fresh := schemaEntryNames(lr3.Items, "name")
 		if added, removed := schemaSetDiff(b, fresh); len(added)+len(removed) > 0 {
-			p.Failf(toolEvidence(lr3), "a fresh connection lists a different tool set than the first: %s", schemaDiffText(added, removed))
+			p.Failf(toolListAt(lr3, "tools"), "a fresh connection lists a different tool set than the first: %s", schemaDiffText(added, removed))
 			return nil
 		}
 		p.Passf(toolEvidence(lr3), "the same %d tools on two connections", len(fresh))
@@ -155,7 +164,7 @@ var TOOL3 = &check.Check{
 				return err
 			}
 			if b := schemaEntryNames(next, "name"); !slices.Equal(a, b) {
-				p.Failf(toolEvidence(lr), "two consecutive tools/list calls gave different orders: %q then %q", schemaClipList(a, 8), schemaClipList(b, 8))
+				p.Failf(toolListAt(lr, "tools"), "two consecutive tools/list calls gave different orders: %q then %q", schemaClipList(a, 8), schemaClipList(b, 8))
 				return nil
 			}
 		}
@@ -170,13 +179,13 @@ var TOOL4 = &check.Check{
 	Doc:  "every tool has a string name and an inputSchema object with root type \"object\"; an outputSchema is an object",
 	Fix:  "give every tool a name and an inputSchema like {\"type\": \"object\", \"properties\": {...}}",
 	Run: func(p *check.Pass) error {
-		items, ev, ok, err := toolListed(p)
+		items, lr, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
 		for i, raw := range items {
-			for _, problem := range toolShape(raw) {
-				p.Failf(ev, "tool #%d %s", i+1, problem)
+			for _, pb := range toolShapeProblems(raw) {
+				p.Failf(toolEntryAt(lr, i, pb), "tool #%d %s", i+1, pb.msg)
 			}
 		}
 		p.Passf(ev, "%d tools, each with a name and an object inputSchema", len(items))
@@ -186,18 +195,22 @@ var TOOL4 = &check.Check{
 
 // toolShape lists what is wrong with a Tool's name and schemas; each item
 // starts with the tool's name when it has one.
-func toolShape(raw json.RawMessage) []string {
+func toolShape(raw json.RawMessage) []string { return msgs(toolShapeProblems(raw)) }
+
+// toolShapeProblems is toolShape with where each problem is: at is a
+// pointer into the tool.
+func toolShapeProblems(raw json.RawMessage) []problem {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return []string{fmt.Sprintf("is %s, want a Tool object", shown(raw))}
+		return []problem{{msg: fmt.Sprintf("is %s, want a Tool object", shown(raw))}}
 	}
-	var out []string
+	var out []problem
 	var name string
 	label := ""
 	if nraw, ok := m["name"]; !ok {
-		out = append(out, "has no name")
+		out = append(out, problem{at: "/name", absent: true, msg: "has no name"})
 	} else if json.Unmarshal(nraw, &name) != nil {
-		out = append(out, fmt.Sprintf("has name %s, want a string", shown(nraw)))
+		out = append(out, problem{at: "/name", msg: fmt.Sprintf("has name %s, want a string", shown(nraw))})
 	} else {
 		label = fmt.Sprintf("%q ", jsonrpc.Clip(name, 80))
 	}
@@ -205,19 +218,21 @@ func toolShape(raw json.RawMessage) []string {
 	var schema map[string]json.RawMessage
 	switch {
 	case !ok:
-		out = append(out, label+"has no inputSchema")
+		out = append(out, problem{at: "/inputSchema", absent: true, msg: label + "has no inputSchema"})
 	case json.Unmarshal(in, &schema) != nil || schema == nil:
-		out = append(out, fmt.Sprintf("%shas inputSchema %s, want a JSON object", label, shown(in)))
+		out = append(out, problem{at: "/inputSchema", msg: fmt.Sprintf("%shas inputSchema %s, want a JSON object", label, shown(in))})
 	default:
 		var typ string
-		if json.Unmarshal(schema["type"], &typ) != nil || typ != "object" {
-			out = append(out, fmt.Sprintf("%shas inputSchema type %s, want \"object\"", label, shown(schema["type"])))
+		if _, has := schema["type"]; !has {
+			out = append(out, problem{at: "/inputSchema/type", absent: true, msg: fmt.Sprintf("%shas inputSchema type %s, want \"object\"", label, shown(schema["type"]))})
+		} else if json.Unmarshal(schema["type"], &typ) != nil || typ != "object" {
+			out = append(out, problem{at: "/inputSchema/type", msg: fmt.Sprintf("%shas inputSchema type %s, want \"object\"", label, shown(schema["type"]))})
 		}
 	}
 	if outRaw, ok := m["outputSchema"]; ok {
 		var os map[string]json.RawMessage
 		if json.Unmarshal(outRaw, &os) != nil || os == nil {
-			out = append(out, fmt.Sprintf("%shas outputSchema %s, want a JSON object", label, shown(outRaw)))
+			out = append(out, problem{at: "/outputSchema", msg: fmt.Sprintf("%shas outputSchema %s, want a JSON object", label, shown(outRaw))})
 		}
 	}
 	return out
@@ -232,18 +247,18 @@ var TOOL5 = &check.Check{
 	Doc:  "tool names are 1-128 characters of [A-Za-z0-9_.-] and unique within the server",
 	Fix:  "rename tools to letters, digits, '_', '-' and '.', at most 128 characters, no duplicates",
 	Run: func(p *check.Pass) error {
-		items, ev, ok, err := toolListed(p)
+		items, lr, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
 		seen := map[string]int{}
-		for _, name := range schemaEntryNames(items, "name") {
+		for i, name := range schemaEntryNames(items, "name") {
 			seen[name]++
 			if seen[name] == 2 {
-				p.Failf(ev, "tool name %q is listed more than once", jsonrpc.Clip(name, 80))
+				p.Failf(listEntryAt(lr, "tools", i, false, "name"), "tool name %q is listed more than once", jsonrpc.Clip(name, 80))
 			}
 			if !toolNameRE.MatchString(name) {
-				p.Failf(ev, "tool name %q (%d characters) does not match ^[A-Za-z0-9_.-]{1,128}$", jsonrpc.Clip(name, 80), utf8.RuneCountInString(name))
+				p.Failf(listEntryAt(lr, "tools", i, false, "name"), "tool name %q (%d characters) does not match ^[A-Za-z0-9_.-]{1,128}$", jsonrpc.Clip(name, 80), utf8.RuneCountInString(name))
 			}
 		}
 		p.Passf(ev, "%d tool names, all well-formed and unique", len(items))
@@ -257,12 +272,12 @@ var TOOL6 = &check.Check{
 	Doc:  "every x-mcp-header is a non-empty, unique RFC 9110 token on a string, integer or boolean property reached only through properties",
 	Fix:  "fix the tool's x-mcp-header: a token name, unique, on a top-level or properties-nested string/integer/boolean property",
 	Run: func(p *check.Pass) error {
-		items, ev, ok, err := toolListed(p)
+		items, lr, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
 		declared := 0
-		for _, raw := range items {
+		for i, raw := range items {
 			var t struct {
 				Name        string          `json:"name"`
 				InputSchema json.RawMessage `json:"inputSchema"`
@@ -272,7 +287,7 @@ var TOOL6 = &check.Check{
 			}
 			hp, err := mcpclient.HeaderParams(t.InputSchema)
 			if err != nil {
-				p.Failf(ev, "tool %q has an invalid x-mcp-header declaration, so HTTP clients must drop it: %v", jsonrpc.Clip(t.Name, 80), err)
+				p.Failf(listEntryAt(lr, "tools", i, false, "inputSchema"), "tool %q has an invalid x-mcp-header declaration, so HTTP clients must drop it: %v", jsonrpc.Clip(t.Name, 80), err)
 				continue
 			}
 			declared += len(hp)
@@ -356,12 +371,12 @@ var TOOL7 = &check.Check{
 	Doc:  "x-mcp-header is not put on sensitive parameters such as passwords, tokens, API keys or personal data (a heuristic on names)",
 	Fix:  "remove x-mcp-header from credential and personal-data properties; headers end up in logs",
 	Run: func(p *check.Pass) error {
-		items, ev, ok, err := toolListed(p)
+		items, lr, ev, ok, err := toolListed(p)
 		if !ok {
 			return err
 		}
 		n := 0
-		for _, raw := range items {
+		for i, raw := range items {
 			var t struct {
 				Name        string          `json:"name"`
 				InputSchema json.RawMessage `json:"inputSchema"`
@@ -377,7 +392,7 @@ var TOOL7 = &check.Check{
 				n++
 				prop := strings.Join(h.Path, ".")
 				if toolSensitive(h.Header) || toolSensitive(h.Path[len(h.Path)-1]) {
-					p.Failf(ev, "tool %q mirrors property %q into header Mcp-Param-%s, which looks like a credential or personal data", jsonrpc.Clip(t.Name, 80), jsonrpc.Clip(prop, 80), jsonrpc.Clip(h.Header, 60))
+					p.Failf(listEntryAt(lr, "tools", i, false, toolHeaderAt(h.Path)...), "tool %q mirrors property %q into header Mcp-Param-%s, which looks like a credential or personal data", jsonrpc.Clip(t.Name, 80), jsonrpc.Clip(prop, 80), jsonrpc.Clip(h.Header, 60))
 				}
 			}
 		}
@@ -396,14 +411,34 @@ var toolFamily = family{name: "TOOL", title: "tools/list", checks: []*check.Chec
 // skip when the server serves no tools, list them all, and keep the
 // listing as evidence. ok is false when the check is over (skipped, or the
 // list failed and was reported).
-func toolListed(p *check.Pass) (items []json.RawMessage, ev *check.Evidence, ok bool, err error) {
+func toolListed(p *check.Pass) (items []json.RawMessage, lr *mcpclient.ListResult, ev *check.Evidence, ok bool, err error) {
 	if !toolServed(p.Env.Facts) {
 		p.Skipf(toolNotServed)
-		return nil, nil, false, nil
+		return nil, nil, nil, false, nil
 	}
-	items, lr, ok, err := toolListRaw(p)
+	items, lr, ok, err = toolListRaw(p)
 	if !ok {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
-	return items, toolEvidence(lr), true, nil
+	return items, lr, toolEvidence(lr), true, nil
+}
+
+// toolEntryAt locates a problem of the i-th listed tool; pb.at is a
+// pointer into the tool ("" for the tool itself).
+func toolEntryAt(lr *mcpclient.ListResult, i int, pb problem) *check.Evidence {
+	resp, j := listEntryPage(lr, "tools", i)
+	if resp == nil {
+		return toolEvidence(lr)
+	}
+	return atProblem(nil, resp, problem{at: check.Pointer("result", "tools", j) + pb.at, msg: pb.msg, absent: pb.absent})
+}
+
+// toolHeaderAt is the tokens of a property's x-mcp-header inside a tool:
+// the property path through properties, from the inputSchema.
+func toolHeaderAt(path []string) []any {
+	out := []any{"inputSchema"}
+	for _, name := range path {
+		out = append(out, "properties", name)
+	}
+	return append(out, "x-mcp-header")
 }

@@ -88,7 +88,7 @@ var VER2 = &check.Check{
 				return err
 			}
 			if r.code() != jsonrpc.CodeUnsupportedProtocolVersion {
-				p.Failf(r.evidence(), "%s with protocol version %q got %s, want error -32022", method, verUnsupported, r.describe())
+				p.Failf(r.evidenceAt(replyAt(r)), "%s with protocol version %q got %s, want error -32022", method, verUnsupported, r.describe())
 				continue
 			}
 			ok.add(r.evidence())
@@ -126,7 +126,7 @@ var VER3 = &check.Check{
 				if err != nil {
 					return err
 				}
-				ev := r.evidence()
+				ev := r.evidenceAt(replyAt(r))
 				switch {
 				case i == 0 && r.result() == nil:
 					if e, ok := r.rpcError(); ok && e.Code == jsonrpc.CodeUnsupportedProtocolVersion && p.Env.Facts.Discover != nil && slices.Contains(p.Env.Facts.Discover.SupportedVersions, version) {
