@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
+	"github.com/mcp-eval/mcp-eval-action/pkg/cassette"
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/lexical"
@@ -20,21 +21,36 @@ import (
 )
 
 // cases loads the golden set and makes the providers of Layers 1 and 2,
-// each measured by Layer 3.
-func (p *Plan) cases(rec *telemetry.Recorder) (set *golden.Set, models []llm.Provider, judge llm.Provider, err error) {
+// each measured by Layer 3, and recorded into or answered from the run's
+// cassette when there is one.
+func (p *Plan) cases(rec *telemetry.Recorder, t *tape) (set *golden.Set, models []llm.Provider, judge llm.Provider, err error) {
 	b := p.Behavior
 	if set, err = golden.Load(b.Golden); err != nil {
 		return nil, nil, nil, fmt.Errorf("golden set: %w", err)
 	}
-	for _, spec := range b.Models {
+	open := func(spec string, judge bool) (llm.Provider, error) {
+		if t.play != nil {
+			// No key, no endpoint: the cassette answers.
+			return t.play.Provider(spec, judge), nil
+		}
 		m, err := llm.New(spec, b.Endpoints, p.Env.lookup, llm.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if t.rec != nil {
+			m = t.rec.Wrap(m, judge)
+		}
+		return m, nil
+	}
+	for _, spec := range b.Models {
+		m, err := open(spec, false)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		models = append(models, rec.Provider(m, false))
 	}
 	if b.Judge != "" && b.Judge != "none" {
-		j, err := llm.New(b.Judge, b.Endpoints, p.Env.lookup, llm.Options{})
+		j, err := open(b.Judge, true)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("judge: %w", err)
 		}
@@ -42,6 +58,60 @@ func (p *Plan) cases(rec *telemetry.Recorder) (set *golden.Set, models []llm.Pro
 	}
 	return set, models, judge, nil
 }
+
+// tape is the run's cassette: a recorder (--record), a player (--replay)
+// or neither.
+type tape struct {
+	rec  *cassette.Recorder
+	play *cassette.Player
+}
+
+// openTape opens the run's cassette.
+func (p *Plan) openTape() (*tape, error) {
+	t := &tape{}
+	switch b := p.Behavior; {
+	case b.Record != "":
+		t.rec = cassette.NewRecorder(p.Env.Redact)
+	case b.Replay != "":
+		pl, err := cassette.Open(b.Replay)
+		if err != nil {
+			return nil, fmt.Errorf("--replay (or eval.cassette): %w", err)
+		}
+		pl.Redact(p.Env.Redact)
+		t.play = pl
+	}
+	return t, nil
+}
+
+// closeTape saves a recording, or puts what the replay answered into the
+// report; either way with a note for the gate section.
+func (p *Plan) closeTape(t *tape, rep *report.Report) ([]string, error) {
+	switch {
+	case t.rec != nil:
+		info, err := t.rec.Save(p.Behavior.Record)
+		if err != nil {
+			return nil, fmt.Errorf("--record: %w", err)
+		}
+		note := fmt.Sprintf("cassette recorded: %d model exchanges, %s, in %s (%s); replay it with --replay, and keep that replayed report as the replay baseline",
+			info.Exchanges, kib(info.Bytes), report.RelPath(p.Env.Workspace, abs(info.Path)), info.Hash)
+		if info.Dropped > 0 {
+			note += fmt.Sprintf("; %d exchanges were larger than the cassette keeps (%d KiB each, %d MiB in all) and will replay as stale", info.Dropped, cassette.MaxExchangeBytes>>10, cassette.MaxBytes>>20)
+		}
+		return []string{note}, nil
+	case t.play != nil:
+		info := t.play.Info()
+		r := &report.Replay{Cassette: report.RelPath(p.Env.Workspace, abs(info.Path)), Hash: info.Hash, Answered: t.play.Served(), Stale: []report.StaleTurn{}}
+		for _, s := range t.play.Stale() {
+			r.Stale = append(r.Stale, report.StaleTurn{Model: s.Model, Judge: s.Judge, Case: s.Case, Run: s.Run, Scenario: s.Scenario, Turn: s.Turn, Diff: s.Diff})
+		}
+		rep.Replay = r
+		return []string{fmt.Sprintf("replayed: every model answer of Layers 1 and 2 came from cassette %s (%s, %d answered, %d stale); the tool calls went to the live server. Replayed results are compared only with a baseline replayed from the same cassette",
+			r.Cassette, r.Hash, r.Answered, len(r.Stale))}, nil
+	}
+	return nil, nil
+}
+
+func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) }
 
 // session opens the one client that Layers 1 and 2 share: one stdio
 // process or one HTTP connection pool, through the same opener as Layer 0
@@ -85,13 +155,17 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 	meter := spend.NewMeter(p.Behavior.Budget, p.Prices, nil)
 	m := &modelRun{}
 	defer m.close()
+	t, err := p.openTape()
+	if err != nil {
+		return nil, err
+	}
 	if p.Has(Behavior) {
-		if err := p.prepareBehavior(ctx, rec, meter, m); err != nil {
+		if err := p.prepareBehavior(ctx, rec, meter, m, t); err != nil {
 			return nil, err
 		}
 	}
 	if p.Has(Resilience) {
-		if err := p.prepareResilience(ctx, rec, meter, m); err != nil {
+		if err := p.prepareResilience(ctx, rec, meter, m, t); err != nil {
 			return nil, err
 		}
 	}
@@ -143,18 +217,22 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 	}
 	rep.Spend = spend.Record(preview, meter, reused, fresh)
 	rep.Spend.StaleRuns = stale
-	return m.notes, nil
+	notes, err := p.closeTape(t, rep)
+	if err != nil {
+		return nil, err
+	}
+	return append(m.notes, notes...), nil
 }
 
 // prepareBehavior prepares Layer 1: the golden set against every model
 // (or the lexical baseline), on the plan's server.
-func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun) error {
+func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun, t *tape) error {
 	b := p.Behavior
 	if b.Golden == "" {
 		m.notes = append(m.notes, `layer "behavior" was selected but no golden set is configured (golden: in mcp-eval.yaml, --golden, or the golden input); nothing was measured for it`)
 		return nil
 	}
-	set, models, judge, err := p.cases(rec)
+	set, models, judge, err := p.cases(rec, t)
 	if err != nil {
 		return err
 	}
@@ -201,7 +279,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 // and prompt injection planted in them, against the configured models, on
 // the golden set's cases. The lexical baseline has no behaviour to judge,
 // so without a model the layer says so and measures nothing.
-func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun) error {
+func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun, t *tape) error {
 	b := p.Behavior
 	switch {
 	case b.Golden == "":
@@ -211,7 +289,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 		m.notes = append(m.notes, `layer "resilience" was selected but no model is configured (models: or --models): faults and injections test how a model copes, so nothing was measured for it`)
 		return nil
 	}
-	set, models, judge, err := p.cases(rec)
+	set, models, judge, err := p.cases(rec, t)
 	if err != nil {
 		return err
 	}
@@ -241,9 +319,11 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 }
 
 // cache opens the directory both layers keep their runs and verdicts in
-// (nil when none is configured).
+// (nil when none is configured). A recording or a replay uses none: a
+// cassette must hold every model call of the run, and a replay must
+// answer every one from the cassette, not from an earlier live run.
 func (p *Plan) cache() (*behavior.Cache, error) {
-	if p.Behavior.CacheDir == "" {
+	if p.Behavior.CacheDir == "" || p.Behavior.Record != "" || p.Behavior.Replay != "" {
 		return nil, nil
 	}
 	return behavior.OpenCache(p.Behavior.CacheDir)

@@ -73,6 +73,13 @@ type Settings struct {
 	Prices, PricesFrom string
 	// Baseline is a local report.json of the last green run.
 	Baseline string
+	// Record is a directory to store the run's model exchanges in (a
+	// cassette); Replay one to answer them from, with no model and no
+	// key. Cassette is the committed cassette of the config
+	// (eval.cassette), replayed when ForkReplay says the run is a fork
+	// pull request that may not call models.
+	Record, Replay, Cassette string
+	ForkReplay               bool
 
 	// Outputs.
 	Report, JUnit, Markdown, HTML string
@@ -155,6 +162,7 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 	out.Judge, out.Runs, out.MaxSteps, out.Concurrency = e.Judge, e.Runs, e.MaxSteps, e.Concurrency
 	out.Stubs = e.Stubs
 	out.CacheDir = rel(e.CacheDir)
+	out.Cassette = rel(e.Cassette)
 	if out.CacheDir == "" {
 		out.CacheDir = filepath.Join(dir, DefaultCacheDir)
 	}

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/cassette"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// noKeys is an environment without a single model key: a fork's.
+func noKeys(string) (string, bool) { return "", false }
+
+// runWith runs mcp-eval with lookup as its environment.
+func (e *evalEnv) runWith(lookup func(string) (string, bool), args ...string) (int, string, string) {
+	e.t.Helper()
+	var out, errb bytes.Buffer
+	c := &Command{Stdout: &out, Stderr: &errb, LookupEnv: lookup}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code := c.Main(ctx, args)
+	regate(e.t, code, args, lookup)
+	return code, out.String(), errb.String()
+}
+
+// serveRef serves a reference server over HTTP and returns its /mcp URL.
+func serveRef(t *testing.T, opts refserver.Options) string {
+	srv := refserver.New(opts)
+	t.Cleanup(srv.Close)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler())
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
+}
+
+func passed(rep *report.Report) map[string]report.Count {
+	out := map[string]report.Count{}
+	for _, r := range rep.Behavior.Results {
+		out[r.Case+" × "+r.Model] = r.Passed
+	}
+	return out
+}
+
+func TestCassetteRecordsAndReplaysWithoutAModelOrAKey(t *testing.T) {
+	e := newEvalEnv(t, "")
+	tape := e.path("tape")
+	code, out, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--record", tape, "--out", e.path("recorded.json"))
+	if code != ExitOK {
+		t.Fatalf("record: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	recorded, err := report.Load(e.path("recorded.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := len(e.models.Requests())
+	if recorded.Replay != nil || calls == 0 {
+		t.Fatalf("a recording calls the models (%d calls) and is not replayed (%+v)", calls, recorded.Replay)
+	}
+	data, err := os.ReadFile(filepath.Join(tape, cassette.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(e.models.URL)) || bytes.Contains(data, []byte("fake-key")) {
+		t.Errorf("the cassette holds an endpoint or a key")
+	}
+	if !strings.Contains(strings.Join(recorded.Gate.Notes, "\n"), "cassette recorded: ") {
+		t.Errorf("the recording's notes do not say what was recorded: %q", recorded.Gate.Notes)
+	}
+
+	// The model is down and there is no key: the cassette answers.
+	e.models.Close()
+	code, out, stderr = e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--replay", tape, "--out", e.path("replayed.json"), "--markdown", e.path("replayed.md"))
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	if n := len(e.models.Requests()); n != calls {
+		t.Errorf("the replay called the model %d times", n-calls)
+	}
+	replayed, err := report.Load(e.path("replayed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := replayed.Replay
+	if r == nil || len(r.Stale) != 0 || r.Answered != calls || !strings.HasPrefix(r.Hash, "sha256:") {
+		t.Fatalf("replay section %+v: want every one of the %d recorded calls answered, none stale", r, calls)
+	}
+	want, got := passed(recorded), passed(replayed)
+	if len(want) != 6 || len(got) != len(want) {
+		t.Fatalf("results recorded %v, replayed %v", want, got)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: recorded %d/%d, replayed %d/%d", k, w.K, w.N, got[k].K, got[k].N)
+		}
+	}
+	if md, _ := os.ReadFile(e.path("replayed.md")); !bytes.Contains(md, []byte("replayed")) {
+		t.Errorf("the Markdown does not say the results are replayed:\n%s", md)
+	}
+
+	// The replay is the replay baseline: a second replay of the same
+	// cassette is compared with it; the live recording is not.
+	code, _, stderr = e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--replay", tape, "--baseline", e.path("replayed.json"), "--out", e.path("again.json"))
+	again, err := report.Load(e.path("again.json"))
+	if err != nil || code != ExitOK || again.Gate.Baseline == nil {
+		t.Fatalf("replay against the replay baseline: exit %d, %v, gate %+v\n%s", code, err, again.Gate, stderr)
+	}
+	code, _, stderr = e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--replay", tape, "--baseline", e.path("recorded.json"), "--out", e.path("live-base.json"))
+	lb, err := report.Load(e.path("live-base.json"))
+	if err != nil || code != ExitOK {
+		t.Fatalf("replay against the live baseline: exit %d, %v\n%s", code, err, stderr)
+	}
+	if lb.Gate.Baseline != nil || !strings.Contains(lb.Gate.BaselineNote, "was not replayed") || !strings.Contains(lb.Gate.BaselineNote, "floors only") {
+		t.Errorf("a live baseline was used for a replayed run: baseline %+v, note %q", lb.Gate.Baseline, lb.Gate.BaselineNote)
+	}
+
+	// The server's tool description changed: the first request of every
+	// run differs from the recorded one, and replay says so instead of
+	// answering.
+	changed := serveRef(t, refserver.Options{Describe: map[string]string{"get_weather": "Get today's weather for a city."}})
+	code, out, stderr = e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", changed, "--replay", tape, "--out", e.path("stale.json"))
+	if code == ExitError {
+		t.Fatalf("stale replay: harness error\nstdout:\n%s\nstderr:\n%s", out, stderr)
+	}
+	stale, err := report.Load(e.path("stale.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stale.Replay == nil || len(stale.Replay.Stale) == 0 {
+		t.Fatalf("no stale turn reported: %+v", stale.Replay)
+	}
+	for _, s := range stale.Replay.Stale {
+		if s.Turn != 1 || s.Judge || !strings.Contains(s.Diff, "Get today's weather") || !strings.Contains(s.Diff, "Tools[0].Description") {
+			t.Errorf("stale %+v: want turn 1, the changed description in the diff", s)
+		}
+	}
+	var item *report.GateItem
+	for i, it := range stale.Gate.Items {
+		if it.Kind == report.KindCassette && it.Subject == "weather" {
+			item = &stale.Gate.Items[i]
+			break
+		}
+	}
+	if item == nil || item.Status != report.ItemInconclusive || !strings.Contains(item.Reason, "cassette stale at case weather, run 1, turn 1") {
+		t.Errorf("gate item %+v: want the stale turn named", item)
+	}
+	// Not measured, not failed: no answer was invented, and the runs
+	// count in no score.
+	if len(stale.Behavior.Results) != 0 || len(stale.Behavior.Inconclusive) != 6 || stale.Gate.Verdict != report.GateInconclusive {
+		t.Errorf("results %+v, inconclusive %+v, verdict %s: want every case × model inconclusive", stale.Behavior.Results, stale.Behavior.Inconclusive, stale.Gate.Verdict)
+	}
+	for _, inc := range stale.Behavior.Inconclusive {
+		if inc.Runs != 2 || !strings.Contains(inc.Reason, "cassette stale at case "+inc.Case) {
+			t.Errorf("inconclusive %+v: want both runs, stale", inc)
+		}
+	}
+	if n := len(e.models.Requests()); n != calls {
+		t.Errorf("the stale replay called the model %d times", n-calls)
+	}
+}
+
+func TestCassetteDebugDump(t *testing.T) {
+	if os.Getenv("CASS_DEBUG") == "" {
+		t.Skip()
+	}
+	e := newEvalEnv(t, "")
+	tape := e.path("tape")
+	e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--record", tape, "--out", e.path("recorded.json"))
+	e.models.Close()
+	changed := serveRef(t, refserver.Options{Describe: map[string]string{"get_weather": "Get today's weather for a city."}})
+	_, out, _ := e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", changed, "--replay", tape, "--out", e.path("stale.json"), "--markdown", e.path("s.md"))
+	b, _ := os.ReadFile(e.path("stale.json"))
+	md, _ := os.ReadFile(e.path("s.md"))
+	c, _ := os.ReadFile(filepath.Join(tape, cassette.FileName))
+	t.Logf("%s\n%s\n%s\n%d bytes cassette\n%s", out, b, md, len(c), c[:3000])
+}
