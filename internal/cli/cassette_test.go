@@ -78,7 +78,8 @@ func TestCassetteRecordsAndReplaysWithoutAModelOrAKey(t *testing.T) {
 
 	// The model is down and there is no key: the cassette answers.
 	e.models.Close()
-	code, out, stderr = e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--replay", tape, "--out", e.path("replayed.json"), "--markdown", e.path("replayed.md"))
+	code, out, stderr = e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--replay", tape, "--out", e.path("replayed.json"),
+		"--markdown", e.path("replayed.md"), "--html", e.path("replayed.html"), "--junit", e.path("replayed.xml"))
 	if code != ExitOK {
 		t.Fatalf("replay: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
 	}
@@ -102,8 +103,15 @@ func TestCassetteRecordsAndReplaysWithoutAModelOrAKey(t *testing.T) {
 			t.Errorf("%s: recorded %d/%d, replayed %d/%d", k, w.K, w.N, got[k].K, got[k].N)
 		}
 	}
-	if md, _ := os.ReadFile(e.path("replayed.md")); !bytes.Contains(md, []byte("replayed")) {
-		t.Errorf("the Markdown does not say the results are replayed:\n%s", md)
+	// Every surface says so.
+	if !strings.Contains(out, "== Layer 1 · behaviour · replayed ==") || !strings.Contains(out, "replayed: Layers 1 and 2 are the recorded model answers") {
+		t.Errorf("the terminal does not say the results are replayed:\n%s", out)
+	}
+	for file, want := range map[string]string{"replayed.md": "> [!IMPORTANT]\n> replayed\\: Layers 1 and 2 are the recorded model answers", "replayed.html": "<dt>Replayed</dt>",
+		"replayed.xml": "behaviour openai:gpt-5-mini · replayed"} {
+		if b, _ := os.ReadFile(e.path(file)); !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s lacks %q:\n%s", file, want, b)
+		}
 	}
 
 	// The replay is the replay baseline: a second replay of the same
@@ -181,4 +189,19 @@ func TestCassetteDebugDump(t *testing.T) {
 	md, _ := os.ReadFile(e.path("s.md"))
 	c, _ := os.ReadFile(filepath.Join(tape, cassette.FileName))
 	t.Logf("%s\n%s\n%s\n%d bytes cassette\n%s", out, b, md, len(c), c[:3000])
+}
+
+func TestCassetteDebugAll(t *testing.T) {
+	if os.Getenv("CASS_DEBUG") == "" {
+		t.Skip()
+	}
+	e := newEvalEnv(t, "")
+	tape := e.path("tape")
+	code, out, _ := e.run("run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "all", "--record", tape, "--out", e.path("recorded.json"))
+	t.Logf("rec %d %s", code, out)
+	e.models.Close()
+	code, out, _ = e.runWith(noKeys, "run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "all", "--replay", tape, "--out", e.path("replayed.json"), "--markdown", e.path("s.md"))
+	t.Logf("rep %d %s", code, out)
+	c, _ := os.ReadFile(filepath.Join(tape, cassette.FileName))
+	t.Logf("%d bytes cassette", len(c))
 }

@@ -64,7 +64,7 @@ const Version = 1
 // stale, as "not recorded".
 const (
 	MaxExchangeBytes = 1 << 20
-	MaxBytes         = 64 << 20
+	MaxBytes         = 128 << 20
 	MaxExchanges     = 100_000
 )
 
@@ -239,7 +239,7 @@ func Open(dir string) (*Player, error) {
 		if e.Model == "" || e.Turn < 1 || len(e.Request) == 0 || (len(e.Response) == 0 && e.Error == "") {
 			return nil, fmt.Errorf("cassette %s: exchange %d is incomplete (model, turn, request and a response or an error are required)", path, i+1)
 		}
-		// Stored indented: canonical again for the comparison.
+		// Canonical again: the file may have been edited or re-indented.
 		req, err := report.CanonicalJSON(e.Request)
 		if err != nil {
 			return nil, fmt.Errorf("cassette %s: exchange %d (%s): %w", path, i+1, e.Place, err)
@@ -333,11 +333,23 @@ func (r *Recorder) Save(dir string) (Info, error) {
 		}
 		return bytes.Compare(ex[i].Request, ex[j].Request) < 0
 	})
-	b, err := json.MarshalIndent(File{Version: Version, Exchanges: append([]Exchange{}, ex...)}, "", " ")
-	if err != nil {
-		return Info{}, fmt.Errorf("cassette: %w", err)
+	// One exchange a line: a diff of a re-recorded cassette shows which
+	// exchanges changed, at a third of the size of indented JSON.
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "{\"version\": %d, \"exchanges\": [", Version)
+	for i, e := range ex {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return Info{}, fmt.Errorf("cassette: %w", err)
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString("\n")
+		buf.Write(line)
 	}
-	b = append(b, '\n')
+	buf.WriteString("\n]}\n")
+	b := buf.Bytes()
 	if err := atomicfile.MkdirAll(dir); err != nil {
 		return Info{}, fmt.Errorf("cassette directory %s: %w", dir, err)
 	}
