@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/cassette"
+	"github.com/mcp-eval/mcp-eval-action/pkg/github/fakegithub"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -104,7 +105,7 @@ func TestCassetteRecordsAndReplaysWithoutAModelOrAKey(t *testing.T) {
 		}
 	}
 	// Every surface says so.
-	if !strings.Contains(out, "== Layer 1 · behaviour · replayed ==") || !strings.Contains(out, "replayed: Layers 1 and 2 are the recorded model answers") {
+	if !strings.Contains(out, "2 runs each, replayed from the cassette") || !strings.Contains(out, "replayed: Layers 1 and 2 are the recorded model answers") {
 		t.Errorf("the terminal does not say the results are replayed:\n%s", out)
 	}
 	for file, want := range map[string]string{"replayed.md": "> [!IMPORTANT]\n> replayed\\: Layers 1 and 2 are the recorded model answers", "replayed.html": "<dt>Replayed</dt>",
@@ -204,4 +205,61 @@ func TestCassetteDebugAll(t *testing.T) {
 	t.Logf("rep %d %s", code, out)
 	c, _ := os.ReadFile(filepath.Join(tape, cassette.FileName))
 	t.Logf("%d bytes cassette", len(c))
+}
+
+// A fork's pull request has no model key: with layers auto and a
+// committed cassette (eval.cassette), the action replays Layers 1 and 2
+// from it instead of skipping them.
+func TestForkPullRequestReplaysTheCommittedCassette(t *testing.T) {
+	e := newEvalEnv(t, "  cassette: tape\n")
+	code, out, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--record", e.path("tape"), "--out", e.path("recorded.json"))
+	if code != ExitOK {
+		t.Fatalf("record: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	recorded, err := report.Load(e.path("recorded.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := len(e.models.Requests())
+	e.models.Close()
+
+	gh := fakegithub.New("octo", "server")
+	t.Cleanup(gh.Close)
+	evPath, _ := filepath.Abs(filepath.Join("..", "..", "pkg", "action", "testdata", "events", "pull_request_fork.json"))
+	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": evPath,
+		"GITHUB_OUTPUT": e.path("gh-output"), "GITHUB_STEP_SUMMARY": e.path("gh-summary"), "GITHUB_WORKSPACE": e.dir,
+		"GITHUB_API_URL": gh.APIURL(), "GITHUB_REPOSITORY": "octo/server", "GITHUB_RUN_ID": "779", "GITHUB_SHA": "0123456789abcdef0123456789abcdef01234567",
+		"INPUT_GITHUB-TOKEN": "ghs_fork_readonly", "INPUT_CONFIG": "mcp-eval.yaml", "INPUT_COMMENT": "false", "INPUT_LAYERS": "auto", "INPUT_SERVER-URL": e.url}
+	for _, f := range []string{"gh-output", "gh-summary"} {
+		os.WriteFile(e.path(f), nil, 0o644)
+	}
+	var stdout, errb bytes.Buffer
+	c := &Command{Stdout: &stdout, Stderr: &errb, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if code := c.Main(ctx, []string{"action"}); code == ExitError {
+		t.Fatalf("action: exit %d\n%s\n%s", code, stdout.String(), errb.String())
+	}
+	rep, err := report.Load(filepath.Join(e.dir, "report.json"))
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout.String(), errb.String())
+	}
+	if rep.Conformance == nil || rep.Behavior == nil || rep.Replay == nil || len(rep.Replay.Stale) != 0 || rep.Replay.Answered != calls {
+		t.Fatalf("fork run: conformance %v, behaviour %v, replay %+v: want Layer 0 and Layer 1 replayed, all %d calls answered", rep.Conformance != nil, rep.Behavior != nil, rep.Replay, calls)
+	}
+	want, got := passed(recorded), passed(rep)
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: recorded %d/%d, replayed on the fork %d/%d", k, w.K, w.N, got[k].K, got[k].N)
+		}
+	}
+	notes := strings.Join(rep.Gate.Notes, "\n")
+	for _, w := range []string{"replayed from the committed cassette", `layer "resilience" was not replayed`} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+	if sum, _ := os.ReadFile(e.path("gh-summary")); !bytes.Contains(sum, []byte("recorded model answers")) {
+		t.Errorf("the job summary does not say the results are replayed:\n%s", sum)
+	}
 }

@@ -397,6 +397,17 @@ func (e *StaleError) Error() string {
 // Info describes the opened cassette.
 func (p *Player) Info() Info { return p.info }
 
+// Holds reports whether the cassette recorded any exchange of Layer 2
+// (layer2) or of Layer 1: a layer it never recorded could only go stale.
+func (p *Player) Holds(layer2 bool) bool {
+	for s := range p.slots {
+		if (s.scenario != "") == layer2 {
+			return true
+		}
+	}
+	return false
+}
+
 // Served counts the requests answered from the cassette.
 func (p *Player) Served() int {
 	p.mu.Lock()

@@ -159,12 +159,19 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 	if err != nil {
 		return nil, err
 	}
-	if p.Has(Behavior) {
+	replayable := func(layer string, layer2 bool) bool {
+		if t.play == nil || !p.Has(layer) || t.play.Holds(layer2) {
+			return p.Has(layer)
+		}
+		m.notes = append(m.notes, fmt.Sprintf("layer %q was not replayed: the cassette holds none of its model exchanges (record it with that layer selected)", layer))
+		return false
+	}
+	if replayable(Behavior, false) {
 		if err := p.prepareBehavior(ctx, rec, meter, m, t); err != nil {
 			return nil, err
 		}
 	}
-	if p.Has(Resilience) {
+	if replayable(Resilience, true) {
 		if err := p.prepareResilience(ctx, rec, meter, m, t); err != nil {
 			return nil, err
 		}
