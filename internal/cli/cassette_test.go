@@ -263,3 +263,49 @@ func TestForkPullRequestReplaysTheCommittedCassette(t *testing.T) {
 		t.Errorf("the job summary does not say the results are replayed:\n%s", sum)
 	}
 }
+
+// A changed tool result changes only the request after it: the weather
+// case goes stale at turn 2, with the result in the diff, and the cases
+// that never call the tool replay as recorded.
+func TestCassetteGoesStaleAtTheTurnAfterAChangedResult(t *testing.T) {
+	e := newEvalEnv(t, "  stubs: {get_weather: \"sunny, 20 C\"}\n")
+	tape := e.path("tape")
+	if code, out, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--record", tape, "--out", e.path("recorded.json")); code != ExitOK {
+		t.Fatalf("record: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	recorded, err := report.Load(e.path("recorded.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.models.Close()
+	cfg, _ := os.ReadFile(e.path("mcp-eval.yaml"))
+	if err := os.WriteFile(e.path("mcp-eval.yaml"), bytes.Replace(cfg, []byte("sunny, 20 C"), []byte("rainy, 9 C"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--replay", tape, "--out", e.path("stale.json"))
+	if code == ExitError {
+		t.Fatalf("replay: harness error\nstdout:\n%s\nstderr:\n%s", out, stderr)
+	}
+	rep, err := report.Load(e.path("stale.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Replay.Stale) != 4 {
+		t.Fatalf("stale %+v: want the weather case's 2 runs × 2 models", rep.Replay.Stale)
+	}
+	for _, s := range rep.Replay.Stale {
+		if s.Case != "weather" || s.Turn != 2 || !strings.Contains(s.Diff, `Messages[2].Results[0].Content: recorded "sunny, 20 C", now "rainy, 9 C"`) {
+			t.Errorf("stale %+v: want weather at turn 2, the result in the diff", s)
+		}
+	}
+	want, got := passed(recorded), passed(rep)
+	for k, w := range want {
+		if strings.HasPrefix(k, "weather") {
+			if _, ok := got[k]; ok {
+				t.Errorf("%s was measured from a stale cassette: %+v", k, got[k])
+			}
+		} else if got[k] != w {
+			t.Errorf("%s: recorded %d/%d, replayed %d/%d", k, w.K, w.N, got[k].K, got[k].N)
+		}
+	}
+}
