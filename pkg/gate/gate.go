@@ -45,7 +45,7 @@ type Historic struct {
 // never gated, and case runs left undecided (report.Behavior.Inconclusive)
 // make the verdict at least inconclusive (items with RuleUndecided).
 func Evaluate(in Input, p Policy) *report.Gate {
-	in = replayComparable(in)
+	in, replayNote := replayComparable(in)
 	g := &report.Gate{
 		Method: Method, Policy: p.Record(), EvaluatedAt: in.Now.UTC(),
 		History: []report.ReportRef{}, Items: []report.GateItem{}, Unmatched: []report.Unmatched{}, Notes: []string{},
@@ -68,6 +68,9 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	e.resilience()
 	e.cost()
 	e.cassette()
+	if replayNote != "" {
+		g.Notes = append(g.Notes, replayNote)
+	}
 	e.decideExact()
 	e.history(greenHistory(in.History, p.HistoryDepth, g))
 	e.undecided()

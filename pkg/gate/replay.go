@@ -9,20 +9,23 @@ import (
 // RuleCassette is the rule of a replayed run the cassette could not answer.
 const RuleCassette = "replay answers every model request from the cassette"
 
-// replayComparable drops a baseline a replayed report cannot be compared
-// with, and the other way round: replayed scores are the recorded models'
-// answers to the live server, so only a baseline replayed from the same
-// cassette says what the change did. Without one the gate uses floors,
-// and says so.
-func replayComparable(in Input) Input {
+// replayComparable keeps a baseline's Layers 1 and 2 out of the
+// comparison unless both reports were replayed from the same cassette:
+// replayed scores are the recorded models' answers to the live server, so
+// only a baseline replayed from the same cassette says what the change did,
+// and a live baseline's say nothing about a replay (nor the other way
+// round). Those layers are then gated on floors, and a note says so; the
+// baseline's Layer 0 is still compared. note is "" when nothing was
+// dropped.
+func replayComparable(in Input) (out Input, note string) {
 	if in.Baseline == nil || in.New == nil {
-		return in
+		return in, ""
 	}
 	nr, br := in.New.Replay, in.Baseline.Replay
 	why := ""
 	switch {
 	case nr == nil && br == nil:
-		return in
+		return in, ""
 	case nr != nil && br == nil:
 		why = fmt.Sprintf("this run was replayed from cassette %s, but the baseline %s was not replayed", nr.Hash, baselineName(in))
 	case nr == nil:
@@ -30,11 +33,17 @@ func replayComparable(in Input) Input {
 	case nr.Hash != br.Hash:
 		why = fmt.Sprintf("this run was replayed from cassette %s, the baseline %s from another (%s)", nr.Hash, baselineName(in), br.Hash)
 	default:
-		return in
+		return in, ""
 	}
-	in.Baseline, in.BaselineRef = nil, report.ReportRef{}
-	in.BaselineNote = why + "; replay the same cassette on the default branch to get a baseline"
-	return in
+	why += "; replay the same cassette on the default branch to get a replay baseline"
+	base := *in.Baseline
+	base.Behavior, base.Resilience, base.Telemetry, base.Spend, base.Replay = nil, nil, nil, nil, nil
+	if base.Conformance == nil {
+		in.Baseline, in.BaselineRef, in.BaselineNote = nil, report.ReportRef{}, why
+		return in, ""
+	}
+	in.Baseline = &base
+	return in, "Layers 1 to 3 are gated on floors only, not against the baseline: " + why
 }
 
 func baselineName(in Input) string {
