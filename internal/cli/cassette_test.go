@@ -309,3 +309,15 @@ func TestCassetteGoesStaleAtTheTurnAfterAChangedResult(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordAndReplayAreExclusive(t *testing.T) {
+	e := newEvalEnv(t, "")
+	code, _, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--record", e.path("a"), "--replay", e.path("b"))
+	if code != ExitError || !strings.Contains(stderr, "--record and --replay") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = e.runWith(noKeys, "eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--replay", e.path("missing"))
+	if code != ExitError || !strings.Contains(stderr, "record one with --record") {
+		t.Errorf("missing cassette: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -275,8 +275,15 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 		for i, md := range models {
 			ids[i] = behavior.ReportModelID(md.ID())
 		}
-		fmt.Fprintf(p.Env.Stdout, "Layer 1: %d cases × %d runs × %s; cache %s reuses %s\n", len(set.Cases), cmp.Or(b.Runs, behavior.DefaultRuns),
-			render.TermLine(strings.Join(ids, ", ")), render.TermLine(cmp.Or(b.CacheDir, "(none)")), b.Reuse)
+		cached := fmt.Sprintf("cache %s reuses %s", render.TermLine(cmp.Or(b.CacheDir, "(none)")), b.Reuse)
+		switch {
+		case b.Record != "":
+			cached = "recording the cassette in " + render.TermLine(b.Record) + " (no cache)"
+		case b.Replay != "":
+			cached = "replayed from the cassette in " + render.TermLine(b.Replay) + " (no model, no cache)"
+		}
+		fmt.Fprintf(p.Env.Stdout, "Layer 1: %d cases × %d runs × %s; %s\n", len(set.Cases), cmp.Or(b.Runs, behavior.DefaultRuns),
+			render.TermLine(strings.Join(ids, ", ")), cached)
 	}
 	m.l1, m.tools = plan, tools
 	return nil

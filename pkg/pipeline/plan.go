@@ -369,6 +369,12 @@ func (p *Plan) resolveCassette(s Settings, b *BehaviorPlan) error {
 		p.Layers, _ = ResolveLayers(p.Layers)
 		p.Notes = append(p.Notes, fmt.Sprintf("Layers 1 and 2 were replayed from the committed cassette %s (eval.cassette), since a fork pull request has no model keys: the models' answers are the recorded ones, the tool calls went to this server", report.RelPath(p.Env.Workspace, abs(s.Cassette))))
 	}
+	if b.Replay != "" && (b.Budget != spend.Budget{}) {
+		// Nothing is spent: a cap would only stop runs the recording made,
+		// and they would go stale.
+		b.Budget = spend.Budget{}
+		p.Notes = append(p.Notes, "the budget (--max-tokens, --max-usd, eval.budget) does not apply to a replay: no model is called")
+	}
 	if (b.Record != "" || b.Replay != "") && !p.Has(Behavior) && !p.Has(Resilience) {
 		p.Notes = append(p.Notes, "a cassette was named (--record, --replay), but neither Layer 1 nor Layer 2 runs: no model is called, so nothing was recorded or replayed")
 		b.Record, b.Replay = "", ""
