@@ -30,8 +30,13 @@ func (p *Plan) cases(rec *telemetry.Recorder, t *tape) (set *golden.Set, models 
 	}
 	open := func(spec string, judge bool) (llm.Provider, error) {
 		if t.play != nil {
-			// No key, no endpoint: the cassette answers.
-			return t.play.Provider(spec, judge), nil
+			// No key, no endpoint: the cassette answers, under the id
+			// the recording's provider had.
+			sp, err := llm.ParseSpec(spec)
+			if err != nil {
+				return nil, err
+			}
+			return t.play.Provider(sp.String(), judge), nil
 		}
 		m, err := llm.New(spec, b.Endpoints, p.Env.lookup, llm.Options{})
 		if err != nil {
