@@ -106,12 +106,17 @@ func (p *Plan) closeTape(t *tape, rep *report.Report) ([]string, error) {
 	case t.play != nil:
 		info := t.play.Info()
 		r := &report.Replay{Cassette: report.RelPath(p.Env.Workspace, abs(info.Path)), Hash: info.Hash, Answered: t.play.Served(), Stale: []report.StaleTurn{}}
-		for _, s := range t.play.Stale() {
+		stale := t.play.Stale()
+		for _, s := range stale {
+			if len(r.Stale) == report.MaxStaleTurns {
+				r.MoreStale++
+				continue
+			}
 			r.Stale = append(r.Stale, report.StaleTurn{Model: s.Model, Judge: s.Judge, Case: s.Case, Run: s.Run, Scenario: s.Scenario, Turn: s.Turn, Diff: s.Diff})
 		}
 		rep.Replay = r
 		return []string{fmt.Sprintf("replayed: every model answer of Layers 1 and 2 came from cassette %s (%s, %d answered, %d stale); the tool calls went to the live server. Replayed results are compared only with a baseline replayed from the same cassette",
-			r.Cassette, r.Hash, r.Answered, len(r.Stale))}, nil
+			r.Cassette, r.Hash, r.Answered, len(stale))}, nil
 	}
 	return nil, nil
 }

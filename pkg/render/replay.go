@@ -16,7 +16,7 @@ func ReplayLabel(rep *report.Report) string {
 	}
 	s := fmt.Sprintf("replayed: Layers 1 and 2 are the recorded model answers of cassette %s (sha256 %s…), with the tool calls made on the live server; compared only with a baseline replayed from the same cassette",
 		r.Cassette, shortHash(r.Hash))
-	if n := len(r.Stale); n > 0 {
+	if n := len(r.Stale) + r.MoreStale; n > 0 {
 		s += fmt.Sprintf("; %d runs went stale (not measured): record the cassette again", n)
 	}
 	return s

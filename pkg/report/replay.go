@@ -15,7 +15,14 @@ type Replay struct {
 	// each conversation: the server's tools or results changed what the
 	// model would have been asked. Those runs ended as errors.
 	Stale []StaleTurn `json:"stale"`
+	// MoreStale counts the stale turns left out of Stale (it keeps at
+	// most MaxStaleTurns).
+	MoreStale int `json:"moreStale,omitempty"`
 }
+
+// MaxStaleTurns bounds Replay.Stale: a cassette stale everywhere (a
+// changed tool list) would otherwise list every run.
+const MaxStaleTurns = 200
 
 // StaleTurn is one request the cassette did not hold.
 type StaleTurn struct {
