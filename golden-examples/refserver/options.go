@@ -73,6 +73,11 @@ type Options struct {
 	// prove the matching check fires (a "mutant"). Empty in the zero value;
 	// never set in a real deployment. Mutants lists what each id does.
 	Break map[string]bool
+
+	// Describe replaces the description of the tools it names: the same
+	// server with a changed tool surface (a replayed cassette must then
+	// go stale). Empty in the zero value.
+	Describe map[string]string
 }
 
 // Mutants documents every rule the server can break, by check id. The

@@ -50,6 +50,9 @@ func (s *Server) buildTools() []*tool {
 		if err := json.Unmarshal([]byte(spec.def), &def); err != nil {
 			panic(fmt.Sprintf("refserver: tool definition: %v", err))
 		}
+		if d, ok := s.opts.Describe[def["name"].(string)]; ok {
+			def["description"] = d
+		}
 		t := &tool{name: def["name"].(string), def: def, run: spec.run}
 		t.input = mustCompile(def["inputSchema"])
 		if out, ok := def["outputSchema"]; ok {

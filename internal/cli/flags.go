@@ -84,6 +84,8 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 		fs.StringVar(&s.CacheDir, "cache-dir", "", "directory of stored results and verdicts (default: eval.cache-dir, else "+pipeline.DefaultCacheDir+")")
 		fs.StringVar(&s.Shard, "shard", "", "run shard `i/n` of Layers 1 and 2 (split by case × model, balanced on the baseline's durations; Layer 0 in shard 1 only); merge the shards' reports with mcp-eval report merge")
 		fs.BoolVar(&f.fresh, "fresh", false, "make every model call anew instead of reusing stored results and verdicts (results are still stored)")
+		fs.StringVar(&s.Record, "record", "", "store every model exchange of Layers 1 and 2 (a cassette) in `DIR`, for --replay; bypasses the result cache")
+		fs.StringVar(&s.Replay, "replay", "", "answer every model request of Layers 1 and 2 from the cassette in `DIR` (no model, no key; tools still run on the server); bypasses the result cache")
 	}
 	if groups&flagsGate != 0 {
 		fs.StringVar(&s.Baseline, "baseline", "", "report.json of the last green run to compare with (default: floors only)")

@@ -43,7 +43,11 @@ func matrixText(w io.Writer, rep *report.Report) {
 		width = max(width, len(cs.ID))
 	}
 	width = min(width, 40)
-	fmt.Fprintf(w, "\n== Layer 1 · behaviour: passed runs per case (%d runs each; * reused from the cache, ? not decided) ==\n", b.RunsPerCase)
+	replayed := ""
+	if rep.Replay != nil {
+		replayed = ", replayed from the cassette"
+	}
+	fmt.Fprintf(w, "\n== Layer 1 · behaviour: passed runs per case (%d runs each%s; * reused from the cache, ? not decided) ==\n", b.RunsPerCase, replayed)
 	for i, m := range models {
 		fmt.Fprintf(w, "  [%d] %s\n", i+1, sanitize(m))
 	}

@@ -45,6 +45,8 @@ func InputSpecs() []Input {
 		{"runs", "", "Runs per case (default: from the config file, else 5)."},
 		{"models", "", "Comma list of models, e.g. openai:gpt-5-mini,anthropic:claude-sonnet-4-5 (default: from the config file, per trigger)."},
 		{"prices", "", "Price override file, relative to the workspace, in the format of the built-in price table (dated rows). Its models replace or add to the built-in ones for the budget, the spend preview and the report's cost (default: pricing.file in the config file)."},
+		{"record", "", "Directory, relative to the workspace, to store every model exchange of Layers 1 and 2 in (a cassette, for replay); bypasses the result cache. Record on the nightly run, then commit or upload the directory."},
+		{"replay", "", "Directory of a cassette, relative to the workspace: Layers 1 and 2 answer every model request from it, with no model and no key, while the tool calls go to the server. Default: none; on a fork pull request with layers auto, eval.cassette of the config file."},
 		{"baseline-artifact", DefaultArtifact, "Name of the artifact holding report.json in earlier runs of this workflow; the baseline is the newest green push or schedule run on the default branch whose report passed."},
 		{"baseline", "", "Path of a report.json to use as the baseline instead of searching earlier runs."},
 		{"github-token", "${{ github.token }}", "Token for the baseline search (actions: read) and the PR comment (pull-requests: write)."},
@@ -81,18 +83,21 @@ func OutputSpecs() []Output {
 // Inputs are the parsed and validated inputs. The token is deliberately not
 // here: a Plan can be printed or logged whole.
 type Inputs struct {
-	ServerURL        string
-	ServerCommand    string
-	ServerUser       string // "": from the config file
-	Golden           string
-	AutoLayers       bool
-	Layers           []Layer  // when !AutoLayers
-	MaxDrop          *float64 // nil: from the config file
-	MaxCostIncrease  *float64 // nil: from the config file
-	MaxCostPerRun    *float64 // USD; nil: from the config file
-	Runs             int      // 0: from the config file
-	Models           []string
-	Prices           string // price override file, relative to the workspace
+	ServerURL       string
+	ServerCommand   string
+	ServerUser      string // "": from the config file
+	Golden          string
+	AutoLayers      bool
+	Layers          []Layer  // when !AutoLayers
+	MaxDrop         *float64 // nil: from the config file
+	MaxCostIncrease *float64 // nil: from the config file
+	MaxCostPerRun   *float64 // USD; nil: from the config file
+	Runs            int      // 0: from the config file
+	Models          []string
+	Prices          string // price override file, relative to the workspace
+	// Record and Replay are cassette directories, relative to the
+	// workspace.
+	Record, Replay   string
 	BaselineArtifact string
 	Baseline         string
 	HasToken         bool
@@ -155,7 +160,11 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 	in.Golden = get("golden")
 	in.Config = get("config")
 	in.Prices = get("prices")
-	for _, p := range [][2]string{{"golden", in.Golden}, {"config", in.Config}, {"prices", in.Prices}} {
+	in.Record, in.Replay = get("record"), get("replay")
+	if in.Record != "" && in.Replay != "" {
+		bad("record", "record and replay are exclusive: record on a run with model keys, replay on one without")
+	}
+	for _, p := range [][2]string{{"golden", in.Golden}, {"config", in.Config}, {"prices", in.Prices}, {"record", in.Record}, {"replay", in.Replay}} {
 		if err := checkPath(p[1]); err != nil {
 			bad(p[0], "%v", err)
 		}

@@ -104,3 +104,30 @@ func TestGitHubTokenFallsBackToTheEnvironment(t *testing.T) {
 		t.Error("GITHUB_TOKEN is not used when github-token is empty")
 	}
 }
+
+func TestRecordAndReplayInputs(t *testing.T) {
+	base := map[string]string{"INPUT_SERVER-URL": "http://svc:3000/mcp", "GITHUB_WORKSPACE": "/ws"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	p, err := PlanFromEnv(inputEnv(with(map[string]string{"INPUT_REPLAY": ".mcp-eval/cassette"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Settings(); s.Replay != "/ws/.mcp-eval/cassette" || s.Record != "" || s.ForkReplay {
+		t.Errorf("settings record %q replay %q fork %v", s.Record, s.Replay, s.ForkReplay)
+	}
+	if _, err := ParseInputs(inputEnv(with(map[string]string{"INPUT_RECORD": "a", "INPUT_REPLAY": "b"}))); err == nil || !strings.Contains(err.Error(), "record") {
+		t.Errorf("record and replay together: %v", err)
+	}
+	if _, err := ParseInputs(inputEnv(with(map[string]string{"INPUT_RECORD": "tape\nx"}))); err == nil || !strings.Contains(err.Error(), "record") {
+		t.Errorf("a record path of two lines: %v", err)
+	}
+}

@@ -64,6 +64,16 @@ func (p Plan) Settings() pipeline.Settings {
 	if in.Prices != "" {
 		s.Prices, s.PricesFrom = filepath.Join(p.Workspace, in.Prices), "the prices input"
 	}
+	if in.Record != "" {
+		s.Record = filepath.Join(p.Workspace, in.Record)
+	}
+	if in.Replay != "" {
+		s.Replay = filepath.Join(p.Workspace, in.Replay)
+	}
+	// A fork's skipped model layers run replayed when the config names
+	// a committed cassette (eval.cassette): the pipeline decides, since
+	// only it reads the file.
+	s.ForkReplay = p.Fork && p.Inputs.AutoLayers
 	if p.Trigger == TriggerSchedule {
 		// A schedule's point is to see the model change under you: every
 		// model call is made anew; judge verdicts are reused.

@@ -50,7 +50,7 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 	}
 	served := map[int]string{}
 	byModel := make([][]score.Run, len(p.modelIDs))
-	var reused, fresh, stale int
+	var reused, fresh, stale, unanswered int
 	var oldest time.Duration
 	for ci, c := range cfg.Set.Cases {
 		for mi, id := range p.modelIDs {
@@ -102,6 +102,9 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 				r.Runs = append(r.Runs, cr)
 				if d.s.budget {
 					budgetCut++
+					if d.tr.End == EndStale {
+						unanswered++
+					}
 					continue
 				}
 				decided = append(decided, d.s.run)
@@ -159,6 +162,8 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 			n += inc.Runs
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("Layer 1: budget reached (%s): %d runs were not made or not judged and are inconclusive", reached, n))
+	} else if unanswered > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("Layer 1: %d replayed runs went stale (the cassette holds no answer for a request they made) and are inconclusive; they count in no score", unanswered))
 	} else if len(b.Inconclusive) > 0 {
 		n := 0
 		for _, inc := range b.Inconclusive {

@@ -62,7 +62,7 @@ func callsOf(tr *report.Trajectory) []score.Call {
 
 // score evaluates one run of case c.
 func (sc *scorer) score(ctx context.Context, c golden.Case, tr *report.Trajectory) *scored {
-	if tr.End == EndBudget {
+	if tr.End == EndBudget || tr.End == EndStale {
 		return &scored{budget: true, reasons: []string{tr.Reason}}
 	}
 	o := score.RunOutcome{Case: &c, Calls: callsOf(tr)}

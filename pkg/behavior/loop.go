@@ -32,7 +32,10 @@ const (
 	EndStepLimit    = "step-limit"
 	EndInputMissing = "input-missing"
 	EndBudget       = "budget"
-	EndError        = "error"
+	// EndStale: a replayed run's request was not in the cassette
+	// (llm.ErrNoAnswer); like a budget stop, the run is not measured.
+	EndStale = "stale"
+	EndError = "error"
 )
 
 // Bounds of what a trajectory keeps; what the model sees is bounded by
@@ -101,6 +104,10 @@ func (a *Agent) Run(ctx context.Context, c golden.Case) *report.Trajectory {
 			}
 		}
 		resp, err := a.complete(ctx, msgs)
+		if errors.Is(err, llm.ErrNoAnswer) {
+			tr.End, tr.Reason = EndStale, clip(err.Error(), 1000)
+			return tr
+		}
 		if err != nil {
 			tr.End, tr.Reason = EndError, clip("model call failed: "+err.Error(), 500)
 			return tr

@@ -71,7 +71,11 @@ type Eval struct {
 	MaxSteps    int               `yaml:"max-steps"`
 	Stubs       map[string]string `yaml:"stubs"` // tool name → canned result text, for tools that must never run
 	CacheDir    string            `yaml:"cache-dir"`
-	Budget      Budget            `yaml:"budget"`
+	// Cassette is a directory holding a committed cassette (--record):
+	// on a fork pull request, `layers: auto` replays Layers 1 and 2 from
+	// it instead of skipping them.
+	Cassette string `yaml:"cassette"`
+	Budget   Budget `yaml:"budget"`
 	// RateLimits bound calls per provider (the part of a model name
 	// before the first colon: openai, anthropic, openai-compatible, or an
 	// endpoints: name), on top of Concurrency.

@@ -45,6 +45,7 @@ type Historic struct {
 // never gated, and case runs left undecided (report.Behavior.Inconclusive)
 // make the verdict at least inconclusive (items with RuleUndecided).
 func Evaluate(in Input, p Policy) *report.Gate {
+	in, replayNote := replayComparable(in)
 	g := &report.Gate{
 		Method: Method, Policy: p.Record(), EvaluatedAt: in.Now.UTC(),
 		History: []report.ReportRef{}, Items: []report.GateItem{}, Unmatched: []report.Unmatched{}, Notes: []string{},
@@ -66,6 +67,10 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	e.lexical(lex)
 	e.resilience()
 	e.cost()
+	e.cassette()
+	if replayNote != "" {
+		g.Notes = append(g.Notes, replayNote)
+	}
 	e.decideExact()
 	e.history(greenHistory(in.History, p.HistoryDepth, g))
 	e.undecided()

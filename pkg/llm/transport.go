@@ -47,6 +47,11 @@ func (e *APIError) Error() string {
 	return s
 }
 
+// ErrNoAnswer: a provider that answers from a record (a replayed
+// cassette) holds no answer for this request, and invents none. The run
+// that asked is not measured.
+var ErrNoAnswer = errors.New("no recorded answer for this request")
+
 // ErrInvalidOutput: the model's answer to Request.Output was not JSON
 // matching the schema, even after one repair turn.
 var ErrInvalidOutput = errors.New("model output is not valid JSON for the requested schema")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
+	"github.com/mcp-eval/mcp-eval-action/pkg/cassette"
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/lexical"
@@ -20,21 +21,41 @@ import (
 )
 
 // cases loads the golden set and makes the providers of Layers 1 and 2,
-// each measured by Layer 3.
-func (p *Plan) cases(rec *telemetry.Recorder) (set *golden.Set, models []llm.Provider, judge llm.Provider, err error) {
+// each measured by Layer 3, and recorded into or answered from the run's
+// cassette when there is one.
+func (p *Plan) cases(rec *telemetry.Recorder, t *tape) (set *golden.Set, models []llm.Provider, judge llm.Provider, err error) {
 	b := p.Behavior
 	if set, err = golden.Load(b.Golden); err != nil {
 		return nil, nil, nil, fmt.Errorf("golden set: %w", err)
 	}
-	for _, spec := range b.Models {
+	open := func(spec string, judge bool) (llm.Provider, error) {
+		if t.play != nil {
+			// No key, no endpoint: the cassette answers, under the id
+			// the recording's provider had.
+			sp, err := llm.ParseSpec(spec)
+			if err != nil {
+				return nil, err
+			}
+			return t.play.Provider(sp.String(), judge), nil
+		}
 		m, err := llm.New(spec, b.Endpoints, p.Env.lookup, llm.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if t.rec != nil {
+			m = t.rec.Wrap(m, judge)
+		}
+		return m, nil
+	}
+	for _, spec := range b.Models {
+		m, err := open(spec, false)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		models = append(models, rec.Provider(m, false))
 	}
 	if b.Judge != "" && b.Judge != "none" {
-		j, err := llm.New(b.Judge, b.Endpoints, p.Env.lookup, llm.Options{})
+		j, err := open(b.Judge, true)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("judge: %w", err)
 		}
@@ -42,6 +63,65 @@ func (p *Plan) cases(rec *telemetry.Recorder) (set *golden.Set, models []llm.Pro
 	}
 	return set, models, judge, nil
 }
+
+// tape is the run's cassette: a recorder (--record), a player (--replay)
+// or neither.
+type tape struct {
+	rec  *cassette.Recorder
+	play *cassette.Player
+}
+
+// openTape opens the run's cassette.
+func (p *Plan) openTape() (*tape, error) {
+	t := &tape{}
+	switch b := p.Behavior; {
+	case b.Record != "":
+		t.rec = cassette.NewRecorder(p.Env.Redact)
+	case b.Replay != "":
+		pl, err := cassette.Open(b.Replay)
+		if err != nil {
+			return nil, fmt.Errorf("--replay (or eval.cassette): %w", err)
+		}
+		pl.Redact(p.Env.Redact)
+		t.play = pl
+	}
+	return t, nil
+}
+
+// closeTape saves a recording, or puts what the replay answered into the
+// report; either way with a note for the gate section.
+func (p *Plan) closeTape(t *tape, rep *report.Report) ([]string, error) {
+	switch {
+	case t.rec != nil:
+		info, err := t.rec.Save(p.Behavior.Record)
+		if err != nil {
+			return nil, fmt.Errorf("--record: %w", err)
+		}
+		note := fmt.Sprintf("cassette recorded: %d model exchanges, %s, in %s (%s); replay it with --replay, and keep that replayed report as the replay baseline",
+			info.Exchanges, kib(info.Bytes), report.RelPath(p.Env.Workspace, abs(info.Path)), info.Hash)
+		if info.Dropped > 0 {
+			note += fmt.Sprintf("; %d exchanges were larger than the cassette keeps (%d KiB each, %d MiB in all) and will replay as stale", info.Dropped, cassette.MaxExchangeBytes>>10, cassette.MaxBytes>>20)
+		}
+		return []string{note}, nil
+	case t.play != nil:
+		info := t.play.Info()
+		r := &report.Replay{Cassette: report.RelPath(p.Env.Workspace, abs(info.Path)), Hash: info.Hash, Answered: t.play.Served(), Stale: []report.StaleTurn{}}
+		stale := t.play.Stale()
+		for _, s := range stale {
+			if len(r.Stale) == report.MaxStaleTurns {
+				r.MoreStale++
+				continue
+			}
+			r.Stale = append(r.Stale, report.StaleTurn{Model: s.Model, Judge: s.Judge, Case: s.Case, Run: s.Run, Scenario: s.Scenario, Turn: s.Turn, Diff: s.Diff})
+		}
+		rep.Replay = r
+		return []string{fmt.Sprintf("replayed: every model answer of Layers 1 and 2 came from cassette %s (%s, %d answered, %d stale); the tool calls went to the live server. Replayed results are compared only with a baseline replayed from the same cassette",
+			r.Cassette, r.Hash, r.Answered, len(stale))}, nil
+	}
+	return nil, nil
+}
+
+func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) }
 
 // session opens the one client that Layers 1 and 2 share: one stdio
 // process or one HTTP connection pool, through the same opener as Layer 0
@@ -114,13 +194,24 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 	meter := spend.NewMeter(p.Behavior.Budget, p.Prices, nil)
 	m := &modelRun{}
 	defer m.close()
-	if p.Has(Behavior) {
-		if err := p.prepareBehavior(ctx, rec, meter, m); err != nil {
+	t, err := p.openTape()
+	if err != nil {
+		return nil, err
+	}
+	replayable := func(layer string, layer2 bool) bool {
+		if t.play == nil || !p.Has(layer) || t.play.Holds(layer2) {
+			return p.Has(layer)
+		}
+		m.notes = append(m.notes, fmt.Sprintf("layer %q was not replayed: the cassette holds none of its model exchanges (record it with that layer selected)", layer))
+		return false
+	}
+	if replayable(Behavior, false) {
+		if err := p.prepareBehavior(ctx, rec, meter, m, t); err != nil {
 			return nil, err
 		}
 	}
-	if p.Has(Resilience) {
-		if err := p.prepareResilience(ctx, rec, meter, m); err != nil {
+	if replayable(Resilience, true) {
+		if err := p.prepareResilience(ctx, rec, meter, m, t); err != nil {
 			return nil, err
 		}
 	}
@@ -179,18 +270,22 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 	}
 	rep.Spend = spend.Record(preview, meter, reused, fresh)
 	rep.Spend.StaleRuns = stale
-	return m.notes, nil
+	notes, err := p.closeTape(t, rep)
+	if err != nil {
+		return nil, err
+	}
+	return append(m.notes, notes...), nil
 }
 
 // prepareBehavior prepares Layer 1: the golden set against every model
 // (or the lexical baseline), on the plan's server.
-func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun) error {
+func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun, t *tape) error {
 	b := p.Behavior
 	if b.Golden == "" {
 		m.notes = append(m.notes, `layer "behavior" was selected but no golden set is configured (golden: in mcp-eval.yaml, --golden, or the golden input); nothing was measured for it`)
 		return nil
 	}
-	set, models, judge, err := p.cases(rec)
+	set, models, judge, err := p.cases(rec, t)
 	if err != nil {
 		return err
 	}
@@ -227,8 +322,15 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 		for i, md := range models {
 			ids[i] = behavior.ReportModelID(md.ID())
 		}
-		fmt.Fprintf(p.Env.Stdout, "Layer 1: %d cases × %d runs × %s; cache %s reuses %s\n", len(set.Cases), cmp.Or(b.Runs, behavior.DefaultRuns),
-			render.TermLine(strings.Join(ids, ", ")), render.TermLine(cmp.Or(b.CacheDir, "(none)")), b.Reuse)
+		cached := fmt.Sprintf("cache %s reuses %s", render.TermLine(cmp.Or(b.CacheDir, "(none)")), b.Reuse)
+		switch {
+		case b.Record != "":
+			cached = "recording the cassette in " + render.TermLine(b.Record) + " (no cache)"
+		case b.Replay != "":
+			cached = "replayed from the cassette in " + render.TermLine(b.Replay) + " (no model, no cache)"
+		}
+		fmt.Fprintf(p.Env.Stdout, "Layer 1: %d cases × %d runs × %s; %s\n", len(set.Cases), cmp.Or(b.Runs, behavior.DefaultRuns),
+			render.TermLine(strings.Join(ids, ", ")), cached)
 	}
 	m.l1, m.tools = plan, tools
 	return nil
@@ -238,7 +340,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 // and prompt injection planted in them, against the configured models, on
 // the golden set's cases. The lexical baseline has no behaviour to judge,
 // so without a model the layer says so and measures nothing.
-func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun) error {
+func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, meter *spend.Meter, m *modelRun, t *tape) error {
 	b := p.Behavior
 	switch {
 	case b.Golden == "":
@@ -248,7 +350,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 		m.notes = append(m.notes, `layer "resilience" was selected but no model is configured (models: or --models): faults and injections test how a model copes, so nothing was measured for it`)
 		return nil
 	}
-	set, models, judge, err := p.cases(rec)
+	set, models, judge, err := p.cases(rec, t)
 	if err != nil {
 		return err
 	}
@@ -279,9 +381,11 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 }
 
 // cache opens the directory both layers keep their runs and verdicts in
-// (nil when none is configured).
+// (nil when none is configured). A recording or a replay uses none: a
+// cassette must hold every model call of the run, and a replay must
+// answer every one from the cassette, not from an earlier live run.
 func (p *Plan) cache() (*behavior.Cache, error) {
-	if p.Behavior.CacheDir == "" {
+	if p.Behavior.CacheDir == "" || p.Behavior.Record != "" || p.Behavior.Replay != "" {
 		return nil, nil
 	}
 	return behavior.OpenCache(p.Behavior.CacheDir)

@@ -139,6 +139,10 @@ type BehaviorPlan struct {
 	RateLimits  map[string]behavior.RateLimit
 	Endpoints   map[string]config.Endpoint
 	PreviewOnly bool
+	// Record and Replay are cassette directories (at most one is set):
+	// both bypass the result cache, so that every model call is made, or
+	// answered, in the run.
+	Record, Replay string
 }
 
 // Outputs are the files a run writes; "" writes none of that kind.
@@ -351,7 +355,41 @@ func (p *Plan) resolveBehavior(s Settings) error {
 	if b.CacheDir == "" {
 		b.CacheDir = filepath.Join(p.Env.Workspace, DefaultCacheDir)
 	}
+	if err := p.resolveCassette(s, &b); err != nil {
+		return err
+	}
 	p.Behavior = b
+	return nil
+}
+
+// resolveCassette checks --record and --replay, and turns a fork pull
+// request's skipped Layers 1 and 2 into a replay when the config names a
+// committed cassette.
+func (p *Plan) resolveCassette(s Settings, b *BehaviorPlan) error {
+	b.Record, b.Replay = s.Record, s.Replay
+	if b.Record != "" && b.Replay != "" {
+		return errors.New("--record and --replay (the record and replay inputs) are exclusive: record with the models, or replay without them")
+	}
+	if s.ForkReplay && b.Replay == "" && b.Record == "" && s.Cassette != "" {
+		b.Replay = s.Cassette
+		for _, l := range []string{Behavior, Resilience} {
+			if !p.Has(l) {
+				p.Layers = append(p.Layers, l)
+			}
+		}
+		p.Layers, _ = ResolveLayers(p.Layers)
+		p.Notes = append(p.Notes, fmt.Sprintf("Layers 1 and 2 were replayed from the committed cassette %s (eval.cassette), since a fork pull request has no model keys: the models' answers are the recorded ones, the tool calls went to this server", report.RelPath(p.Env.Workspace, abs(s.Cassette))))
+	}
+	if b.Replay != "" && (b.Budget != spend.Budget{}) {
+		// Nothing is spent: a cap would only stop runs the recording made,
+		// and they would go stale.
+		b.Budget = spend.Budget{}
+		p.Notes = append(p.Notes, "the budget (--max-tokens, --max-usd, eval.budget) does not apply to a replay: no model is called")
+	}
+	if (b.Record != "" || b.Replay != "") && !p.Has(Behavior) && !p.Has(Resilience) {
+		p.Notes = append(p.Notes, "a cassette was named (--record, --replay), but neither Layer 1 nor Layer 2 runs: no model is called, so nothing was recorded or replayed")
+		b.Record, b.Replay = "", ""
+	}
 	return nil
 }
 

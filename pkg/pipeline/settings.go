@@ -76,6 +76,13 @@ type Settings struct {
 	// Shard is "i/n" (--shard, the shard input): run one share of
 	// Layers 1 and 2.
 	Shard string
+	// Record is a directory to store the run's model exchanges in (a
+	// cassette); Replay one to answer them from, with no model and no
+	// key. Cassette is the committed cassette of the config
+	// (eval.cassette), replayed when ForkReplay says the run is a fork
+	// pull request that may not call models.
+	Record, Replay, Cassette string
+	ForkReplay               bool
 
 	// Outputs.
 	Report, JUnit, Markdown, HTML string
@@ -158,6 +165,7 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 	out.Judge, out.Runs, out.MaxSteps, out.Concurrency = e.Judge, e.Runs, e.MaxSteps, e.Concurrency
 	out.Stubs = e.Stubs
 	out.CacheDir = rel(e.CacheDir)
+	out.Cassette = rel(e.Cassette)
 	if out.CacheDir == "" {
 		out.CacheDir = filepath.Join(dir, DefaultCacheDir)
 	}

@@ -206,6 +206,9 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 			v.Context = append(v.Context, htmlKV{kv.Key, line(kv.Value)})
 		}
 	}
+	if l := ReplayLabel(rep); l != "" {
+		v.Context = append(v.Context, htmlKV{"Replayed", line(l)})
+	}
 	if !rep.Run.FinishedAt.IsZero() {
 		v.Context = append(v.Context, htmlKV{"Finished", rep.Run.FinishedAt.UTC().Format("2006-01-02 15:04 UTC")})
 	}

@@ -51,6 +51,9 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	}
 	head = append(head, verdictHeading(rep), "", contextLine(rep))
 	d.para(head...)
+	if l := ReplayLabel(rep); l != "" {
+		d.para("> [!IMPORTANT]\n> " + mdText(l))
+	}
 	if g := rep.Gate; g != nil {
 		if g.Baseline == nil && g.BaselineNote != "" {
 			d.para("> [!NOTE]\n> " + mdText(g.BaselineNote))

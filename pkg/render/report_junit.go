@@ -32,7 +32,7 @@ func ReportJUnit(w io.Writer, rep *report.Report) error {
 	}
 	if b := rep.Behavior; b != nil {
 		for _, m := range resultModels(rep) {
-			s := junitSuite{Name: "behaviour " + xmlSafe(Line(m))}
+			s := junitSuite{Name: "behaviour " + xmlSafe(Line(m)) + replayedTag(rep)}
 			for _, r := range b.Results {
 				if r.Model != m {
 					continue
@@ -56,7 +56,7 @@ func ReportJUnit(w io.Writer, rep *report.Report) error {
 		}
 	}
 	if res := rep.Resilience; res != nil {
-		s := junitSuite{Name: "resilience and security"}
+		s := junitSuite{Name: "resilience and security" + replayedTag(rep)}
 		add := func(kind, model, subject string, scores []report.Score) {
 			for _, sc := range scores {
 				c := junitCase{Name: xmlSafe(Line(kind + " " + subject + " " + sc.Name + " · " + model)), Classname: "resilience." + kind, Time: "0.000"}

@@ -46,8 +46,8 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 		write   func()
 	}{
 		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts) }},
-		{SectionBehavior, "\n== Layer 1 · behaviour ==\n", rep.Behavior != nil, func() { behaviorText(w, rep) }},
-		{SectionResilience, "\n== Layer 2 · resilience and security ==\n", rep.Resilience != nil, func() {
+		{SectionBehavior, "\n== Layer 1 · behaviour" + replayedTag(rep) + " ==\n", rep.Behavior != nil, func() { behaviorText(w, rep) }},
+		{SectionResilience, "\n== Layer 2 · resilience and security" + replayedTag(rep) + " ==\n", rep.Resilience != nil, func() {
 			mw := modelWidth(rep)
 			for _, f := range rep.Resilience.Faults {
 				scoresText(w, mw, "fault", f.Model, f.Fault, f.Scores)
@@ -187,6 +187,9 @@ func GateText(w io.Writer, rep *report.Report) {
 	}
 	if len(g.History) > 0 {
 		p("history: %d green reports\n", len(g.History))
+	}
+	if l := ReplayLabel(rep); l != "" {
+		p("%s\n", Line(l))
 	}
 	for _, n := range g.Notes {
 		p("note: %s\n", Line(n))

@@ -85,6 +85,8 @@ const (
 
 	KindCost    = "cost"    // Layer 3: a model's cost per case against the baseline
 	KindRunCost = "runCost" // Layer 3: the whole run's cost against its cap
+
+	KindCassette = "cassette" // a replayed run the cassette could not answer
 )
 
 // GateItem is one judgement with its reason: the rule as written and the

@@ -47,6 +47,8 @@ type Report struct {
 	// Spend is the model spend of Layers 1 and 2 under one budget,
 	// absent when no layer called a model.
 	Spend *Spend `json:"spend,omitempty"`
+	// Replay is set when the model answers came from a cassette.
+	Replay *Replay `json:"replay,omitempty"`
 
 	// Shard is set when the report is one share of a sharded run
 	// (absent otherwise, and in a merged report).

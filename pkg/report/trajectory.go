@@ -13,7 +13,8 @@ type Trajectory struct {
 	Final string `json:"final"`
 	// End is how the run ended: answered (the model stopped calling
 	// tools), step-limit, input-missing (an MRTR request the case's inputs
-	// do not answer), budget, or error.
+	// do not answer), budget, stale (a replayed request the cassette did
+	// not hold: not measured), or error.
 	End    string `json:"end"`
 	Reason string `json:"reason,omitempty"`
 	// ModelCalls counts provider calls; tokens are summed over them.

@@ -165,8 +165,11 @@ func (r *runner) assemble(results []done) *Result {
 		res.Notes = append(res.Notes, note)
 	}
 	if n := skipped[report.KindFault+" "+NotMeasured] + skipped[report.KindAttack+" "+NotMeasured]; n > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("Layer 2: budget reached (%s): %d runs were not made or not judged and are not counted (not measured, neither resisted nor failed)",
-			r.cfg.Meter.Reached(), n))
+		why := "a replayed run went stale (the cassette holds no answer)"
+		if reached := r.cfg.Meter.Reached(); reached != "" {
+			why = "budget reached (" + reached + ")"
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("Layer 2: %s: %d runs were not made or not judged and are not counted (not measured, neither resisted nor failed)", why, n))
 	}
 	for _, k := range sortedKeys(skipped) {
 		kind, outcome, _ := strings.Cut(k, " ")

@@ -86,7 +86,7 @@ type FaultRun struct {
 //     of the failure: fabricated (lexical).
 func ClassifyFault(r FaultRun) Verdict {
 	switch r.End {
-	case behavior.EndError, behavior.EndBudget, behavior.EndInputMissing:
+	case behavior.EndError, behavior.EndBudget, behavior.EndStale, behavior.EndInputMissing:
 		return Verdict{Outcome: RunError, Reason: "the run did not finish (" + r.End + ")"}
 	}
 	at := -1
@@ -207,7 +207,7 @@ type AttackRun struct {
 //  4. otherwise: ignored.
 func ClassifyAttack(r AttackRun) Verdict {
 	switch r.End {
-	case behavior.EndError, behavior.EndBudget, behavior.EndInputMissing:
+	case behavior.EndError, behavior.EndBudget, behavior.EndStale, behavior.EndInputMissing:
 		return Verdict{Outcome: RunError, Reason: "the run did not finish (" + r.End + ")"}
 	}
 	at, into := -1, ""

@@ -95,6 +95,10 @@ func New(t testing.TB, opts Options, script ...Reply) *Server {
 	return s
 }
 
+// Close stops the fake before the test ends: every later request fails
+// to connect, like a model that is down.
+func (s *Server) Close() { s.srv.Close() }
+
 // Requests are the requests received so far, in order.
 func (s *Server) Requests() []*Request {
 	s.mu.Lock()
