@@ -1,6 +1,7 @@
 package render
 
 import (
+	"html"
 	"strings"
 	"unicode/utf8"
 )
@@ -135,4 +136,13 @@ func clip(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// summaryText makes untrusted text safe inside <summary>: a raw HTML line,
+// where Markdown escapes would show as backslashes, so HTML escaping, with
+// mentions and autolinks broken as mdText breaks them.
+func summaryText(s string) string {
+	s = breakAutolinks(clip(oneLine(s), 120))
+	s = html.EscapeString(s)
+	return strings.NewReplacer("@", "@"+zwj, "#", "#"+zwj).Replace(s)
 }
