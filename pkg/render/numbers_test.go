@@ -61,12 +61,12 @@ func TestSuiteChangeClipsBoundsToWhatIsPossible(t *testing.T) {
 
 func TestSpecURL(t *testing.T) {
 	for spec, want := range map[string]string{
-		"server/tools.mdx §Tool Result":                          "https://modelcontextprotocol.io/specification/2026-07-28/server/tools#tool-result",
-		"schema.ts DiscoverResult; server/discover.mdx §Caching": "https://modelcontextprotocol.io/specification/2026-07-28/server/discover#caching",
+		"server/tools.mdx §Tool Result":                                         "https://modelcontextprotocol.io/specification/2026-07-28/server/tools#tool-result",
+		"schema.ts DiscoverResult; server/discover.mdx §Caching":                "https://modelcontextprotocol.io/specification/2026-07-28/server/discover#caching",
 		"server/tools.mdx §Error Handling (input validation errors), §Security": "https://modelcontextprotocol.io/specification/2026-07-28/server/tools#error-handling",
-		"basic/versioning.mdx":       "https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning",
-		"schema.ts Tool; SEP-1303":   "",
-		"javascript:alert(1).mdx §x": "",
+		"basic/versioning.mdx":                                                  "https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning",
+		"schema.ts Tool; SEP-1303":                                              "",
+		"javascript:alert(1).mdx §x":                                            "",
 	} {
 		if got := specURL(spec); got != want {
 			t.Errorf("specURL(%q) = %q, want %q", spec, got, want)
