@@ -423,7 +423,7 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 	case it.Status == report.ItemKnown && it.Baseline != nil:
 		return s + fmt.Sprintf(", as in the baseline (%s): a known failure, not a new one", kOfNText(*it.Baseline))
 	case it.Baseline != nil:
-		return s + fmt.Sprintf(" after passing %s in the baseline; conformance is deterministic, so one failed run is a regression: it fails", kOfNText(*it.Baseline))
+		return s + fmt.Sprintf(" after passing %s in the baseline: a regression, since conformance is deterministic; it fails", kOfNText(*it.Baseline))
 	case c.rep.Gate.Baseline == nil:
 		return s + "; a MUST rule must pass every run, and with no baseline the floor alone decides: it fails"
 	}

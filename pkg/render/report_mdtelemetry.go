@@ -58,15 +58,17 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 			"| Model | Accuracy | p95 model call | Tokens / case | Cost / case | Cost trend |", "|---|---|---|---|---|---|"}, rows: rows, what: "models", prio: prioDetail, label: "Layer 3 per model"})
 	}
 	if len(t.Usage) > 0 {
+		// Seven columns, tokens in one cell kept on one line: the table
+		// must fit GitHub's 780 px comment column with four models.
 		var rows []string
 		for _, u := range t.Usage {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |", mdCode(u.Model), mdText(u.Role), u.Calls,
-				grouped(u.InputTokens), grouped(u.CachedInputTokens), grouped(u.CacheWriteTokens), grouped(u.OutputTokens), grouped(u.ReasoningTokens),
-				usdOrUnknown(u.CostUSD), dashIfNil(u.CostPerCallUSD), dashIfNil(u.CostPerCaseUSD), dashIfNil(u.CostPer1kToolCallsUSD)))
+			tokens := nbsp(grouped(u.InputTokens) + " · " + grouped(u.CachedInputTokens+u.CacheWriteTokens) + " · " + grouped(u.OutputTokens))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %s | %s |", mdCode(u.Model), mdText(u.Role), u.Calls, tokens,
+				nbsp(usdOrUnknown(u.CostUSD)), nbsp(dashIfNil(u.CostPerCallUSD)), nbsp(dashIfNil(u.CostPerCaseUSD))))
 		}
-		d.add(mdBlock{head: []string{"**Tokens and cost** (input excludes cache reads and writes; output includes reasoning)", "",
-			"| Model | Role | Calls | Input | Cache read | Cache write | Output | Reasoning | Cost | / call | / case | / 1k tool calls |",
-			"|---|---|---|---|---|---|---|---|---|---|---|---|"}, rows: rows, what: "models", prio: prioDetail, label: "tokens and cost"})
+		d.add(mdBlock{head: details("Tokens and cost per model", []string{"Tokens: input (without cache) · cache read and write · output (reasoning included); per 1k tool calls and the split of cache reads and writes are in report.html.", "",
+			"| Model | Role | Calls | Tokens in · cache · out | Cost | / call | / case |",
+			"|---|---|--:|--:|--:|--:|--:|"}), rows: rows, tail: detailsEnd(), what: "models", prio: prioDetail, label: "tokens and cost"})
 	}
 	if len(t.Tools) > 0 {
 		b := toolsBlock(t.Tools)
