@@ -131,7 +131,7 @@ func TestCommentAimsAndLeavesOutByPriority(t *testing.T) {
 		if limit == 0 {
 			limit = render.DefaultAimBytes
 		}
-		for _, want := range []string{"### ❌ mcp-eval: FAIL", "**Needs attention**", "refund-over-limit", "#### Layer 2", "| attack `exfiltrate-secrets` | success ↓ |", "**Run cost $1.9726**", "[Workflow run]"} {
+		for _, want := range []string{"### ❌ mcp-eval: FAIL", "**Needs attention**", "refund-over-limit", "#### Layer 2", "| attack `exfiltrate\u2011secrets` | success ↓ |", "**Run cost $1.9726**", "[Workflow run]"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("aim %d: %q was left out", aim, want)
 			}

@@ -42,7 +42,7 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 		if r.SameAs != "" {
 			finding = "same fault as " + mdCode(r.SameAs) + ": " + finding
 		}
-		row := fmt.Sprintf("| %s | %s | %s %s | %s | %s |", mdCode(r.ID), r.Level, mark(r), mdText(string(r.Verdict)), kOfN(r), finding)
+		row := fmt.Sprintf("| %s | %s | %s %s | %s | %s |", mdID(r.ID), r.Level, mark(r), mdText(string(r.Verdict)), kOfN(r), finding)
 		all = append(all, row)
 		if checkRank(r) < 4 && !covered[r.ID] {
 			attention = append(attention, row)
@@ -116,7 +116,7 @@ func layer1Blocks(d *mdDoc, rep *report.Report, labels modelLabels, long bool) {
 	}
 	var attention, all []string
 	for _, c := range b.Cases {
-		row := fmt.Sprintf("| %s | %s |", mdCode(c.ID), caseKind(c))
+		row := fmt.Sprintf("| %s | %s |", mdID(c.ID), caseKind(c))
 		needs := false
 		for _, m := range models {
 			r, ok := results[[2]string{c.ID, m}]
@@ -139,7 +139,7 @@ func layer1Blocks(d *mdDoc, rep *report.Report, labels modelLabels, long bool) {
 		d.para(prioFocus, "Layer 1 summary", head...)
 	}
 	d.add(mdBlock{head: details(fmt.Sprintf("All %d cases × %d models", len(b.Cases), len(models)), header), rows: all, tail: append([]string{"", legend}, detailsEnd()...), what: "cases", prio: prioPassing, label: "the whole case matrix"})
-	suiteBlock(d, rep)
+	suiteBlock(d, rep, labels)
 	confusionBlock(d, b)
 	if long {
 		trajectoryBlocks(d, rep)
@@ -218,7 +218,7 @@ func suiteItems(rep *report.Report) []report.GateItem {
 
 // suiteBlock folds every suite score: the mean with its 95% interval, the
 // baseline, Δ (new − baseline) and what the gate's bound shows for sure.
-func suiteBlock(d *mdDoc, rep *report.Report) {
+func suiteBlock(d *mdDoc, rep *report.Report, labels modelLabels) {
 	var rows []string
 	counts := map[string]int{}
 	for _, it := range suiteItems(rep) {
@@ -238,7 +238,7 @@ func suiteBlock(d *mdDoc, rep *report.Report) {
 			arrow = "↓"
 		}
 		counts[it.Status]++
-		rows = append(rows, fmt.Sprintf("| %s | %s %s | %s | %s | %s | %s | %s |", mdCode(it.Model), mdCode(it.Score), arrow, now, base, ch.Delta, mdText(ch.Surely), statusMark(it.Status)))
+		rows = append(rows, fmt.Sprintf("| %s | %s %s | %s | %s | %s | %s | %s |", labels.of(it.Model), mdCode(it.Score), arrow, now, base, ch.Delta, mdText(ch.Surely), statusMark(it.Status)))
 	}
 	if len(rows) == 0 {
 		return
@@ -273,7 +273,7 @@ func confusionBlock(d *mdDoc, b *report.Behavior) {
 	var rows []string
 	for _, mc := range Confusions(b) {
 		for _, c := range mc.Cells {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d |", mdCode(mc.Model), mdCode(clip(ToolClass(c.Expected), maxToolNameRunes)), mdCode(clip(ToolClass(c.Chosen), maxToolNameRunes)), c.Count))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d |", mdCode(mc.Model), mdCode(clip(ToolClass(c.Expected), 32)), mdCode(clip(ToolClass(c.Chosen), 32)), c.Count))
 		}
 		if mc.More > 0 {
 			rows = append(rows, fmt.Sprintf("| %s | … | %d more | |", mdCode(mc.Model), mc.More))
@@ -383,7 +383,7 @@ func layer2Blocks(d *mdDoc, rep *report.Report, labels modelLabels) {
 		var main, all, refusal []string
 		quiet := map[string]int{} // rows whose every cell passed unchanged, per kind
 		for _, r := range order {
-			line := fmt.Sprintf("| %s %s | %s |", r.kind, mdCode(r.subject), scoreLabel(r.score))
+			line := fmt.Sprintf("| %s %s | %s |", r.kind, mdID(r.subject), scoreLabel(r.score))
 			calm := true
 			for _, m := range models {
 				cell := orDefault(cells[r][m], "–")
@@ -456,7 +456,7 @@ func scoreLabel(score string) string {
 // gateDetails folds how the gate decided: each listed item's rule and
 // reason with its statistics, the method, the policy, the notes, every
 // item that did not simply pass, and what could not be matched.
-func gateDetails(d *mdDoc, g *report.Gate, att Attention) {
+func gateDetails(d *mdDoc, g *report.Gate, att Attention, labels modelLabels) {
 	var head []string
 	for i, it := range att.Items {
 		for _, dec := range it.Decided {
@@ -486,10 +486,14 @@ func gateDetails(d *mdDoc, g *report.Gate, att Attention) {
 		if it.Status == report.ItemPass || it.Status == report.ItemInfo {
 			continue
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %s |", statusMark(it.Status), it.Layer, mdText(it.Kind), mdCode(it.Subject), mdCode(it.Model), mdText(it.Rule), mdText(it.Reason)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", statusMark(it.Status), mdText(it.Kind), mdID(it.Subject), labels.of(it.Model), mdText(it.Rule), mdText(it.Reason)))
 	}
 	if len(rows) > 0 {
-		d.add(mdBlock{head: details(fmt.Sprintf("Every gate item that did not simply pass: %d", len(rows)), []string{"| | Layer | Kind | Item | Model | Rule | Reason |", "|---|---|---|---|---|---|---|"}),
+		head2 := []string{"| | Kind | Item | Model | Rule | Reason |", "|---|---|---|---|---|---|"}
+	if labels.legend != "" {
+		head2 = append([]string{labels.legend, ""}, head2...)
+	}
+	d.add(mdBlock{head: details(fmt.Sprintf("Every gate item that did not simply pass: %d", len(rows)), head2),
 			rows: rows, tail: detailsEnd(), what: "items", prio: prioPassing, label: "every gate item"})
 	}
 	if len(g.Unmatched) == 0 {
@@ -497,7 +501,7 @@ func gateDetails(d *mdDoc, g *report.Gate, att Attention) {
 	}
 	var um []string
 	for _, u := range g.Unmatched {
-		um = append(um, fmt.Sprintf("| %d | %s | %s | %s | %s | %s |", u.Layer, mdText(u.Kind), mdCode(u.Subject), mdCode(u.Model), mdText(u.Side), mdText(u.Reason)))
+		um = append(um, fmt.Sprintf("| %d | %s | %s | %s | %s | %s |", u.Layer, mdText(u.Kind), mdID(u.Subject), labels.of(u.Model), mdText(u.Side), mdText(u.Reason)))
 	}
 	d.add(mdBlock{head: details(fmt.Sprintf("Not compared: %d unmatched", len(um)), []string{"| Layer | Kind | Item | Model | Only in | Why |", "|---|---|---|---|---|---|"}), rows: um, tail: detailsEnd(), what: "entries", prio: prioDetail, label: "unmatched items"})
 }
