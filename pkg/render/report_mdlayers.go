@@ -490,10 +490,10 @@ func gateDetails(d *mdDoc, g *report.Gate, att Attention, labels modelLabels) {
 	}
 	if len(rows) > 0 {
 		head2 := []string{"| | Kind | Item | Model | Rule | Reason |", "|---|---|---|---|---|---|"}
-	if labels.legend != "" {
-		head2 = append([]string{labels.legend, ""}, head2...)
-	}
-	d.add(mdBlock{head: details(fmt.Sprintf("Every gate item that did not simply pass: %d", len(rows)), head2),
+		if labels.legend != "" {
+			head2 = append([]string{labels.legend, ""}, head2...)
+		}
+		d.add(mdBlock{head: details(fmt.Sprintf("Every gate item that did not simply pass: %d", len(rows)), head2),
 			rows: rows, tail: detailsEnd(), what: "items", prio: prioPassing, label: "every gate item"})
 	}
 	if len(g.Unmatched) == 0 {
