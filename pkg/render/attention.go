@@ -419,6 +419,9 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 	}
 	failed := it.New.N - it.New.K
 	s := fmt.Sprintf("Failed %d of %d runs", failed, it.New.N)
+	if it.New.K == 0 && it.New.N > 1 {
+		s = fmt.Sprintf("Failed all %d runs", it.New.N)
+	}
 	switch {
 	case it.Status == report.ItemKnown && it.Baseline != nil:
 		return s + fmt.Sprintf(", as in the baseline (%s): a known failure, not a new one", kOfNText(*it.Baseline))

@@ -147,7 +147,7 @@ func TestCommentAimsAndLeavesOutByPriority(t *testing.T) {
 			t.Errorf("aim %d: the short form (%d bytes) is not shorter than the long one (%d)", aim, len(s), len(full))
 		}
 	}
-	for _, want := range []string{"Run 2 of neg-invoice-theory × gemini-2.5-flash: fail", "All 30 cases × 4 models", "Suite scores"} {
+	for _, want := range []string{"Runs 2, 3, 4, 5 of neg-invoice-theory × gemini-2.5-flash: fail", "`search_invoices` `{\"query\":\"theory of invoices\"}`", "All 30 cases × 4 models", "Suite scores"} {
 		if !strings.Contains(full, want) {
 			t.Errorf("the long form lacks %q", want)
 		}

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -289,20 +291,41 @@ func confusionBlock(d *mdDoc, b *report.Behavior) {
 // maxTrajectories bounds the failing runs the long form shows.
 const maxTrajectories = 30
 
-// trajectoryBlocks fold each failing run's trajectory (long form only):
-// the turns, the calls with their arguments, the final answer.
+// trajectoryBlocks fold the failing runs' trajectories (long form only):
+// the turns, the calls with their arguments, the final answer. Runs of one
+// case × model that failed the same way (same reasons, same calls, same
+// answer) are one block naming every run.
 func trajectoryBlocks(d *mdDoc, rep *report.Report) {
 	shown := 0
 	for _, r := range rep.Behavior.Results {
+		var order []string
+		runs := map[string][]report.CaseRun{}
 		for _, run := range r.Runs {
 			if run.Outcome == report.RunPass || run.Trajectory == nil {
 				continue
 			}
+			sig := runSignature(run)
+			if _, ok := runs[sig]; !ok {
+				order = append(order, sig)
+			}
+			runs[sig] = append(runs[sig], run)
+		}
+		for _, sig := range order {
 			if shown == maxTrajectories {
 				d.para(prioDetail, "trajectories", "_… more failing runs in report.json._")
 				return
 			}
 			shown++
+			same := runs[sig]
+			run := same[0]
+			var nums []string
+			for _, x := range same {
+				nums = append(nums, fmt.Sprint(x.Run))
+			}
+			which := "Run " + nums[0]
+			if len(nums) > 1 {
+				which = "Runs " + strings.Join(nums, ", ")
+			}
 			t := run.Trajectory
 			var lines []string
 			for _, reason := range run.Reasons {
@@ -311,20 +334,41 @@ func trajectoryBlocks(d *mdDoc, rep *report.Report) {
 			for i, turn := range t.Turns {
 				l := fmt.Sprintf("%d. %s", i+1, mdText(turn.StopReason))
 				for _, c := range turn.Calls {
-					args := string(c.Arguments)
-					if args == "" {
-						args = c.ArgumentsRaw
-					}
-					l += " · " + mdCode(c.Name) + " " + mdCode(clip(args, 200)) + " → " + mdCode(clip(c.Result, 200))
+					l += " · " + mdCode(c.Name) + " " + mdCode(clip(compactJSON(c.Arguments, c.ArgumentsRaw), 200)) + " → " + mdCode(clip(c.Result, 200))
 				}
 				if turn.Text != "" {
 					l += " · " + mdText(clip(turn.Text, 300))
 				}
 				lines = append(lines, l)
 			}
-			d.add(mdBlock{head: details(fmt.Sprintf("Run %d of %s × %s: %s", run.Run, summaryText(r.Case), summaryText(r.Model), summaryText(run.Outcome)), lines), tail: detailsEnd(), prio: prioDetail, label: "trajectories"})
+			d.add(mdBlock{head: details(fmt.Sprintf("%s of %s × %s: %s", which, summaryText(r.Case), summaryText(r.Model), summaryText(run.Outcome)), lines), tail: detailsEnd(), prio: prioDetail, label: "trajectories"})
 		}
 	}
+}
+
+// runSignature is what makes two failed runs the same to a reader.
+func runSignature(run report.CaseRun) string {
+	var b strings.Builder
+	b.WriteString(run.Outcome + "\x00" + strings.Join(run.Reasons, "\x00"))
+	for _, turn := range run.Trajectory.Turns {
+		b.WriteString("\x00" + turn.Text)
+		for _, c := range turn.Calls {
+			b.WriteString("\x00" + c.Name + "\x00" + compactJSON(c.Arguments, c.ArgumentsRaw) + "\x00" + c.Result)
+		}
+	}
+	return b.String()
+}
+
+// compactJSON is a call's arguments on one line (report.json indents them).
+func compactJSON(args json.RawMessage, raw string) string {
+	if len(args) == 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, args); err != nil {
+		return string(args)
+	}
+	return b.String()
 }
 
 // layer2Blocks: a matrix of fault types and attack categories × models,
