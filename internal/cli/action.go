@@ -82,12 +82,22 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 		outs = pl.Outputs
 	}
 	c.printReport(rep, outs, false)
-	var md bytes.Buffer
-	if err := render.Markdown(&md, rep, render.MarkdownOptions{RunURL: plan.RunURL}); err != nil {
+	// The comment is the short form a reviewer reads; the job summary the
+	// long one, with every item, the trajectories and the confusions.
+	var md, long bytes.Buffer
+	opts := render.MarkdownOptions{RunURL: plan.RunURL, Artifact: action.DefaultArtifact}
+	if err := render.Markdown(&md, rep, opts); err != nil {
 		r.Error("mcp-eval: summary", err.Error())
 		return ExitError
 	}
-	if _, err := r.Publish(ctx, plan, action.ResultOf(rep, outs.Report, md.String())); err != nil {
+	opts.Long = true
+	if err := render.Markdown(&long, rep, opts); err != nil {
+		r.Error("mcp-eval: summary", err.Error())
+		return ExitError
+	}
+	res := action.ResultOf(rep, outs.Report, md.String())
+	res.SummaryBody = long.String()
+	if _, err := r.Publish(ctx, plan, res); err != nil {
 		fmt.Fprintln(c.Stderr, "mcp-eval action:", err)
 		return ExitError
 	}

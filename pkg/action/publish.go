@@ -30,6 +30,9 @@ type Result struct {
 	// comment (the marker is added here). Its untrusted parts must already
 	// be escaped by the renderer.
 	MarkdownBody string
+	// SummaryBody is the long form for the job summary (render.Markdown
+	// with Long); empty means MarkdownBody serves both.
+	SummaryBody string
 	// Annotations for failed MUST checks and regressions, most important first.
 	Annotations []Annotation
 	// Scores by layer name (conformance, behavior, resilience, telemetry):
@@ -76,7 +79,7 @@ func (r *Runner) Publish(ctx context.Context, p Plan, res Result) (Published, er
 	r.annotate(res.Annotations)
 
 	var errs []error
-	if err := appendFile("GITHUB_STEP_SUMMARY", r.Getenv("GITHUB_STEP_SUMMARY"), capSummary(r.scrub(res.MarkdownBody))+"\n"); err != nil {
+	if err := appendFile("GITHUB_STEP_SUMMARY", r.Getenv("GITHUB_STEP_SUMMARY"), capSummary(r.scrub(orBody(res.SummaryBody, res.MarkdownBody)))+"\n"); err != nil {
 		errs = append(errs, err)
 	}
 
@@ -188,4 +191,11 @@ func (r *Runner) comment(ctx context.Context, p Plan, res Result, pub *Published
 	}
 	r.logf("mcp-eval: PR comment %s on #%d", action, p.Comment.PR)
 	return action
+}
+
+func orBody(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

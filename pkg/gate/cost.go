@@ -160,10 +160,19 @@ func (e *evaluation) runCost(limit float64) {
 	e.add(it)
 }
 
-// runTotal is the run's model cost: from the telemetry section, or for a
-// report without one, the run's spend record (Layer 1's alone in older
-// reports).
+// runTotal is the run's model cost: the run's spend record, or for a
+// report without one, the telemetry section's total (Layer 1's spend
+// alone in older reports).
 func runTotal(rep *report.Report) (usd float64, known bool, why string) {
+	// The budget meter's figure first: it is what the run paid (fresh
+	// calls of every layer, the judges included) and what every surface
+	// shows as the run's cost, so the cap and the comment say one number.
+	if s := rep.Spend; s != nil {
+		if s.Used.USD == nil {
+			return 0, false, "the run's spend has " + s.Used.USDUnknown
+		}
+		return *s.Used.USD, true, ""
+	}
 	if t := rep.Telemetry; t != nil && len(t.Usage) > 0 {
 		usd, known = t.TotalCostUSD()
 		if !known {
@@ -176,12 +185,6 @@ func runTotal(rep *report.Report) (usd float64, known bool, why string) {
 			why = "no price for " + strings.Join(missing, ", ")
 		}
 		return usd, known, why
-	}
-	if s := rep.Spend; s != nil {
-		if s.Used.USD == nil {
-			return 0, false, "the run's spend has " + s.Used.USDUnknown
-		}
-		return *s.Used.USD, true, ""
 	}
 	if b := rep.Behavior; b != nil && b.Spend != nil {
 		if b.Spend.Used.USD == nil {

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -81,14 +82,14 @@ func (e *evaluation) rate(k rateKey, s report.Score, base map[rateKey]report.Sco
 		it.Drop = ptr(drop)
 		t := exactTest{item: -1, p: fisherLess(gb, b.N, gn, s.N), minP: fisherMin(gb, b.N, gn, s.N)}
 		if !beyond(drop, e.p.MaxDrop) {
-			it.Status, it.Reason = report.ItemPass, fmt.Sprintf("drop %s is within max-drop %s", pct(drop), num(e.p.MaxDrop))
+			it.Status, it.Reason = report.ItemPass, fmt.Sprintf("%s, within max-drop %s", moved(drop, s.Direction), num(e.p.MaxDrop))
 			e.exact = append(e.exact, t)
 			break
 		}
 		t.item = e.add(it)
-		t.failReason = fmt.Sprintf("regression: %d/%d now, %d/%d in the baseline (drop %s beyond max-drop %s)", s.K, s.N, b.K, b.N, pct(drop), num(e.p.MaxDrop))
+		t.failReason = fmt.Sprintf("regression: %d/%d now, %d/%d in the baseline (%s, beyond max-drop %s)", s.K, s.N, b.K, b.N, moved(drop, s.Direction), num(e.p.MaxDrop))
 		t.noiseStatus = report.ItemInconclusive
-		t.noiseReason = fmt.Sprintf("drop %s exceeds max-drop %s, but %d/%d against %d/%d is inside the noise", pct(drop), num(e.p.MaxDrop), s.K, s.N, b.K, b.N)
+		t.noiseReason = fmt.Sprintf("%s, beyond max-drop %s, but %d/%d against %d/%d is inside the noise", moved(drop, s.Direction), num(e.p.MaxDrop), s.K, s.N, b.K, b.N)
 		e.exact = append(e.exact, t)
 		return
 	}
@@ -149,4 +150,22 @@ func budgetStopped(u report.ResilienceUnmeasured) int {
 		}
 	}
 	return n
+}
+
+// moved says a rate's change in the words of its direction: drop is in the
+// good direction (positive is worse), so an attack success rate whose good
+// runs fell "rose 22.5 pts" and a fault-handled rate "fell 30.0 pts".
+func moved(drop float64, dir report.Direction) string {
+	r := math.Round(drop*1000) / 10
+	if r == 0 {
+		return "unchanged"
+	}
+	up := r < 0 // the good runs rose
+	if dir == report.Lower {
+		up = !up
+	}
+	if up {
+		return fmt.Sprintf("rose %.1f pts", math.Abs(r))
+	}
+	return fmt.Sprintf("fell %.1f pts", math.Abs(r))
 }

@@ -231,3 +231,7 @@ func betaCF(a, b, x float64) float64 {
 func floor(f float64, n int) int {
 	return int(math.Ceil(f*float64(n) - 1e-9))
 }
+
+// FloorRuns is how many of n runs a floor f needs, ⌈f·n⌉ as the gate
+// counts it, for renderers that say a floor in words.
+func FloorRuns(f float64, n int) int { return floor(f, n) }

@@ -9,8 +9,8 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
-// MarkdownOptions shape the Markdown body. The zero value renders a job
-// summary: no marker, no run link, GitHub's comment limit.
+// MarkdownOptions shape the Markdown body. The zero value renders the PR
+// comment's short form without a marker; Long renders the job summary.
 type MarkdownOptions struct {
 	// Marker is the hidden first line by which the sticky PR comment is
 	// found again, e.g. "<!-- mcp-eval:ci -->": an HTML comment on one
@@ -18,21 +18,46 @@ type MarkdownOptions struct {
 	Marker string
 	// RunURL links the workflow run; empty for no link. Only http(s).
 	RunURL string
-	// MaxBytes bounds the whole body (default DefaultMaxBytes). GitHub
-	// rejects a comment over 65,536 characters; bytes are never fewer.
+	// Artifact names the run's artifact that holds report.html, linked
+	// from the top of the body (on the run page's artifact list).
+	Artifact string
+	// MaxBytes bounds the whole body: default DefaultMaxBytes, or
+	// DefaultSummaryBytes for Long. GitHub rejects a comment over 65,536
+	// characters; bytes are never fewer.
 	MaxBytes int
+	// AimBytes is the size the short form aims at (default
+	// DefaultAimBytes): past it, whole sections are left out by priority,
+	// passing rows and latency detail first; the verdict, Needs attention,
+	// the Layer 2 matrix and the cost line always stay. Long ignores it.
+	AimBytes int
+	// Long renders the job summary: everything in the comment, every
+	// item listed, plus the failing trajectories and the confusion matrix.
+	Long bool
 }
 
 // DefaultMaxBytes leaves room under GitHub's 65,536-character comment
 // limit for what the caller may append.
 const DefaultMaxBytes = 65000
 
-// Markdown writes a report as GitHub-flavoured Markdown for the sticky PR
-// comment and the job summary: the verdict, what needs attention, one
-// section per layer present, the gate's details folded away, a link to the
-// run. All text from the server, the models and the report file itself is
-// escaped (see report_mdsafe.go); the body stays under opts.MaxBytes with a
-// note when something had to be cut.
+// DefaultAimBytes is what the comment aims at: a reviewer reads it in
+// half a minute, and the job summary and report.html have the rest.
+const DefaultAimBytes = 15000
+
+// DefaultSummaryBytes keeps the long form under GitHub's 1 MiB job
+// summary limit, with room for what the action appends.
+const DefaultSummaryBytes = 1000000
+
+// maxShortItems is how many Needs attention items the comment lists; the
+// job summary lists all.
+const maxShortItems = 15
+
+// Markdown writes a report as GitHub-flavoured Markdown: the verdict and
+// a plain summary, links to the run and report.html, what needs attention
+// (cause, fix, where to look; worst first, one row per cause), the cost of
+// the run, one section per layer with passes folded away, and how the gate
+// decided. All text from the server, the models and the report file itself
+// is escaped (see report_mdsafe.go); the body stays under opts.MaxBytes
+// with a note when something had to be cut.
 func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	if opts.Marker != "" && !validMarker(opts.Marker) {
 		return fmt.Errorf("render: marker %q must be one HTML comment on one line, like <!-- mcp-eval:ci -->", opts.Marker)
@@ -40,43 +65,74 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	limit := opts.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxBytes
+		if opts.Long {
+			limit = DefaultSummaryBytes
+		}
 	}
 	if limit < 1024 {
 		return fmt.Errorf("render: a body limit of %d bytes is too small for a verdict and a note; use at least 1024", limit)
 	}
+	aim := opts.AimBytes
+	if aim <= 0 {
+		aim = DefaultAimBytes
+	}
+	if opts.Long {
+		aim = limit
+	}
+	att := BuildAttention(rep)
+	labels := newModelLabels(rep)
 	var d mdDoc
 	var head []string
 	if opts.Marker != "" {
 		head = append(head, opts.Marker)
 	}
-	head = append(head, verdictHeading(rep), "", contextLine(rep))
-	d.para(head...)
-	if l := ReplayLabel(rep); l != "" {
-		d.para("> [!IMPORTANT]\n> " + mdText(l))
+	head = append(head, verdictHeading(rep, att), "", summaryLine(rep, att))
+	if l := linksLine(opts); l != "" {
+		head = append(head, "", l)
 	}
-	if g := rep.Gate; g != nil {
-		if g.Baseline == nil && g.BaselineNote != "" {
-			d.para("> [!NOTE]\n> " + mdText(g.BaselineNote))
-		}
-		attentionBlock(&d, g)
+	head = append(head, "", contextLine(rep))
+	d.keep(head...)
+	if l := ReplayLabel(rep); l != "" {
+		d.keep("> [!IMPORTANT]\n> " + mdText(l))
+	}
+	if g := rep.Gate; g != nil && g.Baseline == nil && g.BaselineNote != "" {
+		d.keep("> [!NOTE]\n> " + mdText(g.BaselineNote))
+	}
+	attentionBlocks(&d, rep, att, opts.Long)
+	if line := runCostLine(rep); line != "" {
+		d.keep(line)
 	}
 	if rep.Conformance != nil {
 		layer0Blocks(&d, rep)
 	}
 	if rep.Behavior != nil {
-		layer1Blocks(&d, rep)
+		layer1Blocks(&d, rep, labels, opts.Long)
 	}
 	if rep.Resilience != nil {
-		layer2Blocks(&d, rep)
+		layer2Blocks(&d, rep, labels)
 	}
 	if rep.Telemetry != nil {
 		layer3Blocks(&d, rep)
 	}
 	if rep.Gate != nil {
-		gateDetails(&d, rep.Gate)
+		gateDetails(&d, rep.Gate, att, labels)
 	}
-	_, err := io.WriteString(w, d.render(limit, footer(rep, opts.RunURL)))
+	_, err := io.WriteString(w, d.render(limit, aim, footer(rep, opts.RunURL)))
 	return err
+}
+
+// linksLine links the run and the artifact with report.html: the first
+// thing a reviewer clicks for more.
+func linksLine(opts MarkdownOptions) string {
+	u := safeURL(opts.RunURL)
+	if u == "" {
+		return ""
+	}
+	art := "report.html"
+	if opts.Artifact != "" {
+		art += " in " + mdCode(opts.Artifact)
+	}
+	return fmt.Sprintf("[Workflow run](<%s>) · [%s](<%s#artifacts>) · the job summary has the long form", u, art, u)
 }
 
 // validMarker accepts "<!-- … -->" with nothing inside that could end the
@@ -89,19 +145,10 @@ func validMarker(m string) bool {
 	return !strings.Contains(inner, "--") && !strings.HasPrefix(inner, ">") && !strings.HasPrefix(inner, "->")
 }
 
-func verdictHeading(rep *report.Report) string {
+func verdictHeading(rep *report.Report, att Attention) string {
 	if g := rep.Gate; g != nil {
 		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️"}[g.Verdict]
-		counts := statusCounts(g.Items)
-		var parts []string
-		for _, s := range []struct{ status, one, many string }{
-			{report.ItemFail, "failed", "failed"}, {report.ItemInconclusive, "inconclusive", "inconclusive"},
-			{report.ItemKnown, "known failure", "known failures"}, {report.ItemWarn, "warning", "warnings"},
-		} {
-			if n := counts[s.status]; n > 0 {
-				parts = append(parts, plural(n, s.one, s.many))
-			}
-		}
+		parts := titleCounts(att)
 		line := fmt.Sprintf("### %s mcp-eval: %s", icon, strings.ToUpper(mdText(g.Verdict)))
 		if c := legacy(rep); c != nil {
 			// Not a pass: the legacy mark heads it, and only a gate that
@@ -125,6 +172,93 @@ func verdictHeading(rep *report.Report) string {
 		return fmt.Sprintf("### %s mcp-eval: conformance %s (not gated)", icon, strings.ToUpper(mdText(c.Verdict)))
 	}
 	return "### mcp-eval report (not gated)"
+}
+
+// titleCounts are the causes per status, with the rules they break where
+// one cause breaks several: "1 failed (3 rules)".
+func titleCounts(att Attention) []string {
+	var parts []string
+	for _, s := range []struct{ status, one, many string }{
+		{report.ItemFail, "failed", "failed"}, {report.ItemInconclusive, "inconclusive", "inconclusive"},
+		{report.ItemWarn, "warning", "warnings"}, {report.ItemKnown, "known failure", "known failures"},
+	} {
+		n := att.Causes[s.status]
+		if n == 0 {
+			continue
+		}
+		p := plural(n, s.one, s.many)
+		if r := att.Rules[s.status]; r > n {
+			p += fmt.Sprintf(" (%d rules)", r)
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// summaryLine is one plain line under the title: what to fix, by name,
+// and what else there is.
+func summaryLine(rep *report.Report, att Attention) string {
+	if rep.Gate == nil {
+		return "Not gated: no verdict, nothing compared."
+	}
+	var names []string
+	more := 0
+	lead := ""
+	switch {
+	case att.Causes[report.ItemFail] > 0:
+		lead = "To fix"
+	case att.Causes[report.ItemInconclusive] > 0:
+		lead = "No failure; undecided"
+	case att.Causes[report.ItemWarn] > 0:
+		lead = "Passed; worth a look"
+	}
+	for _, it := range att.Items {
+		if lead == "" || it.Status != att.Items[0].Status {
+			break
+		}
+		if len(names) == 3 {
+			more++
+			continue
+		}
+		names = append(names, attnName(it))
+	}
+	var s string
+	if lead == "" {
+		s = "Every item the gate judged passed."
+	} else {
+		s = fmt.Sprintf("**%s:** %s", lead, strings.Join(names, "; "))
+		if more > 0 {
+			s += fmt.Sprintf("; and %d more", more)
+		}
+		s += "."
+	}
+	var rest []string
+	for _, st := range []struct{ status, one, many string }{
+		{report.ItemInconclusive, "inconclusive", "inconclusive"}, {report.ItemWarn, "warning", "warnings"}, {report.ItemKnown, "known failure", "known failures"},
+	} {
+		if len(att.Items) > 0 && att.Items[0].Status == st.status {
+			continue
+		}
+		if n := att.Causes[st.status]; n > 0 {
+			rest = append(rest, plural(n, st.one, st.many))
+		}
+	}
+	if len(rest) > 0 {
+		s += " Also " + strings.Join(rest, ", ") + "."
+	}
+	return s
+}
+
+// attnName is an item's short name: "`CACHE-1` (3 rules)", "`weather-0` × `m1`".
+func attnName(it AttentionItem) string {
+	n := mdCode(it.Subject)
+	if len(it.Rules) > 1 && it.Kind == report.KindCheck {
+		n = mdCode(it.Rules[0]) + fmt.Sprintf(" (%d rules)", len(it.Rules))
+	}
+	if it.Model != "" {
+		n += " × " + mdCode(it.Model)
+	}
+	return n
 }
 
 func statusCounts(items []report.GateItem) map[string]int {
@@ -217,23 +351,6 @@ func statusMark(status string) string {
 
 const legend = "<sub>✓ pass · ✗ fail · ⚠ inconclusive · ● known failure · ! warning · ≠ not comparable · · shown only</sub>"
 
-// attentionBlock lists what moved the verdict: failures, then
-// inconclusive items.
-func attentionBlock(d *mdDoc, g *report.Gate) {
-	var rows []string
-	for _, status := range []string{report.ItemFail, report.ItemInconclusive} {
-		for _, it := range g.Items {
-			if it.Status == status {
-				rows = append(rows, fmt.Sprintf("| %s | %d | %s | %s | %s | %s |", statusMark(it.Status), it.Layer, mdCode(it.Subject), mdCode(it.Model), observed(it), mdText(it.Reason)))
-			}
-		}
-	}
-	if len(rows) == 0 {
-		return
-	}
-	d.add(mdBlock{head: []string{"**Needs attention**", "", "| | Layer | Item | Model | Observed | Reason |", "|---|---|---|---|---|---|"}, rows: rows, what: "items"})
-}
-
 // observed is an item's value in a few characters: k/N against the
 // baseline, or a suite score's drop and bound.
 func observed(it report.GateItem) string {
@@ -244,15 +361,14 @@ func observed(it report.GateItem) string {
 		return fmt.Sprintf("%d/%d (was %d/%d)", it.New.K, it.New.N, it.Baseline.K, it.Baseline.N)
 	case it.New != nil:
 		return fmt.Sprintf("%d/%d", it.New.K, it.New.N)
-	case it.Drop != nil && it.Bound != nil:
-		return fmt.Sprintf("drop %s, bound %s", points(*it.Drop), points(*it.Bound))
-	case it.Drop != nil:
-		return "drop " + points(*it.Drop)
+	case it.Kind == report.KindSuite && it.Drop != nil:
+		c := suiteChange(it)
+		return "Δ " + c.Delta + ", " + c.Surely
 	}
 	return "–"
 }
 
-func points(v float64) string { return fmt.Sprintf("%+.1f pts", 100*v) }
+func points(v float64) string { return deltaPoints(v) }
 
 func percent(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -20,7 +22,7 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 		}
 		d.add(mdBlock{head: []string{"#### Layer 0 · conformance", "",
 			fmt.Sprintf("The server speaks %s only, not 2026-07-28. What blocks it:", mdCode(c.Legacy.Speaks)), "",
-			"| Blocker | Found | Instead |", "|---|---|---|"}, rows: rows, what: "blockers"})
+			"| Blocker | Found | Instead |", "|---|---|---|"}, rows: rows, what: "blockers", prio: prioKeep})
 		return
 	}
 	s := Summarize(c)
@@ -28,21 +30,33 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 	sorted := append([]report.CheckResult(nil), c.Checks...)
 	sort.SliceStable(sorted, func(i, j int) bool { return checkRank(sorted[i]) < checkRank(sorted[j]) })
 	header := []string{"| Check | Level | Result | k/N | Finding |", "|---|---|---|---|---|"}
+	covered := map[string]bool{} // checks Needs attention already lists
+	for _, it := range BuildAttention(rep).Items {
+		if it.Kind == report.KindCheck {
+			for _, id := range it.Rules {
+				covered[id] = true
+			}
+		}
+	}
 	var attention, all []string
 	for _, r := range sorted {
-		row := fmt.Sprintf("| %s | %s | %s %s | %s | %s |", mdCode(r.ID), r.Level, mark(r), mdText(string(r.Verdict)), kOfN(r), mdText(headline(r)))
+		finding := mdText(headline(r))
+		if r.SameAs != "" {
+			finding = "same fault as " + mdCode(r.SameAs) + ": " + finding
+		}
+		row := fmt.Sprintf("| %s | %s | %s %s | %s | %s |", mdID(r.ID), r.Level, mark(r), mdText(string(r.Verdict)), kOfN(r), finding)
 		all = append(all, row)
-		if checkRank(r) < 4 {
+		if checkRank(r) < 4 && !covered[r.ID] {
 			attention = append(attention, row)
 		}
 	}
 	head := []string{"#### Layer 0 · conformance", "", summary}
 	if len(attention) > 0 {
-		d.add(mdBlock{head: append(append(head, ""), header...), rows: attention, what: "checks"})
+		d.add(mdBlock{head: append(append(head, ""), header...), rows: attention, what: "checks", prio: prioFocus, label: "Layer 0 checks to look at"})
 	} else {
-		d.para(head...)
+		d.para(prioFocus, "Layer 0 summary", head...)
 	}
-	d.add(mdBlock{head: details(fmt.Sprintf("All %d checks", len(all)), header), rows: all, tail: detailsEnd(), what: "checks"})
+	d.add(mdBlock{head: details(fmt.Sprintf("All %d checks", len(all)), header), rows: all, tail: detailsEnd(), what: "checks", prio: prioPassing, label: "all Layer 0 checks"})
 }
 
 // checkRank orders failures first: failed or errored MUST, failed SHOULD,
@@ -72,8 +86,9 @@ func kOfN(r report.CheckResult) string {
 }
 
 // layer1Blocks: the case × model matrix (cells that need attention first,
-// the whole matrix folded) and the suite scores with their intervals.
-func layer1Blocks(d *mdDoc, rep *report.Report) {
+// the whole matrix folded), the suite scores folded, the confusion matrix
+// folded, and in the long form the failing trajectories.
+func layer1Blocks(d *mdDoc, rep *report.Report, labels modelLabels, long bool) {
 	b := rep.Behavior
 	models := resultModels(rep)
 	items := map[[2]string]report.GateItem{}
@@ -93,14 +108,17 @@ func layer1Blocks(d *mdDoc, rep *report.Report) {
 		judge = " · judge " + mdCode(b.JudgeModel) + " rubric " + mdCode(shortHash(b.RubricHash))
 	}
 	head := []string{"#### Layer 1 · behaviour", "", fmt.Sprintf("%d cases × %d models, %d runs each%s", len(b.Cases), len(models), b.RunsPerCase, judge)}
+	if labels.legend != "" {
+		head = append(head, "", labels.legend)
+	}
 	header := []string{"| Case | Kind |", "|---|---|"}
 	for _, m := range models {
-		header[0] += " " + mdCode(m) + " |"
+		header[0] += " " + labels.of(m) + " |"
 		header[1] += "---|"
 	}
 	var attention, all []string
 	for _, c := range b.Cases {
-		row := fmt.Sprintf("| %s | %s |", mdCode(c.ID), caseKind(c))
+		row := fmt.Sprintf("| %s | %s |", mdID(c.ID), caseKind(c))
 		needs := false
 		for _, m := range models {
 			r, ok := results[[2]string{c.ID, m}]
@@ -118,12 +136,16 @@ func layer1Blocks(d *mdDoc, rep *report.Report) {
 		}
 	}
 	if len(attention) > 0 {
-		d.add(mdBlock{head: append(append(head, ""), header...), rows: attention, tail: []string{"", legend}, what: "cases"})
+		d.add(mdBlock{head: append(append(head, ""), header...), rows: attention, tail: []string{"", legend}, what: "cases", prio: prioFocus, label: "Layer 1 cases to look at"})
 	} else {
-		d.para(head...)
+		d.para(prioFocus, "Layer 1 summary", head...)
 	}
-	d.add(mdBlock{head: details(fmt.Sprintf("All %d cases × %d models", len(b.Cases), len(models)), header), rows: all, tail: append([]string{"", legend}, detailsEnd()...), what: "cases"})
-	suiteBlock(d, rep)
+	d.add(mdBlock{head: details(fmt.Sprintf("All %d cases × %d models", len(b.Cases), len(models)), header), rows: all, tail: append([]string{"", legend}, detailsEnd()...), what: "cases", prio: prioPassing, label: "the whole case matrix"})
+	suiteBlock(d, rep, labels)
+	confusionBlock(d, b)
+	if long {
+		trajectoryBlocks(d, rep)
+	}
 }
 
 func caseKind(c report.Case) string {
@@ -134,18 +156,18 @@ func caseKind(c report.Case) string {
 	return mdText(k)
 }
 
-// matrixCell is "✓ 5/5" or "✗ 2/5 (−60)" with the change in points
-// against the baseline when the gate compared them.
+// matrixCell is "✓ 5/5" or "✗ 2/5 −60" with the change in points against
+// the baseline when the gate compared them (never for a cell the gate
+// marks not comparable).
 func matrixCell(r report.CaseResult, it report.GateItem, gated bool) string {
 	cell := fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N)
 	if !gated {
 		return cell
 	}
-	cell = statusMark(it.Status) + " " + cell
-	if it.Baseline != nil && it.Baseline.N > 0 && r.Passed.N > 0 {
-		delta := 100 * (r.Passed.Rate() - it.Baseline.Rate())
-		if delta >= 0.5 || delta <= -0.5 {
-			cell += fmt.Sprintf(" (%+.0f)", delta)
+	cell = statusMark(it.Status) + "\u00a0" + cell
+	if it.Baseline != nil && it.Baseline.N > 0 && r.Passed.N > 0 && it.Status != report.ItemNotComparable {
+		if d := deltaWhole(r.Passed.Rate() - it.Baseline.Rate()); d != "" {
+			cell += "\u00a0" + d
 		}
 	}
 	return cell
@@ -196,43 +218,163 @@ func suiteItems(rep *report.Report) []report.GateItem {
 	return gate.SuiteScores(rep, gate.DefaultPolicy())
 }
 
-func suiteBlock(d *mdDoc, rep *report.Report) {
+// suiteBlock folds every suite score: the mean with its 95% interval, the
+// baseline, Δ (new − baseline) and what the gate's bound shows for sure.
+func suiteBlock(d *mdDoc, rep *report.Report, labels modelLabels) {
 	var rows []string
+	counts := map[string]int{}
 	for _, it := range suiteItems(rep) {
-		now, base, delta, bound := "–", "–", "–", "–"
+		now, base := "–", "–"
 		if it.Value != nil {
-			now = percent(*it.Value)
+			now = pct1(*it.Value)
 			if it.Low != nil && it.High != nil {
-				now += fmt.Sprintf(" (%.1f–%.1f)", 100**it.Low, 100**it.High)
+				now += fmt.Sprintf(" (%s–%s)", strings.TrimSuffix(pct1(*it.Low), "%"), strings.TrimSuffix(pct1(*it.High), "%"))
 			}
 		}
 		if it.BaselineValue != nil && it.Status != report.ItemNotComparable {
-			base = percent(*it.BaselineValue)
+			base = pct1(*it.BaselineValue)
 		}
-		if it.Drop != nil && it.Status != report.ItemNotComparable {
-			// Δ in the score's own units: a drop of a higher-is-better
-			// score is negative, a rise of a lower-is-better one positive.
-			change := -*it.Drop
-			if it.Direction == report.Lower {
-				change = *it.Drop
-			}
-			delta = points(change)
+		ch := suiteChange(it)
+		arrow := "↑"
+		if it.Direction == report.Lower {
+			arrow = "↓"
 		}
-		if it.Bound != nil && it.Status != report.ItemNotComparable {
-			bound = points(*it.Bound)
-		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s | %s %s |", mdCode(it.Model), mdCode(it.Score), mdText(string(it.Direction)), now, base, delta, bound, statusMark(it.Status), mdText(it.Status)))
+		counts[it.Status]++
+		rows = append(rows, fmt.Sprintf("| %s | %s %s | %s | %s | %s | %s | %s |", labels.of(it.Model), mdCode(it.Score), arrow, now, base, ch.Delta, mdText(ch.Surely), statusMark(it.Status)))
 	}
 	if len(rows) == 0 {
 		return
 	}
-	d.add(mdBlock{head: []string{"**Suite scores**: the mean over cases with its 95% interval; Δ and the one-sided bound of the drop are paired with the baseline's same cases", "",
-		"| Model | Score | Better | Now | Baseline | Δ | Drop bound | Status |", "|---|---|---|---|---|---|---|---|"}, rows: rows, what: "scores"})
+	var tally []string
+	for _, s := range []string{report.ItemFail, report.ItemInconclusive, report.ItemPass, report.ItemNotComparable, report.ItemInfo} {
+		if counts[s] > 0 {
+			tally = append(tally, fmt.Sprintf("%d %s", counts[s], statusWord(s)))
+		}
+	}
+	d.add(mdBlock{head: details(fmt.Sprintf("Suite scores: %s", strings.Join(tally, ", ")), []string{
+		"The mean over cases with its 95% interval (↑ higher is better, ↓ lower); Δ is now − baseline over the same cases; \"surely\" is what the gate's one-sided bound shows.", "",
+		"| Model | Score | Now | Baseline | Δ | Surely | |", "|---|---|---|---|---|---|---|"}), rows: rows, tail: detailsEnd(), what: "scores", prio: prioPassing, label: "suite scores"})
 }
 
-// layer2Blocks: fault handling and attacks per model, with the baseline
-// when the gate compared them.
-func layer2Blocks(d *mdDoc, rep *report.Report) {
+func statusWord(s string) string {
+	switch s {
+	case report.ItemNotComparable:
+		return "not comparable"
+	case report.ItemInfo:
+		return "shown only"
+	case report.ItemFail:
+		return "failed"
+	case report.ItemPass:
+		return "passed"
+	}
+	return s
+}
+
+// confusionBlock folds each model's most frequent confusions.
+func confusionBlock(d *mdDoc, b *report.Behavior) {
+	var rows []string
+	for _, mc := range Confusions(b) {
+		for _, c := range mc.Cells {
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d |", mdCode(mc.Model), mdCode(clip(ToolClass(c.Expected), 32)), mdCode(clip(ToolClass(c.Chosen), 32)), c.Count))
+		}
+		if mc.More > 0 {
+			rows = append(rows, fmt.Sprintf("| %s | … | %d more | |", mdCode(mc.Model), mc.More))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	d.add(mdBlock{head: details("Confusions: the tool expected and the one chosen instead", []string{"| Model | Expected | Chosen | Steps |", "|---|---|---|---|"}),
+		rows: rows, tail: detailsEnd(), what: "confusions", prio: prioDetail, label: "confusions"})
+}
+
+// maxTrajectories bounds the failing runs the long form shows.
+const maxTrajectories = 30
+
+// trajectoryBlocks fold the failing runs' trajectories (long form only):
+// the turns, the calls with their arguments, the final answer. Runs of one
+// case × model that failed the same way (same reasons, same calls, same
+// answer) are one block naming every run.
+func trajectoryBlocks(d *mdDoc, rep *report.Report) {
+	shown := 0
+	for _, r := range rep.Behavior.Results {
+		var order []string
+		runs := map[string][]report.CaseRun{}
+		for _, run := range r.Runs {
+			if run.Outcome == report.RunPass || run.Trajectory == nil {
+				continue
+			}
+			sig := runSignature(run)
+			if _, ok := runs[sig]; !ok {
+				order = append(order, sig)
+			}
+			runs[sig] = append(runs[sig], run)
+		}
+		for _, sig := range order {
+			if shown == maxTrajectories {
+				d.para(prioDetail, "trajectories", "_… more failing runs in report.json._")
+				return
+			}
+			shown++
+			same := runs[sig]
+			run := same[0]
+			var nums []string
+			for _, x := range same {
+				nums = append(nums, fmt.Sprint(x.Run))
+			}
+			which := "Run " + nums[0]
+			if len(nums) > 1 {
+				which = "Runs " + strings.Join(nums, ", ")
+			}
+			t := run.Trajectory
+			var lines []string
+			for _, reason := range run.Reasons {
+				lines = append(lines, "- "+mdText(reason))
+			}
+			for i, turn := range t.Turns {
+				l := fmt.Sprintf("%d. %s", i+1, mdText(turn.StopReason))
+				for _, c := range turn.Calls {
+					l += " · " + mdCode(c.Name) + " " + mdCode(clip(compactJSON(c.Arguments, c.ArgumentsRaw), 200)) + " → " + mdCode(clip(c.Result, 200))
+				}
+				if turn.Text != "" {
+					l += " · " + mdText(clip(turn.Text, 300))
+				}
+				lines = append(lines, l)
+			}
+			d.add(mdBlock{head: details(fmt.Sprintf("%s of %s × %s: %s", which, summaryText(r.Case), summaryText(r.Model), summaryText(run.Outcome)), lines), tail: detailsEnd(), prio: prioDetail, label: "trajectories"})
+		}
+	}
+}
+
+// runSignature is what makes two failed runs the same to a reader.
+func runSignature(run report.CaseRun) string {
+	var b strings.Builder
+	b.WriteString(run.Outcome + "\x00" + strings.Join(run.Reasons, "\x00"))
+	for _, turn := range run.Trajectory.Turns {
+		b.WriteString("\x00" + turn.Text)
+		for _, c := range turn.Calls {
+			b.WriteString("\x00" + c.Name + "\x00" + compactJSON(c.Arguments, c.ArgumentsRaw) + "\x00" + c.Result)
+		}
+	}
+	return b.String()
+}
+
+// compactJSON is a call's arguments on one line (report.json indents them).
+func compactJSON(args json.RawMessage, raw string) string {
+	if len(args) == 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, args); err != nil {
+		return string(args)
+	}
+	return b.String()
+}
+
+// layer2Blocks: a matrix of fault types and attack categories × models,
+// one cell each (status, k/N, Δ in points), never left out; refusal rates
+// and what was not measured follow.
+func layer2Blocks(d *mdDoc, rep *report.Report, labels modelLabels) {
 	type key struct{ kind, model, subject, score string }
 	items := map[key]report.GateItem{}
 	if rep.Gate != nil {
@@ -242,18 +384,30 @@ func layer2Blocks(d *mdDoc, rep *report.Report) {
 			}
 		}
 	}
-	var rows []string
+	type row struct{ kind, subject, score string }
+	var order []row
+	cells := map[row]map[string]string{}
+	var models []string
 	add := func(kind, model, subject string, scores []report.Score) {
+		if !containsStr(models, model) {
+			models = append(models, model)
+		}
 		for _, s := range scores {
-			base, delta, status := "–", "–", "–"
-			if it, ok := items[key{kind, model, subject, s.Name}]; ok {
-				if it.Baseline != nil {
-					base = fmt.Sprintf("%d/%d", it.Baseline.K, it.Baseline.N)
-					delta = points(s.Count().Rate() - it.Baseline.Rate())
-				}
-				status = statusMark(it.Status) + " " + mdText(it.Status)
+			r := row{kind, subject, s.Name}
+			if cells[r] == nil {
+				cells[r] = map[string]string{}
+				order = append(order, r)
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %s %s | %s | %s | %d/%d (%s) | %s | %s | %s |", mdCode(model), kind, mdCode(subject), mdCode(s.Name), mdText(string(s.Direction)), s.K, s.N, percent(s.Count().Rate()), base, delta, status))
+			cell := fmt.Sprintf("%d/%d", s.K, s.N)
+			if it, ok := items[key{kind, model, subject, s.Name}]; ok {
+				cell = statusMark(it.Status) + "\u00a0" + cell
+				if it.Baseline != nil && it.Status != report.ItemNotComparable && it.Baseline.N > 0 && s.N > 0 {
+					if dd := deltaWhole(s.Count().Rate() - it.Baseline.Rate()); dd != "" {
+						cell += "\u00a0" + dd
+					}
+				}
+			}
+			cells[r][model] = cell
 		}
 	}
 	for _, f := range rep.Resilience.Faults {
@@ -263,25 +417,104 @@ func layer2Blocks(d *mdDoc, rep *report.Report) {
 		add(report.KindAttack, a.Model, a.Attack, a.Scores)
 	}
 	gaps := unmeasuredMarkdown(rep.Resilience)
-	if len(rows) > 0 {
-		d.add(mdBlock{head: []string{"#### Layer 2 · resilience and security", "",
-			"| Model | Injected | Score | Better | Now | Baseline | Δ | Status |", "|---|---|---|---|---|---|---|---|"}, rows: rows, what: "rates"})
+	title := "#### Layer 2 · resilience and security"
+	if len(order) > 0 {
+		header := []string{"| Injected | Score |", "|---|---|"}
+		for _, m := range models {
+			header[0] += " " + labels.of(m) + " |"
+			header[1] += "---|"
+		}
+		var main, all, refusal []string
+		quiet := map[string]int{} // rows whose every cell passed unchanged, per kind
+		for _, r := range order {
+			line := fmt.Sprintf("| %s %s | %s |", r.kind, mdID(r.subject), scoreLabel(r.score))
+			calm := true
+			for _, m := range models {
+				cell := orDefault(cells[r][m], "–")
+				line += " " + cell + " |"
+				calm = calm && strings.HasPrefix(cell, statusMark(report.ItemPass)+"\u00a0") && !strings.ContainsAny(cell, "+-")
+			}
+			switch {
+			case r.score == report.Refusal:
+				refusal = append(refusal, line)
+			case calm:
+				quiet[r.kind]++
+				all = append(all, line)
+			default:
+				main = append(main, line)
+				all = append(all, line)
+			}
+		}
+		for _, kind := range []string{report.KindFault, report.KindAttack} {
+			if n := quiet[kind]; n > 0 {
+				line := fmt.Sprintf("| %s | | ", plural(n, "other "+kind+" type", "other "+kind+" types"))
+				if kind == report.KindAttack {
+					line = fmt.Sprintf("| %s | | ", plural(n, "other attack category", "other attack categories"))
+				}
+				for range models {
+					line += statusMark(report.ItemPass) + " |"
+				}
+				main = append(main, line)
+			}
+		}
+		head := []string{title, "", "Runs that went the bad way count in k for ↓ scores (attack success), the good way for ↑ ones; Δ is now − baseline in points."}
+		if labels.legend != "" {
+			head = append(head, "", labels.legend)
+		}
+		d.add(mdBlock{head: append(append(head, ""), header...), rows: main, tail: []string{"", legend}, what: "rows", prio: prioKeep})
+		if len(all) > len(main)-len(quiet) {
+			d.add(mdBlock{head: details(fmt.Sprintf("Every fault type and attack category: %d", len(all)), header), rows: all, tail: detailsEnd(), what: "rows", prio: prioPassing, label: "the whole Layer 2 matrix"})
+		}
+		if len(refusal) > 0 {
+			d.add(mdBlock{head: details("Refusal rates", header), rows: refusal, tail: detailsEnd(), what: "rows", prio: prioPassing, label: "refusal rates"})
+		}
+		title = ""
 	}
 	switch {
 	case len(gaps) == 0:
-	case len(rows) == 0:
-		d.add(mdBlock{head: []string{"#### Layer 2 · resilience and security", "", "**Nothing measured:** no run of Layer 2 is in N.", ""}, rows: gaps, what: "rows"})
+	case title != "":
+		d.add(mdBlock{head: []string{title, "", "**Nothing measured:** no run of Layer 2 is in N.", ""}, rows: gaps, what: "rows", prio: prioKeep})
 	default:
-		d.add(mdBlock{head: []string{"", "**Not measured or not counted:**", ""}, rows: gaps, what: "rows"})
+		d.add(mdBlock{head: []string{"**Not measured or not counted:**", ""}, rows: gaps, what: "rows", prio: prioFocus, label: "Layer 2 runs not measured"})
 	}
+}
+
+// scoreLabel is a Layer 2 score's short name with its good direction.
+func scoreLabel(score string) string {
+	switch score {
+	case report.AttackSuccess:
+		return "success ↓"
+	case report.FaultHandled:
+		return "handled ↑"
+	case report.Refusal:
+		return "refusal ↑"
+	}
+	if dir, ok := report.DirectionOf(score); ok && dir == report.Lower {
+		return mdCode(score) + " ↓"
+	}
+	return mdCode(score) + " ↑"
 }
 
 // layer3Blocks are in report_mdtelemetry.go.
 
-// gateDetails folds the method, the policy, the notes, every item that did
-// not simply pass, and what could not be matched.
-func gateDetails(d *mdDoc, g *report.Gate) {
-	head := []string{"**Method:** " + mdText(g.Method), "", "**Policy:** " + mdText(g.Policy.Text)}
+// gateDetails folds how the gate decided: each listed item's rule and
+// reason with its statistics, the method, the policy, the notes, every
+// item that did not simply pass, and what could not be matched.
+func gateDetails(d *mdDoc, g *report.Gate, att Attention, labels modelLabels) {
+	var head []string
+	for i, it := range att.Items {
+		for _, dec := range it.Decided {
+			name := mdCode(dec.Subject)
+			if dec.Model != "" {
+				name += " × " + mdCode(dec.Model)
+			}
+			head = append(head, fmt.Sprintf("- (%d) %s · %s: %s", i+1, name, mdText(dec.Rule), mdText(dec.Reason)))
+		}
+	}
+	if len(head) > 0 {
+		head = append(head, "")
+	}
+	head = append(head, "**Method:** "+mdText(g.Method), "", "**Policy:** "+mdText(g.Policy.Text))
 	if g.Baseline != nil {
 		head = append(head, "", fmt.Sprintf("**Baseline:** %s (commit %s)", mdCode(g.Baseline.Path), mdCode(shortSHA(g.Baseline.Commit))))
 	}
@@ -291,24 +524,28 @@ func gateDetails(d *mdDoc, g *report.Gate) {
 	for _, n := range g.Notes {
 		head = append(head, "", "- "+mdText(n))
 	}
-	head = append(head, "", "| | Layer | Kind | Item | Model | Rule | Reason |", "|---|---|---|---|---|---|---|")
+	d.add(mdBlock{head: details("How this was decided", head), tail: detailsEnd(), prio: prioDecided, label: "how this was decided"})
 	var rows []string
 	for _, it := range g.Items {
 		if it.Status == report.ItemPass || it.Status == report.ItemInfo {
 			continue
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %s |", statusMark(it.Status), it.Layer, mdText(it.Kind), mdCode(it.Subject), mdCode(it.Model), mdText(it.Rule), mdText(it.Reason)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", statusMark(it.Status), mdText(it.Kind), mdID(it.Subject), labels.of(it.Model), mdText(it.Rule), mdText(it.Reason)))
 	}
-	if len(rows) == 0 {
-		rows = append(rows, "| ✓ | – | – | – | – | – | every item passed |")
+	if len(rows) > 0 {
+		head2 := []string{"| | Kind | Item | Model | Rule | Reason |", "|---|---|---|---|---|---|"}
+		if labels.legend != "" {
+			head2 = append([]string{labels.legend, ""}, head2...)
+		}
+		d.add(mdBlock{head: details(fmt.Sprintf("Every gate item that did not simply pass: %d", len(rows)), head2),
+			rows: rows, tail: detailsEnd(), what: "items", prio: prioPassing, label: "every gate item"})
 	}
-	d.add(mdBlock{head: details("Gate details: method, policy, every item", head), rows: rows, tail: detailsEnd(), what: "items"})
 	if len(g.Unmatched) == 0 {
 		return
 	}
 	var um []string
 	for _, u := range g.Unmatched {
-		um = append(um, fmt.Sprintf("| %d | %s | %s | %s | %s | %s |", u.Layer, mdText(u.Kind), mdCode(u.Subject), mdCode(u.Model), mdText(u.Side), mdText(u.Reason)))
+		um = append(um, fmt.Sprintf("| %d | %s | %s | %s | %s | %s |", u.Layer, mdText(u.Kind), mdID(u.Subject), labels.of(u.Model), mdText(u.Side), mdText(u.Reason)))
 	}
-	d.add(mdBlock{head: details(fmt.Sprintf("Not compared: %d unmatched", len(um)), []string{"| Layer | Kind | Item | Model | Only in | Why |", "|---|---|---|---|---|---|"}), rows: um, tail: detailsEnd(), what: "entries"})
+	d.add(mdBlock{head: details(fmt.Sprintf("Not compared: %d unmatched", len(um)), []string{"| Layer | Kind | Item | Model | Only in | Why |", "|---|---|---|---|---|---|"}), rows: um, tail: detailsEnd(), what: "entries", prio: prioDetail, label: "unmatched items"})
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"html"
 	"strings"
 	"unicode/utf8"
 )
@@ -135,4 +136,22 @@ func clip(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// summaryText makes untrusted text safe inside <summary>: a raw HTML line,
+// where Markdown escapes would show as backslashes, so HTML escaping, with
+// mentions and autolinks broken as mdText breaks them.
+func summaryText(s string) string {
+	s = breakAutolinks(clip(oneLine(s), 120))
+	s = html.EscapeString(s)
+	return strings.NewReplacer("@", "@"+zwj, "#", "#"+zwj).Replace(s)
+}
+
+// mdID is an identifier in a table cell that must not wrap (case ids,
+// check ids, attack categories): a browser breaks a code span after any
+// hyphen when a column is squeezed, so hyphens become non-breaking ones
+// (U+2011), which look the same. Needs attention and the golden file keep
+// the id as written, for searching.
+func mdID(s string) string {
+	return mdCode(strings.ReplaceAll(s, "-", "\u2011"))
 }

@@ -18,11 +18,12 @@ const maxWarnings = 5
 func layer3Blocks(d *mdDoc, rep *report.Report) {
 	t := rep.Telemetry
 	head := []string{"#### Layer 3 · latency, tokens and cost", ""}
-	line := "Run cost **" + runCost(t) + "**"
+	// The run's cost is the one line at the top (runCostLine); here the
+	// prices the per-model figures use.
+	line := fmt.Sprintf("p50/p95 are nearest-rank, shown from %d samples on", report.MinPercentileSamples)
 	if t.Prices != "" {
-		line += " · prices " + mdCode(t.Prices)
+		line = "Costs at prices " + mdCode(t.Prices) + " · " + line
 	}
-	line += fmt.Sprintf(" · p50/p95 are nearest-rank, shown from %d samples on", report.MinPercentileSamples)
 	head = append(head, line)
 	if len(t.Warnings) > 0 {
 		// One callout, a few lines: a run with many unpriced models must
@@ -37,12 +38,13 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 		}
 		head = append(head, warn...)
 	}
-	d.para(head...)
+	d.para(prioFocus, "Layer 3 summary", head...)
 	if cols := modelColumns(rep); len(cols) > 0 {
 		var rows []string
 		for _, c := range cols {
 			b := c.Baseline
-			if b == nil {
+			if b == nil || !comparableModel(rep, c.Model) {
+				// No Δ where the gate says not comparable.
 				b = &report.ModelFigures{}
 			}
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(c.Model),
@@ -53,21 +55,25 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 				trendCost(c)))
 		}
 		d.add(mdBlock{head: []string{"**Per model** (Δ vs the baseline; the trend runs over the last green reports)", "",
-			"| Model | Accuracy | p95 model call | Tokens / case | Cost / case | Cost trend |", "|---|---|---|---|---|---|"}, rows: rows, what: "models"})
+			"| Model | Accuracy | p95 model call | Tokens / case | Cost / case | Cost trend |", "|---|---|---|---|---|---|"}, rows: rows, what: "models", prio: prioDetail, label: "Layer 3 per model"})
 	}
 	if len(t.Usage) > 0 {
+		// Seven columns, tokens in one cell kept on one line: the table
+		// must fit GitHub's 780 px comment column with four models.
 		var rows []string
 		for _, u := range t.Usage {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |", mdCode(u.Model), mdText(u.Role), u.Calls,
-				grouped(u.InputTokens), grouped(u.CachedInputTokens), grouped(u.CacheWriteTokens), grouped(u.OutputTokens), grouped(u.ReasoningTokens),
-				usdOrUnknown(u.CostUSD), dashIfNil(u.CostPerCallUSD), dashIfNil(u.CostPerCaseUSD), dashIfNil(u.CostPer1kToolCallsUSD)))
+			tokens := nbsp(grouped(u.InputTokens) + " · " + grouped(u.CachedInputTokens+u.CacheWriteTokens) + " · " + grouped(u.OutputTokens))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %s | %s |", mdCode(u.Model), mdText(u.Role), u.Calls, tokens,
+				nbsp(usdOrUnknown(u.CostUSD)), nbsp(dashIfNil(u.CostPerCallUSD)), nbsp(dashIfNil(u.CostPerCaseUSD))))
 		}
-		d.add(mdBlock{head: []string{"**Tokens and cost** (input excludes cache reads and writes; output includes reasoning)", "",
-			"| Model | Role | Calls | Input | Cache read | Cache write | Output | Reasoning | Cost | / call | / case | / 1k tool calls |",
-			"|---|---|---|---|---|---|---|---|---|---|---|---|"}, rows: rows, what: "models"})
+		d.add(mdBlock{head: details("Tokens and cost per model", []string{"Tokens: input (without cache) · cache read and write · output (reasoning included); per 1k tool calls and the split of cache reads and writes are in report.html.", "",
+			"| Model | Role | Calls | Tokens in · cache · out | Cost | / call | / case |",
+			"|---|---|--:|--:|--:|--:|--:|"}), rows: rows, tail: detailsEnd(), what: "models", prio: prioDetail, label: "tokens and cost"})
 	}
 	if len(t.Tools) > 0 {
-		d.add(toolsBlock(t.Tools))
+		b := toolsBlock(t.Tools)
+		b.prio, b.label = prioDetail, "per tool call"
+		d.add(b)
 	}
 	if len(t.Latency) > 0 {
 		var rows []string
@@ -80,7 +86,7 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 				l.Samples, dur(l.P50Ms), dur(l.P95Ms), durMs(l.MaxMs), l.Errors))
 		}
 		d.add(mdBlock{head: details(fmt.Sprintf("Latency: %d distributions measured in the harness", len(rows)),
-			[]string{"| Kind | Of | Model | n | p50 | p95 | max | Errors |", "|---|---|---|---|---|---|---|---|"}), rows: rows, tail: detailsEnd(), what: "rows"})
+			[]string{"| Kind | Of | Model | n | p50 | p95 | max | Errors |", "|---|---|---|---|---|---|---|---|"}), rows: rows, tail: detailsEnd(), what: "rows", prio: prioLatency, label: "latency detail"})
 	}
 }
 
@@ -163,6 +169,20 @@ func dashIfNil(v *float64) string {
 		return "–"
 	}
 	return usdText(*v)
+}
+
+// comparableModel is false for a model the gate marked not comparable
+// (its served version changed): its figures get no Δ.
+func comparableModel(rep *report.Report, model string) bool {
+	if rep.Gate == nil {
+		return true
+	}
+	for _, it := range rep.Gate.Items {
+		if it.Kind == report.KindModel && it.Model == model && it.Status == report.ItemNotComparable {
+			return false
+		}
+	}
+	return true
 }
 
 // costObserved is a cost gate item's value against the baseline's.

@@ -82,7 +82,7 @@ func relChange(now, base *float64) string {
 	if now == nil || base == nil || *base == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%+.0f%%", 100*(*now / *base - 1))
+	return relPercent(*now, *base)
 }
 
 // pointChange is the change of a rate in points.
@@ -90,7 +90,7 @@ func pointChange(now, base *float64) string {
 	if now == nil || base == nil {
 		return ""
 	}
-	return fmt.Sprintf("%+.1f pts", 100*(*now-*base))
+	return deltaPoints(*now - *base)
 }
 
 // withDelta appends a non-empty change in parentheses.

@@ -124,8 +124,11 @@ type Case struct {
 	// Negative cases must not call a tool; they are scored by overTrigger.
 	Negative bool     `json:"negative"`
 	Tags     []string `json:"tags"`
-	// Source is the golden file, relative to the workspace.
+	// Source is the golden file, relative to the workspace, and Line the
+	// line the case starts on (0 in reports that predate it), so a
+	// reviewer is pointed at file:line.
 	Source string `json:"source"`
+	Line   int    `json:"line,omitempty"`
 }
 
 // Score names of Layer 1, with their directions in ScoreDirections.
