@@ -124,8 +124,11 @@ type Case struct {
 	// Negative cases must not call a tool; they are scored by overTrigger.
 	Negative bool     `json:"negative"`
 	Tags     []string `json:"tags"`
-	// Source is the golden file, relative to the workspace.
+	// Source is the golden file, relative to the workspace, and Line the
+	// line the case starts on (0: unknown), so an annotation or a
+	// reviewer can go straight to it.
 	Source string `json:"source"`
+	Line   int    `json:"line,omitempty"`
 }
 
 // Score names of Layer 1, with their directions in ScoreDirections.
