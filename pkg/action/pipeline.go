@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -76,8 +77,18 @@ func (p Plan) Settings() pipeline.Settings {
 	return s
 }
 
-// UseBaseline hands what Runner.Baseline found to the plan.
+// UseBaseline hands what Runner.Baseline found to the plan: the baseline,
+// and the green reports for trends and drift.
 func UseBaseline(pl *pipeline.Plan, b Baseline) {
+	for _, h := range b.History {
+		rep, err := report.Parse(h.Report)
+		if err != nil {
+			continue // validated when fetched; a report this version cannot read adds nothing
+		}
+		src := fmt.Sprintf("run #%d (%s)", h.Run.Number, h.Run.HTMLURL)
+		pl.History = append(pl.History, gate.Historic{Report: rep, Ref: report.ReportRef{Path: src, Commit: rep.Run.Commit,
+			WorkflowRunID: rep.Run.WorkflowRunID, FinishedAt: rep.Run.FinishedAt, ToolSurfaceHash: rep.ToolSurfaceHash}})
+	}
 	if b.Report == nil {
 		pl.Baseline, pl.BaselineNote = nil, b.Note
 		return

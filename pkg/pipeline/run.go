@@ -78,14 +78,15 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		t := rec.Summarize()
 		rep.Telemetry = &t
 	}
-	rep.Gate = gate.Evaluate(gate.Input{New: rep, Baseline: p.Baseline, BaselineRef: p.BaselineRef, BaselineNote: p.BaselineNote, Now: time.Now()}, p.Policy)
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Baseline: p.Baseline, BaselineRef: p.BaselineRef, BaselineNote: p.BaselineNote, History: p.History, Now: time.Now()}, p.Policy)
 	rep.Gate.Notes = append(rep.Gate.Notes, notes...)
 	rep.Gate.Notes = append(rep.Gate.Notes, p.Notes...)
 	if p.ServerUserNote != "" {
 		rep.Gate.Notes = append(rep.Gate.Notes, p.ServerUserNote)
 	}
 	if rep.Telemetry != nil {
-		telemetry.Compare(rep, p.Baseline, nil)
+		// The trend runs over the green reports the gate walked.
+		telemetry.Compare(rep, p.Baseline, walked(p.History, rep.Gate.History))
 	}
 	p.exportTraces(ctx, rep, rec, parent)
 	// Every output (and the action's summary, comment and annotations,

@@ -73,6 +73,9 @@ type Settings struct {
 	Prices, PricesFrom string
 	// Baseline is a local report.json of the last green run.
 	Baseline string
+	// HistoryDir is a directory of earlier reports (or one report) for
+	// trends and the gate's drift warnings.
+	HistoryDir string
 
 	// Outputs.
 	Report, JUnit, Markdown, HTML string

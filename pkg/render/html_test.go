@@ -130,7 +130,7 @@ func TestHTMLFromFixture(t *testing.T) {
 			ids[id] = n
 		}
 	})
-	for _, id := range []string{"verdict", "attention", "layer0", "layer1", "heatmap", "model-columns", "failing", "layer2", "layer3", "usage", "latency", "gate", "run-cost"} {
+	for _, id := range []string{"verdict", "attention", "layer0", "layer1", "heatmap", "model-columns", "failing", "layer2", "layer3", "usage", "latency", "gate", "run-cost", "trends"} {
 		if ids[id] == nil {
 			t.Errorf("no element with id %q", id)
 		}
@@ -154,7 +154,7 @@ func TestHTMLFromFixture(t *testing.T) {
 		"the model asked back",           // the reason the run failed
 		"unknown",                        // m2 has no price
 		"<svg class=\"hist\"",            // latency distributions
-		"<svg class=\"spark\"",           // the cost trend
+		"<svg class=\"trend\"",           // the trends
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

@@ -59,6 +59,7 @@ type htmlMatrix struct {
 	Models     []string
 	Rows       []htmlMatrixRow
 	Columns    []htmlColumns
+	Trends     []htmlTrendRow
 	Confusions []htmlConfusions
 }
 
@@ -86,13 +87,6 @@ type htmlCell struct {
 
 type htmlColumns struct {
 	Model, Accuracy, P95, Tokens, Cost string
-	Trend                              *htmlSpark
-}
-
-// htmlSpark is a cost trend as an SVG polyline.
-type htmlSpark struct {
-	Points, First, Last string
-	N                   int
 }
 
 // htmlGaps are what Layer 2 could not measure.
@@ -341,9 +335,9 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 			Accuracy: withDelta(rate(c.Now.Accuracy), pointChange(c.Now.Accuracy, b.Accuracy)),
 			P95:      withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms)),
 			Tokens:   withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
-			Cost:     withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)),
-			Trend:    htmlTrend(c)})
+			Cost:     withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD))})
 	}
+	m.Trends = htmlTrends(modelColumns(rep))
 	some := false
 	var confusions []htmlConfusions
 	for _, mc := range Confusions(b) {
@@ -361,32 +355,6 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 		m.Confusions = confusions
 	}
 	return m
-}
-
-// htmlTrend draws the cost-per-case trend in a 120 × 24 box.
-func htmlTrend(c report.ModelColumns) *htmlSpark {
-	var xs, ys []float64
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, p := range c.Trend {
-		if p.CostPerCaseUSD == nil {
-			continue
-		}
-		xs, ys = append(xs, float64(i)), append(ys, *p.CostPerCaseUSD)
-		lo, hi = math.Min(lo, *p.CostPerCaseUSD), math.Max(hi, *p.CostPerCaseUSD)
-	}
-	if len(ys) < 2 {
-		return nil
-	}
-	span := float64(len(c.Trend) - 1)
-	var pts []string
-	for i := range ys {
-		y := 12.0
-		if hi > lo {
-			y = 22 - 20*(ys[i]-lo)/(hi-lo)
-		}
-		pts = append(pts, fmt.Sprintf("%.1f,%.1f", 2+116*xs[i]/span, y))
-	}
-	return &htmlSpark{Points: strings.Join(pts, " "), First: usdText(ys[0]), Last: usdText(ys[len(ys)-1]), N: len(c.Trend)}
 }
 
 func htmlResilience(rep *report.Report) []htmlRate {
