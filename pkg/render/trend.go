@@ -69,9 +69,9 @@ func TrendCell(c report.ModelColumns) string {
 // htmlTrendChart is one figure of one model's trend as an SVG line chart
 // of 160 × 36: points, one hover title per point, and the two ends.
 type htmlTrendChart struct {
-	Figure        string
-	Points        string
-	Dots          []htmlTrendDot
+	Figure      string
+	Points      string
+	Dots        []htmlTrendDot
 	First, Last string
 	Class       string // "better", "worse" or "" by the figure's direction
 }
