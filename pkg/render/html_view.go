@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -21,7 +22,12 @@ type htmlView struct {
 	Verdict      string
 	VerdictClass string // pass | fail | inconclusive | none
 	Context      []htmlKV
-	Attention    []htmlItem
+	Links        []htmlLink
+	Attention    []htmlAttention
+	Baseline     string
+	Notes        []string
+	Skipped      []htmlKV // Layer 0 checks that did not run, and why
+	Suites       []htmlSuite
 	Layer0       *htmlLayer0
 	Matrix       *htmlMatrix
 	Layer2       []htmlRate
@@ -35,8 +41,16 @@ type htmlView struct {
 
 type htmlKV struct{ Key, Value string }
 
+// htmlLink is a link out: built by this package from report fields (an
+// https URL of GitHub or the spec), never a URL a server or model wrote.
+type htmlLink struct{ Text, URL string }
+
+type htmlSuite struct {
+	Class, Mark, Score, Model, Now, Baseline, Change, Status, Reason string
+}
+
 type htmlItem struct {
-	Mark, Class, Layer, Kind, Subject, Model, Observed, Reason string
+	Mark, Class, Layer, Kind, Subject, Model, Reason string
 }
 
 type htmlLayer0 struct {
@@ -151,6 +165,7 @@ type htmlFailing struct {
 
 type htmlRun struct {
 	Run, Outcome, Class string
+	Same                []string // other runs that failed for the same reasons
 	Reasons             []string
 	End, Final          string
 	Turns               []htmlTurn
@@ -206,13 +221,46 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	for _, m := range rep.Models {
 		v.Context = append(v.Context, htmlKV{"Model " + line(m.ID), fmt.Sprintf("requested %s, served %s", orDash(line(m.Requested)), orDash(line(m.Served)))})
 	}
+	if r := rep.Run; r.Repository != "" && r.WorkflowRunID > 0 && repoRE.MatchString(r.Repository) {
+		v.Links = append(v.Links, htmlLink{Text: fmt.Sprintf("workflow run %d", r.WorkflowRunID), URL: fmt.Sprintf("https://github.com/%s/actions/runs/%d", r.Repository, r.WorkflowRunID)})
+		if commitRE.MatchString(r.Commit) {
+			v.Links = append(v.Links, htmlLink{Text: "commit " + shortSHA(r.Commit), URL: fmt.Sprintf("https://github.com/%s/commit/%s", r.Repository, r.Commit)})
+		}
+	}
 	if g := rep.Gate; g != nil {
-		for _, st := range []string{report.ItemFail, report.ItemInconclusive} {
-			for _, it := range g.Items {
-				if it.Status == st {
-					v.Attention = append(v.Attention, htmlGateItem(it))
-				}
+		v.Attention = htmlAttentionItems(rep)
+		switch b := g.Baseline; {
+		case b != nil:
+			v.Baseline = line(b.Path)
+			if b.Commit != "" {
+				v.Baseline += " · commit " + line(shortSHA(b.Commit))
 			}
+			if !b.FinishedAt.IsZero() {
+				v.Baseline += " · " + b.FinishedAt.UTC().Format("2006-01-02 15:04 UTC")
+			}
+		default:
+			v.Baseline = "none: " + orDash(line(g.BaselineNote))
+		}
+		if len(g.History) > 0 {
+			v.Baseline += fmt.Sprintf(" · history: %d green reports", len(g.History))
+		}
+		v.Notes = collapse(g.Notes)
+		for _, it := range g.Items {
+			if it.Kind != report.KindSuite {
+				continue
+			}
+			su := htmlSuite{Class: statusClass(it.Status), Mark: statusMark(it.Status), Score: line(it.Subject), Model: line(it.Model),
+				Now: "–", Baseline: "–", Change: "–", Status: line(it.Status), Reason: line(strings.TrimSpace(statsRE.ReplaceAllString(it.Reason, "")))}
+			if it.Value != nil {
+				su.Now = percent(*it.Value)
+			}
+			if it.BaselineValue != nil {
+				su.Baseline = percent(*it.BaselineValue)
+			}
+			if it.Value != nil && it.BaselineValue != nil && it.Status != report.ItemNotComparable {
+				su.Change = signedPoints(*it.Value - *it.BaselineValue)
+			}
+			v.Suites = append(v.Suites, su)
 		}
 		gv := &htmlGate{Method: line(g.Method), Policy: line(g.Policy.Text)}
 		for _, it := range g.Items {
@@ -224,6 +272,15 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	}
 	if rep.Conformance != nil {
 		v.Layer0 = htmlConformance(rep)
+		for _, r := range rep.Conformance.Checks {
+			if r.Verdict == report.CheckSkipped {
+				why := r.Outcome.Message
+				if why == "" {
+					why = r.Outcome.SkipCause
+				}
+				v.Skipped = append(v.Skipped, htmlKV{line(r.ID), orDash(line(why))})
+			}
+		}
 	}
 	if rep.Behavior != nil {
 		v.Matrix = htmlHeatMap(rep)
@@ -250,6 +307,52 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	return v
 }
 
+var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$`)
+
+var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// signedPoints is a change in percentage points, "+1.5 pts"; a change
+// that rounds to zero is "±0.0 pts", never "-0.0".
+func signedPoints(d float64) string {
+	if math.Abs(d) < 0.0005 {
+		return "±0.0 pts"
+	}
+	return fmt.Sprintf("%+.1f pts", 100*d)
+}
+
+// gateCellClass is the colour of a matrix cell by its gate status.
+func gateCellClass(status string) string {
+	switch status {
+	case report.ItemPass:
+		return "pass"
+	case report.ItemFail:
+		return "fail"
+	case report.ItemInconclusive, report.ItemWarn, report.ItemKnown:
+		return "warn"
+	}
+	return "other" // not comparable, info: judged on its floor only or not at all
+}
+
+// collapse keeps one of each identical line, in order, with how many
+// times it came: five runs failing for one reason are one line.
+func collapse(lines []string) []string {
+	var out []string
+	count := map[string]int{}
+	for _, l := range lines {
+		l = line(l)
+		if count[l] == 0 {
+			out = append(out, l)
+		}
+		count[l]++
+	}
+	for i, l := range out {
+		if n := count[l]; n > 1 {
+			out[i] = fmt.Sprintf("%s (×%d)", l, n)
+		}
+	}
+	return out
+}
+
 func statusClass(s string) string {
 	switch s {
 	case report.GatePass: // also the item status and the Layer 0 verdict "pass"
@@ -264,7 +367,7 @@ func statusClass(s string) string {
 
 func htmlGateItem(it report.GateItem) htmlItem {
 	return htmlItem{Mark: statusMark(it.Status), Class: statusClass(it.Status), Layer: fmt.Sprint(it.Layer), Kind: line(it.Kind),
-		Subject: line(it.Subject), Model: line(it.Model), Observed: line(observed(it)), Reason: line(it.Reason)}
+		Subject: line(it.Subject), Model: line(it.Model), Reason: line(it.Reason)}
 }
 
 func htmlConformance(rep *report.Report) *htmlLayer0 {
@@ -306,6 +409,14 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 	for _, r := range b.Results {
 		results[[2]string{r.Case, r.Model}] = r
 	}
+	items := map[[2]string]report.GateItem{}
+	if rep.Gate != nil {
+		for _, it := range rep.Gate.Items {
+			if it.Kind == report.KindCase {
+				items[[2]string{it.Subject, it.Model}] = it
+			}
+		}
+	}
 	for _, c := range b.Cases {
 		row := htmlMatrixRow{Case: line(c.ID), Kind: line(string(c.Kind))}
 		if c.Negative {
@@ -322,7 +433,20 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 			if r.Errors > 0 {
 				title += fmt.Sprintf(", %d errored", r.Errors)
 			}
-			row.Cells = append(row.Cells, htmlCell{Text: fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N), Title: title, Heat: fmt.Sprintf("h%d", heat)})
+			cell := htmlCell{Text: fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N), Title: title, Heat: fmt.Sprintf("h%d", heat)}
+			if it, ok := items[[2]string{c.ID, id}]; ok {
+				// The gate's status colours the cell: a hard case at 4/5,
+				// below its floor, is not "mostly green".
+				cell.Heat = "st-" + gateCellClass(it.Status)
+				if it.Baseline != nil {
+					cell.Title += fmt.Sprintf("; baseline %d/%d", it.Baseline.K, it.Baseline.N)
+					if it.Status != report.ItemNotComparable && it.Baseline.N > 0 {
+						cell.Title += ", Δ " + signedPoints(r.Passed.Rate()-it.Baseline.Rate())
+					}
+				}
+				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+			}
+			row.Cells = append(row.Cells, cell)
 		}
 		m.Rows = append(m.Rows, row)
 	}
@@ -477,20 +601,27 @@ func htmlFailures(rep *report.Report, opts HTMLOptions) ([]htmlFailing, int) {
 	var out []htmlFailing
 	for _, r := range failing {
 		f := htmlFailing{Open: len(out) == 0, Case: line(r.Case), Model: line(r.Model), Passed: fmt.Sprintf("%d/%d passed", r.Passed.K, r.Passed.N)}
-		for i, n := range r.Notes {
-			if i == 10 {
-				break
-			}
-			f.Notes = append(f.Notes, line(n))
+		f.Notes = collapse(r.Notes)
+		if len(f.Notes) > 10 {
+			f.Notes = f.Notes[:10]
 		}
+		// Runs that failed for the same reasons are shown once, with the
+		// others named: their trajectories are in report.json.
+		same := map[string]int{}
 		for _, run := range r.Runs {
 			if run.Outcome == report.RunPass {
+				continue
+			}
+			key := run.Outcome + "\x00" + strings.Join(run.Reasons, "\x00")
+			if i, ok := same[key]; ok {
+				f.Runs[i].Same = append(f.Runs[i].Same, fmt.Sprint(run.Run))
 				continue
 			}
 			if len(f.Runs) == opts.MaxRunsPerCase {
 				f.MoreRuns++
 				continue
 			}
+			same[key] = len(f.Runs)
 			f.Runs = append(f.Runs, htmlCaseRun(run))
 		}
 		out = append(out, f)
