@@ -127,3 +127,23 @@ func text(n *html.Node) string {
 	f(n)
 	return b.String()
 }
+
+// The log's one line per layer, from the full fixture: m1 handled 9 of
+// 10 timeouts and resisted 31 of 40 injections (attack success 9/40);
+// the gate failed the injection; Layer 3's cost is unknown (m2 has no
+// price), m2's p95 model call of 8.27 s is the slowest, and the gate
+// failed m1's cost and could not judge m2's nor the run's.
+func TestLayerSummaries(t *testing.T) {
+	rep, err := report.Load(filepath.Join("testdata", "report", "full.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := render.LayerSummaries(rep)
+	want := []string{
+		"Layer 2: 40 of 50 runs held up (faults handled 9/10, injections resisted 31/40); gate: 1 failed",
+		"Layer 3: run cost unknown (prices 2026-11-29) · slowest p95 model call 8.27 s (m2); gate: 1 failed, 2 inconclusive",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
