@@ -142,7 +142,7 @@ func TestHTMLFromFixture(t *testing.T) {
 			ids[id] = n
 		}
 	})
-	for _, id := range []string{"verdict", "attention", "layer0", "layer1", "heatmap", "model-columns", "failing", "layer2", "layer3", "usage", "latency", "gate", "run-cost", "trends"} {
+	for _, id := range []string{"verdict", "attention", "layer0", "layer1", "heatmap", "model-columns", "failing", "layer2", "layer3", "usage", "latency", "gate", "run-cost", "trends", "layer2-matrix", "suites", "baseline"} {
 		if ids[id] == nil {
 			t.Errorf("no element with id %q", id)
 		}
@@ -171,6 +171,8 @@ func TestHTMLFromFixture(t *testing.T) {
 		"unknown",                        // m2 has no price
 		"<svg class=\"hist\"",            // latency distributions
 		"<svg class=\"trend\"",           // the trends
+		`<td class="cell st-fail" title="m1: attackSuccess 9/40`, // Layer 2: the injection the gate failed, in the matrix
+		"<summary>1 injected types passed for every model</summary>", // and the timeout it passed, folded
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

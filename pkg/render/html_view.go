@@ -30,7 +30,7 @@ type htmlView struct {
 	Suites       []htmlSuite
 	Layer0       *htmlLayer0
 	Matrix       *htmlMatrix
-	Layer2       []htmlRate
+	Layer2       *htmlL2
 	Layer2Gaps   *htmlGaps
 	Layer3       *htmlLayer3
 	Failing      []htmlFailing
@@ -112,8 +112,11 @@ type htmlGaps struct {
 
 type htmlGap struct{ Model, Kind, Subject, Text string }
 
-type htmlRate struct {
-	Model, Injected, Score, Better, Now, Baseline, Status string
+// htmlL2 is the Layer 2 matrix: Rows need attention, Passed are rows
+// the gate passed for every model.
+type htmlL2 struct {
+	Models       []string
+	Rows, Passed []htmlMatrixRow
 }
 
 type htmlLayer3 struct {
@@ -481,7 +484,12 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 	return m
 }
 
-func htmlResilience(rep *report.Report) []htmlRate {
+// htmlResilience is Layer 2 as an injected × model matrix: one row per
+// fault or attack type and its main score (fault handled, attack
+// success), one cell per model coloured by the gate's status, the other
+// scores and the baseline on hover. Rows the gate passed for every model
+// are folded under the rest.
+func htmlResilience(rep *report.Report) *htmlL2 {
 	type key struct{ kind, model, subject, score string }
 	items := map[key]report.GateItem{}
 	if rep.Gate != nil {
@@ -491,19 +499,50 @@ func htmlResilience(rep *report.Report) []htmlRate {
 			}
 		}
 	}
-	var out []htmlRate
+	l := &htmlL2{}
+	var models []string
+	seen := map[string]bool{}
+	type rowKey struct{ kind, subject string }
+	var order []rowKey
+	cells := map[rowKey]map[string]htmlCell{}
 	add := func(kind, model, subject string, scores []report.Score) {
-		for _, s := range scores {
-			r := htmlRate{Model: line(model), Injected: kind + " " + line(subject), Score: line(s.Name), Better: line(string(s.Direction)),
-				Now: fmt.Sprintf("%d/%d (%s)", s.K, s.N, percent(s.Count().Rate())), Baseline: "–", Status: "–"}
-			if it, ok := items[key{kind, model, subject, s.Name}]; ok {
-				if it.Baseline != nil {
-					r.Baseline = fmt.Sprintf("%d/%d", it.Baseline.K, it.Baseline.N)
-				}
-				r.Status = statusMark(it.Status) + " " + line(it.Status)
-			}
-			out = append(out, r)
+		if !seen[model] {
+			seen[model] = true
+			models = append(models, model)
 		}
+		rk := rowKey{kind, subject}
+		if cells[rk] == nil {
+			cells[rk] = map[string]htmlCell{}
+			order = append(order, rk)
+		}
+		main := report.FaultHandled
+		if kind == report.KindAttack {
+			main = report.AttackSuccess
+		}
+		var cell htmlCell
+		var more []string
+		for _, sc := range scores {
+			desc := fmt.Sprintf("%s %d/%d (%s, %s is better)", line(sc.Name), sc.K, sc.N, percent(sc.Count().Rate()), line(string(sc.Direction)))
+			if sc.Name != main {
+				more = append(more, desc)
+				continue
+			}
+			cell = htmlCell{Text: fmt.Sprintf("%d/%d", sc.K, sc.N), Title: line(model) + ": " + desc, Heat: "none"}
+			if it, ok := items[key{kind, model, subject, sc.Name}]; ok {
+				cell.Heat = "st-" + gateCellClass(it.Status)
+				if it.Baseline != nil {
+					cell.Title += fmt.Sprintf("; baseline %d/%d", it.Baseline.K, it.Baseline.N)
+				}
+				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+			}
+		}
+		if cell.Text == "" {
+			cell = htmlCell{Text: "–", Title: "no " + main + " score", Heat: "none"}
+		}
+		if len(more) > 0 {
+			cell.Title += "; " + strings.Join(more, "; ")
+		}
+		cells[rk][model] = cell
 	}
 	for _, f := range rep.Resilience.Faults {
 		add(report.KindFault, f.Model, f.Fault, f.Scores)
@@ -511,7 +550,31 @@ func htmlResilience(rep *report.Report) []htmlRate {
 	for _, a := range rep.Resilience.Attacks {
 		add(report.KindAttack, a.Model, a.Attack, a.Scores)
 	}
-	return out
+	for _, m := range models {
+		l.Models = append(l.Models, line(m))
+	}
+	for _, rk := range order {
+		score := "fault handled (higher is better)"
+		if rk.kind == report.KindAttack {
+			score = "attack success (lower is better)"
+		}
+		row := htmlMatrixRow{Case: line(rk.subject), Kind: rk.kind + ": " + score}
+		allPass := true
+		for _, m := range models {
+			c, ok := cells[rk][m]
+			if !ok {
+				c = htmlCell{Text: "–", Title: "not run", Heat: "none"}
+			}
+			allPass = allPass && c.Heat == "st-pass"
+			row.Cells = append(row.Cells, c)
+		}
+		if allPass {
+			l.Passed = append(l.Passed, row)
+		} else {
+			l.Rows = append(l.Rows, row)
+		}
+	}
+	return l
 }
 
 func htmlTelemetry(t *report.Telemetry) *htmlLayer3 {
