@@ -311,7 +311,7 @@ func scores(rep *report.Report) map[string]string {
 		// The run's model cost in USD; empty (still written) when a price
 		// is unknown: "0" would read as free.
 		out["telemetry"] = ""
-		if v, known := t.TotalCostUSD(); known && len(t.Usage) > 0 {
+		if v, known := t.TotalCostUSD(); known {
 			out["telemetry"] = strconv.FormatFloat(v, 'f', 4, 64)
 		}
 	}
