@@ -100,6 +100,9 @@ func htmlAttentionItems(rep *report.Report) []htmlAttention {
 			a.Decided = append(a.Decided, fmt.Sprintf("p = %.4f", *it.PValue))
 		}
 		if r, ok := checks[it.Subject]; ok && it.Kind == report.KindCheck {
+			if r.Doc != "" {
+				a.Title = line(r.ID + " · " + r.Doc)
+			}
 			if r.Outcome.Message != "" {
 				a.Cause = append(a.Cause, htmlKV{"Finding", line(r.Outcome.Message)})
 			}
