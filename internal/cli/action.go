@@ -74,6 +74,7 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 			r.Error("mcp-eval: settings", err.Error())
 			return ExitError
 		}
+		plan.Baseline.History = pl.Policy.HistoryDepth
 		action.UseBaseline(pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(pl.Layers)))
 		if rep, err = pipeline.Run(ctx, pl); err != nil {
 			r.Error("mcp-eval", err.Error())

@@ -135,6 +135,11 @@ func TestEvalRunsEveryModelThroughTheWireFormatsAndReusesResults(t *testing.T) {
 			t.Errorf("%s × %s passed %d/%d, want 2/2 (notes %q)", r.Case, r.Model, r.Passed.K, r.Passed.N, r.Notes)
 		}
 	}
+	// Each case names its file and the line it starts on (an annotation
+	// points there): "weather" is on line 3 of tasks.yaml.
+	if c := b.Cases[0]; filepath.Base(c.Source) != "tasks.yaml" || c.Line != 3 {
+		t.Errorf("case %s is at %s:%d, want tasks.yaml:3", c.ID, c.Source, c.Line)
+	}
 	if rep.Models[0].Served != llmfake.ServedModel("gpt-5-mini") || rep.Models[1].Provider != "anthropic" {
 		t.Errorf("models %+v: want the served ids the provider answered with", rep.Models)
 	}

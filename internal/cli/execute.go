@@ -89,6 +89,9 @@ func (c *Command) printReport(rep *report.Report, outs pipeline.Outputs, verbose
 	if rep.Resilience != nil || rep.Telemetry != nil {
 		render.ReportText(c.Stdout, rep, render.TextOptions{Only: []render.Section{render.SectionResilience, render.SectionTelemetry}, Banners: true})
 		fmt.Fprintln(c.Stdout)
+		for _, l := range render.LayerSummaries(rep) {
+			fmt.Fprintln(c.Stdout, l)
+		}
 	}
 	spendText(c.Stdout, rep)
 	render.GateText(c.Stdout, rep)

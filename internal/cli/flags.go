@@ -89,6 +89,7 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 	}
 	if groups&flagsGate != 0 {
 		fs.StringVar(&s.Baseline, "baseline", "", "report.json of the last green run to compare with (default: floors only)")
+		fs.StringVar(&s.HistoryDir, "history", "", "earlier reports for the trend (pass rate, p95, cost per model) and drift warnings: a `DIR` of *.json or one FILE; the newest gate.history green ones are used")
 		fs.StringVar(&f.maxDrop, "max-drop", "", "largest score drop that is not a regression, 0.02 or 2% (default: from the config, else 0.02)")
 		fs.BoolVar(&f.failInc, "fail-on-inconclusive", false, "exit 1 when the gate cannot tell a drop from noise, or runs were left undecided")
 		fs.StringVar(&f.costIncrease, "max-cost-increase", "", "largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%) (default: gate.max-cost-increase, else not gated)")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"time"
 
@@ -23,10 +22,6 @@ const gateExamples = `  mcp-eval gate --report report.json --baseline green.json
 A report gated before is gated again under the policy it records; flags given override its fields.
 Method and error rates: docs/gate.md
 `
-
-// maxHistoryFiles bounds how many files a --history directory may make the
-// gate read: the walk needs ten, a directory of thousands is a mistake.
-const maxHistoryFiles = 200
 
 func runGate(_ context.Context, c *Command, args []string) int {
 	var (
@@ -151,30 +146,12 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	return exitFor(rep)
 }
 
-// loadHistory reads one --history argument: a directory's *.json files
-// (not recursive) or one file. Unreadable reports are skipped with a
-// warning: history only ever adds warnings, it must not stop the gate.
+// loadHistory reads one --history argument as pipeline.LoadHistory
+// does, with its warnings on stderr.
 func (c *Command) loadHistory(ws, arg string) []gate.Historic {
-	paths := []string{arg}
-	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
-		matches, _ := filepath.Glob(filepath.Join(arg, "*.json"))
-		sort.Strings(matches)
-		if len(matches) > maxHistoryFiles {
-			fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: %s has %d reports; reading the last %d by name\n", sanitize(arg), len(matches), maxHistoryFiles)
-			matches = matches[len(matches)-maxHistoryFiles:]
-		}
-		paths = matches
-	}
-	var out []gate.Historic
-	for _, p := range paths {
-		r, err := report.Load(p)
-		if err != nil {
-			fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: skipping history report: %s\n", sanitizeText(pipeline.Brief(err)))
-			continue
-		}
-		out = append(out, gate.Historic{Ref: pipeline.Ref(ws, p, r), Report: r})
-	}
-	return out
+	return pipeline.LoadHistory(ws, arg, func(msg string) {
+		fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: %s\n", sanitizeText(msg))
+	})
 }
 
 // workspace is where report paths are relative to: GITHUB_WORKSPACE on a

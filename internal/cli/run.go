@@ -9,6 +9,7 @@ import (
 const runExamples = `  mcp-eval run                                   # reads ./mcp-eval.yaml
   mcp-eval run --config golden-examples/mcp-eval.yaml
   mcp-eval run --cmd "node dist/server.js" --baseline green.json --out report.json
+  mcp-eval run --baseline green.json --history .mcp-eval/history --html report.html   # with trends
   mcp-eval run --layers all --models openai:gpt-5-mini --runs 5 --conformance-runs 3
 `
 

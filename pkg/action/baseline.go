@@ -21,6 +21,9 @@ type Baseline struct {
 	Run *github.RunInfo
 	// Note explains a missing baseline or what was passed over.
 	Note string
+	// History are the green reports found for trends and drift, newest
+	// first, the baseline among them (BaselineArtifact only).
+	History []github.Found
 }
 
 // maxBaselineFile bounds a local baseline file like an artifact's report.
@@ -88,7 +91,7 @@ func (r *Runner) artifactBaseline(ctx context.Context, p Plan, validate func([]b
 		return b
 	}
 	owner, repo, _ := strings.Cut(p.Repository, "/")
-	report, run, err := c.FetchBaseline(ctx, github.Params{
+	found, err := c.FetchReports(ctx, github.Params{
 		Owner: owner, Repo: repo,
 		WorkflowFile:  p.Baseline.WorkflowFile,
 		DefaultBranch: p.Baseline.DefaultBranch,
@@ -96,7 +99,12 @@ func (r *Runner) artifactBaseline(ctx context.Context, p Plan, validate func([]b
 		ExcludeRunID:  p.RunID,
 		Validate:      validate,
 		Accept:        accept,
-	})
+	}, max(p.Baseline.History, 1))
+	if len(found) > 0 && err != nil {
+		// The baseline was found; an older run broke the walk.
+		r.Warning("mcp-eval history", fmt.Sprintf("history: %d green report(s) found, then: %v", len(found), err))
+		err = nil
+	}
 	if err != nil {
 		b := Baseline{Note: "no baseline: " + err.Error() + ". The gate applies the floors only"}
 		// Not having a baseline yet is normal (first runs, expired
@@ -108,11 +116,18 @@ func (r *Runner) artifactBaseline(ctx context.Context, p Plan, validate func([]b
 		}
 		return b
 	}
+	report, run := found[0].Report, found[0].Run
 	b := Baseline{Report: report, Run: &run, Source: fmt.Sprintf("run #%d (%s)", run.Number, run.HTMLURL)}
+	if p.Baseline.History > 0 {
+		b.History = found
+	}
 	if len(run.Passed) > 0 {
 		b.Note = "newer green runs passed over: " + strings.Join(run.Passed, "; ")
 	}
 	r.logf("mcp-eval: baseline is %s, commit %s", b.Source, shortSHA(run.HeadSHA))
+	if len(b.History) > 0 {
+		r.logf("mcp-eval: history: %d green report(s) for trends and drift", len(b.History))
+	}
 	return b
 }
 

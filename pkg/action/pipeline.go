@@ -3,11 +3,16 @@ package action
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -83,8 +88,18 @@ func (p Plan) Settings() pipeline.Settings {
 	return s
 }
 
-// UseBaseline hands what Runner.Baseline found to the plan.
+// UseBaseline hands what Runner.Baseline found to the plan: the baseline,
+// and the green reports for trends and drift.
 func UseBaseline(pl *pipeline.Plan, b Baseline) {
+	for _, h := range b.History {
+		rep, err := report.Parse(h.Report)
+		if err != nil {
+			continue // validated when fetched; a report this version cannot read adds nothing
+		}
+		src := fmt.Sprintf("run #%d (%s)", h.Run.Number, h.Run.HTMLURL)
+		pl.History = append(pl.History, gate.Historic{Report: rep, Ref: report.ReportRef{Path: src, Commit: rep.Run.Commit,
+			WorkflowRunID: rep.Run.WorkflowRunID, FinishedAt: rep.Run.FinishedAt, ToolSurfaceHash: rep.ToolSurfaceHash}})
+	}
 	if b.Report == nil {
 		pl.Baseline, pl.BaselineNote = nil, b.Note
 		return
@@ -134,24 +149,130 @@ func ResultOf(rep *report.Report, reportPath, markdown string) Result {
 		MarkdownBody: markdown, Annotations: annotations(rep), Scores: scores(rep)}
 }
 
-// annotations are the failed MUST checks and regressions, as errors.
+// annotations are what the gate did not pass, worst first: failed items
+// as errors, then inconclusive and warned ones as warnings, each naming
+// the case × model and, for a golden case, the file and line it starts
+// on, so the annotation lands on the golden set in the PR's diff.
+// Without a gate (nothing judged) the failed MUST checks stand alone.
 func annotations(rep *report.Report) []Annotation {
 	var out []Annotation
+	if rep.Gate == nil {
+		if rep.Conformance != nil {
+			for _, r := range rep.Conformance.Checks {
+				if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
+					out = append(out, checkAnnotation(r, "error", "failed", ""))
+				}
+			}
+		}
+		return out
+	}
+	checks := map[string]report.CheckResult{}
 	if rep.Conformance != nil {
 		for _, r := range rep.Conformance.Checks {
-			if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
-				out = append(out, Annotation{Title: r.ID + " " + r.Doc, Message: r.Outcome.Message + " (fix: " + r.Fix + ")"})
+			checks[r.ID] = r
+		}
+	}
+	cases := map[string]report.Case{}
+	failedRun := map[[2]string]string{}
+	if b := rep.Behavior; b != nil {
+		for _, c := range b.Cases {
+			cases[c.ID] = c
+		}
+		for _, r := range b.Results {
+			for _, run := range r.Runs {
+				if run.Outcome != report.RunPass && len(run.Reasons) > 0 {
+					failedRun[[2]string{r.Case, r.Model}] = run.Reasons[0]
+					break
+				}
 			}
 		}
 	}
-	if rep.Gate != nil {
-		for _, it := range rep.Gate.Items {
-			if it.Status == report.ItemFail {
-				out = append(out, Annotation{Title: "regression " + it.Subject, Message: it.Reason})
+	items := append([]report.GateItem(nil), rep.Gate.Items...)
+	rank := map[string]int{report.ItemFail: 0, report.ItemInconclusive: 1, report.ItemWarn: 2}
+	items = slices.DeleteFunc(items, func(it report.GateItem) bool { _, ok := rank[it.Status]; return !ok })
+	sort.SliceStable(items, func(i, j int) bool {
+		a, b := items[i], items[j]
+		if rank[a.Status] != rank[b.Status] {
+			return rank[a.Status] < rank[b.Status]
+		}
+		if a.Layer != b.Layer {
+			return a.Layer < b.Layer
+		}
+		return itemRate(a) < itemRate(b)
+	})
+	for _, it := range items {
+		level := "warning"
+		if it.Status == report.ItemFail {
+			level = "error"
+		}
+		if r, ok := checks[it.Subject]; ok && it.Kind == report.KindCheck {
+			out = append(out, checkAnnotation(r, level, statusWords[it.Status], it.Reason))
+			continue
+		}
+		a := Annotation{Level: level, Title: itemTitle(it), Message: it.Reason}
+		if c, ok := cases[it.Subject]; ok && (it.Kind == report.KindCase || it.Kind == report.KindDrift || it.Kind == report.KindSlide) {
+			a.File, a.Line = c.Source, c.Line
+			if why := failedRun[[2]string{it.Subject, it.Model}]; why != "" {
+				a.Message += "; first failing run: " + why
 			}
 		}
+		out = append(out, a)
 	}
 	return out
+}
+
+// checkAnnotation names a Layer 0 check with what it found and the fix.
+func checkAnnotation(r report.CheckResult, level, word, reason string) Annotation {
+	msg := r.Outcome.Message
+	if msg == "" {
+		msg = reason
+	}
+	if len(r.Outcome.Evidence) > 0 {
+		if e := r.Outcome.Evidence[0]; e.Pointer != "" {
+			msg += fmt.Sprintf(" (at %s: %s)", e.Pointer, e.Value)
+		}
+	}
+	if r.Fix != "" {
+		msg += " Fix: " + r.Fix
+	}
+	if r.Spec != "" {
+		msg += " Spec: " + r.Spec
+	}
+	return Annotation{Level: level, Title: r.ID + " " + word + ": " + r.Doc, Message: msg}
+}
+
+var statusWords = map[string]string{report.ItemFail: "failed", report.ItemInconclusive: "inconclusive", report.ItemWarn: "warning"}
+
+// itemTitle names what an item judged and on which model, then its
+// status: "case neg-invoice-theory × openai:gpt-4o failed". (No colon:
+// a title's colon reaches the log escaped.)
+func itemTitle(it report.GateItem) string {
+	kind := map[string]string{report.KindCheck: "", report.KindSuite: "score", report.KindCost: "", report.KindRunCost: ""}
+	k, ok := kind[it.Kind]
+	if !ok {
+		k = it.Kind
+	}
+	t := strings.TrimSpace(k + " " + it.Subject)
+	if it.Score != "" && it.Kind != report.KindSuite {
+		t += " (" + it.Score + ")"
+	}
+	if it.Model != "" {
+		t += " × " + it.Model
+	}
+	return t + " " + statusWords[it.Status]
+}
+
+// itemRate orders items of one status and layer: the lowest pass rate
+// (the hardest fall) first; items without counts last.
+func itemRate(it report.GateItem) float64 {
+	if it.New == nil || it.New.N == 0 {
+		return 2
+	}
+	r := it.New.Rate()
+	if it.Direction == report.Lower {
+		r = 1 - r
+	}
+	return r
 }
 
 // scores are the main number of each layer that ran, single-line.
@@ -176,6 +297,34 @@ func scores(rep *report.Report) map[string]string {
 			k, n = k+r.Passed.K, n+r.Passed.N
 		}
 		out["behavior"] = fmt.Sprintf("%d/%d", k, n)
+	}
+	if r := rep.Resilience; r != nil {
+		// Runs where the model held up: a fault handled, an attack
+		// resisted (attack success counts the other way).
+		var k, n int
+		for _, f := range r.Faults {
+			for _, s := range f.Scores {
+				if s.Name == report.FaultHandled {
+					k, n = k+s.K, n+s.N
+				}
+			}
+		}
+		for _, a := range r.Attacks {
+			for _, s := range a.Scores {
+				if s.Name == report.AttackSuccess {
+					k, n = k+s.N-s.K, n+s.N
+				}
+			}
+		}
+		out["resilience"] = fmt.Sprintf("%d/%d", k, n)
+	}
+	if t := rep.Telemetry; t != nil {
+		// The run's model cost in USD; empty (still written) when a price
+		// is unknown: "0" would read as free.
+		out["telemetry"] = ""
+		if v, known := t.TotalCostUSD(); known {
+			out["telemetry"] = strconv.FormatFloat(v, 'f', 4, 64)
+		}
 	}
 	return out
 }

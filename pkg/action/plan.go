@@ -78,6 +78,9 @@ type BaselineSource struct {
 	DefaultBranch string
 	// Why there is none (BaselineNone).
 	Why string
+	// History is how many green reports to fetch for trends and drift
+	// (the policy's gate.history); the baseline is the newest of them.
+	History int
 }
 
 // CommentTarget is the pull request to comment on; PR 0 means no comment,

@@ -51,9 +51,10 @@ type Annotation struct {
 	Message string // may hold server text: it is escaped
 }
 
-// maxAnnotationsPerLevel: GitHub shows about 10 annotations of each level
-// per step; more only hide each other. The rest is in the summary.
-const maxAnnotationsPerLevel = 10
+// maxAnnotations: GitHub shows about 10 annotations of each level per
+// step; more only hide each other. The worst 10 are shown (the caller
+// orders them), then a count; the rest is in the summary.
+const maxAnnotations = 10
 
 // Published says what Publish did.
 type Published struct {
@@ -104,7 +105,7 @@ func (r *Runner) Publish(ctx context.Context, p Plan, res Result) (Published, er
 		if !ok {
 			continue
 		}
-		if !scoreValue.MatchString(v) {
+		if v != "" && !scoreValue.MatchString(v) {
 			// The value itself is not repeated: it may be anything.
 			pub.Warnings = append(pub.Warnings, fmt.Sprintf("output score-%s left empty: the value is not a number or k/N", name))
 			continue
@@ -131,8 +132,8 @@ func (r *Runner) Publish(ctx context.Context, p Plan, res Result) (Published, er
 }
 
 func (r *Runner) annotate(anns []Annotation) {
-	count := map[string]int{}
-	dropped := 0
+	shown := 0
+	dropped := map[string]int{}
 	for _, a := range anns {
 		level := a.Level
 		switch level {
@@ -142,11 +143,11 @@ func (r *Runner) annotate(anns []Annotation) {
 		default:
 			level = "warning"
 		}
-		if count[level] >= maxAnnotationsPerLevel {
-			dropped++
+		if shown >= maxAnnotations {
+			dropped[level]++
 			continue
 		}
-		count[level]++
+		shown++
 		props := map[string]string{"file": a.File, "title": a.Title}
 		if a.Line > 0 {
 			props["line"] = strconv.Itoa(a.Line)
@@ -156,8 +157,14 @@ func (r *Runner) annotate(anns []Annotation) {
 		}
 		_ = WriteCommand(r.Stdout, level, props, r.scrub(a.Message))
 	}
-	if dropped > 0 {
-		r.Notice("mcp-eval", fmt.Sprintf("%d more annotation(s) not shown; the job summary lists every finding", dropped))
+	if n := dropped["error"] + dropped["warning"] + dropped["notice"]; n > 0 {
+		var parts []string
+		for _, l := range []string{"error", "warning", "notice"} {
+			if dropped[l] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s(s)", dropped[l], l))
+			}
+		}
+		r.Notice("mcp-eval", fmt.Sprintf("%d more annotation(s) not shown (%s); the job summary lists every finding", n, strings.Join(parts, ", ")))
 	}
 }
 

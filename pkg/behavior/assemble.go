@@ -33,7 +33,11 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 			kind = report.Soft
 		}
 		tags := append([]string{}, c.Tags...)
-		b.Cases = append(b.Cases, report.Case{ID: c.ID, Hash: p.caseHash[ci], Kind: kind, Negative: c.Negative, Tags: tags, Source: cfg.Source, Line: c.Pos.Line})
+		src := cfg.Source
+		if cfg.SourceOf != nil && c.Pos.File != "" {
+			src = cfg.SourceOf(c.Pos.File)
+		}
+		b.Cases = append(b.Cases, report.Case{ID: c.ID, Hash: p.caseHash[ci], Kind: kind, Negative: c.Negative, Tags: tags, Source: src, Line: c.Pos.Line})
 		caseHashes = append(caseHashes, p.caseHash[ci])
 	}
 	sort.Strings(caseHashes)

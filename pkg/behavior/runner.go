@@ -37,8 +37,10 @@ const (
 type Config struct {
 	Set *golden.Set
 	// Source is the golden file as reports name it (relative to the
-	// workspace).
-	Source string
+	// workspace). SourceOf, when set, names the file each case is in
+	// the same way (a golden directory holds several files).
+	Source   string
+	SourceOf func(file string) string
 	// Models run the cases, one matrix column each; Judge grades rubrics
 	// and uncertain arguments (nil: no judge).
 	Models []llm.Provider

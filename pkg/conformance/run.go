@@ -71,7 +71,13 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		// A run that checks nothing must not read as a pass.
 		return nil, nil, fmt.Errorf("--only %s selects no check that runs over %s (RESIL-1, for one, runs over Streamable HTTP only)", strings.Join(opts.Only, ","), target.Kind())
 	}
-	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTraceFor(ctx), Observer: opts.Observer}
+	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTraceFor(ctx)}
+	if opts.Observer != nil {
+		ccfg.Observer = func(c mcpclient.Call) {
+			c.Probe = true
+			opts.Observer(c)
+		}
+	}
 	// The monitors watch every exchange of the run, the probe's and every
 	// Fresh connection's included.
 	monitors := check.NewMonitors(reg, target.Kind(), opts.Only)

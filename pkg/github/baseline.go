@@ -120,13 +120,35 @@ func (p *Params) workflow() string {
 // stopping error: ErrTooLarge, ErrCorruptArtifact, ErrInvalidReport,
 // ErrRateLimited, ErrAPI.
 func (c *Client) FetchBaseline(ctx context.Context, p Params) ([]byte, RunInfo, error) {
-	if err := p.check(); err != nil {
+	found, err := c.FetchReports(ctx, p, 1)
+	if len(found) == 0 {
 		return nil, RunInfo{}, err
 	}
+	return found[0].Report, found[0].Run, nil
+}
+
+// Found is one usable report and the run it came from.
+type Found struct {
+	Report []byte
+	Run    RunInfo
+}
+
+// FetchReports walks the green runs as FetchBaseline does and keeps up to
+// want usable reports, newest first: the first is the baseline, the rest
+// the history a trend and the gate's drift warnings read. The walk
+// inspects at most MaxRuns candidates past the want-1 it keeps, so each
+// kept report may cost one unusable run before it. With nothing found the
+// error is FetchBaseline's; with some found, a stopping error (a broken
+// artifact, a failing API) ends the walk and is returned with them.
+func (c *Client) FetchReports(ctx context.Context, p Params, want int) ([]Found, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	want = max(want, 1)
 	if p.DefaultBranch == "" {
 		branch, err := c.defaultBranch(ctx, p.Owner, p.Repo)
 		if err != nil {
-			return nil, RunInfo{}, err
+			return nil, err
 		}
 		p.DefaultBranch = branch
 	}
@@ -139,14 +161,20 @@ func (c *Client) FetchBaseline(ctx context.Context, p Params) ([]byte, RunInfo, 
 		ListOptions:         gogithub.ListOptions{PerPage: runsPerPage},
 	}
 	var (
+		found     []Found
 		passed    []string
 		firstKind error
 		inspected int
 	)
-	for page := 0; page < maxRunPages && inspected < p.MaxRuns; page++ {
+	limit := p.MaxRuns + want - 1
+	for page := 0; page < maxRunPages && inspected < limit && len(found) < want; page++ {
 		runs, resp, err := c.listRuns(ctx, &p, opts)
 		if err != nil {
-			return nil, RunInfo{}, c.apiError("list runs of workflow "+p.workflow(), resp, err).withHint404("check the workflow file name and that the job has `permissions: actions: read`")
+			err := c.apiError("list runs of workflow "+p.workflow(), resp, err).withHint404("check the workflow file name and that the job has `permissions: actions: read`")
+			if len(found) > 0 {
+				return found, err
+			}
+			return nil, err
 		}
 		for _, run := range runs.WorkflowRuns {
 			if !isCandidate(run, &p) {
@@ -155,18 +183,29 @@ func (c *Client) FetchBaseline(ctx context.Context, p Params) ([]byte, RunInfo, 
 			inspected++
 			report, info, err := c.runReport(ctx, &p, run)
 			if err == nil {
-				info.Passed = passed
-				return report, info, nil
+				if len(found) == 0 {
+					info.Passed = passed
+				}
+				found = append(found, Found{Report: report, Run: info})
+				if len(found) == want {
+					return found, nil
+				}
+				continue
 			}
 			var e *Error
 			if !errors.As(err, &e) || stops(e.Kind) {
-				return nil, RunInfo{}, err
+				if len(found) > 0 {
+					return found, err
+				}
+				return nil, err
 			}
 			if firstKind == nil {
 				firstKind = e.Kind
 			}
-			passed = append(passed, fmt.Sprintf("run #%d (%d): %s", run.GetRunNumber(), run.GetID(), e.Detail))
-			if inspected >= p.MaxRuns {
+			if len(found) == 0 {
+				passed = append(passed, fmt.Sprintf("run #%d (%d): %s", run.GetRunNumber(), run.GetID(), e.Detail))
+			}
+			if inspected >= limit {
 				break
 			}
 		}
@@ -175,12 +214,15 @@ func (c *Client) FetchBaseline(ctx context.Context, p Params) ([]byte, RunInfo, 
 		}
 		opts.Page = resp.NextPage
 	}
+	if len(found) > 0 {
+		return found, nil
+	}
 	if firstKind == nil {
-		return nil, RunInfo{}, &Error{Op: op, Kind: ErrNoRun,
+		return nil, &Error{Op: op, Kind: ErrNoRun,
 			Detail: "no successful push or schedule run of this repository",
 			Hint:   "a baseline appears once the workflow has passed on the default branch (push or schedule) and uploaded the report artifact"}
 	}
-	return nil, RunInfo{}, &Error{Op: op, Kind: firstKind,
+	return nil, &Error{Op: op, Kind: firstKind,
 		Detail: fmt.Sprintf("%d green run(s) inspected, none usable: %s", inspected, summarize(passed, 5)),
 		Hint:   fmt.Sprintf("upload report.json as artifact %q with `if: always()`; artifacts expire after the retention period (90 days by default), and a schedule run keeps one fresh", p.ArtifactName)}
 }

@@ -186,3 +186,37 @@ func TestFetchBaselineMissingPermissionSaysHowToFix(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// FetchReports keeps walking past the baseline for history: every usable
+// green report up to want, newest first, skipping unusable runs, and
+// stops at a broken artifact with what it has.
+func TestFetchReportsCollectsHistory(t *testing.T) {
+	f, c := newFake(t)
+	f.Runs = []fakegithub.Run{run(9, 1), run(8, 2), run(7, 3), run(6, 4), run(5, 5)}
+	f.Artifacts = []fakegithub.Artifact{
+		{ID: 901, RunID: 9, Name: "mcp-eval-report", Zip: fakegithub.ReportZip(`{"verdict":"pass","run":9}`)},
+		{ID: 801, RunID: 8, Name: "mcp-eval-report", Zip: fakegithub.ReportZip(`{"verdict":"fail","run":8}`)},
+		{ID: 701, RunID: 7, Name: "mcp-eval-report", Zip: fakegithub.ReportZip(`{"verdict":"pass","run":7}`)},
+		{ID: 601, RunID: 6, Name: "mcp-eval-report", Zip: []byte("not a zip")},
+		{ID: 501, RunID: 5, Name: "mcp-eval-report", Zip: fakegithub.ReportZip(`{"verdict":"pass","run":5}`)},
+	}
+	p := Params{Owner: "octo", Repo: "server", WorkflowFile: "evals.yml", DefaultBranch: "main", Accept: acceptPass}
+	found, err := c.FetchReports(context.Background(), p, 2)
+	if err != nil || len(found) != 2 || found[0].Run.ID != 9 || found[1].Run.ID != 7 {
+		t.Fatalf("want 2: %d found (%v), err %v", len(found), runIDs(found), err)
+	}
+	// Asking for more reaches run 6's broken artifact: the walk stops
+	// there with the two it has and says why.
+	found, err = c.FetchReports(context.Background(), p, 10)
+	if err == nil || len(found) != 2 {
+		t.Fatalf("want 10: %d found (%v), err %v; want the two before the broken artifact and its error", len(found), runIDs(found), err)
+	}
+}
+
+func runIDs(found []Found) []int64 {
+	var ids []int64
+	for _, f := range found {
+		ids = append(ids, f.Run.ID)
+	}
+	return ids
+}

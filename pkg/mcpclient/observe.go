@@ -38,6 +38,11 @@ type Call struct {
 	// so Start is when it was built and Elapsed is zero. It is observed so
 	// that its traceparent names an exported span all the same.
 	Raw bool
+	// Probe is true for a request of the conformance layer, which sends
+	// many to draw an error on purpose (a wrong method, bad params, a
+	// request before initialize): its JSON-RPC error answers are Layer
+	// 0's to judge, not failures of the server to answer.
+	Probe bool
 }
 
 // sentTrace is the trace context one request carried.

@@ -310,7 +310,8 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 	if err != nil {
 		return err
 	}
-	cfg := behavior.Config{Set: set, Source: report.RelPath(p.Env.Workspace, abs(b.Golden)), Models: models, Judge: judge,
+	cfg := behavior.Config{Set: set, Source: report.RelPath(p.Env.Workspace, abs(b.Golden)),
+		SourceOf: func(file string) string { return report.RelPath(p.Env.Workspace, abs(file)) }, Models: models, Judge: judge,
 		Client: client, Stubs: b.Stubs, Tools: tools, Runs: b.Runs, MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
 		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Meter: meter, Telemetry: rec, Only: p.shardOnly(m, set, models)}
 	plan, err := behavior.Prepare(ctx, cfg)

@@ -114,8 +114,12 @@ type Plan struct {
 	Baseline     *report.Report
 	BaselineRef  report.ReportRef
 	BaselineNote string
-	Timeout      time.Duration
-	Outputs      Outputs
+	// History are earlier reports (any order; the gate and the trend keep
+	// the green ones, the newest gate.history of them): `run --history
+	// DIR`, or the action's artifact search.
+	History []gate.Historic
+	Timeout time.Duration
+	Outputs Outputs
 	// Notes go into the gate section for the reader.
 	Notes []string
 	// ServerUserNote says who the server runs as when that is not the
@@ -220,6 +224,9 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 	p.Outputs = Outputs{Report: s.Report, JUnit: s.JUnit, Markdown: s.Markdown, HTML: s.HTML, RunURL: s.RunURL}
 	if s.Baseline != "" {
 		p.LoadBaseline(s.Baseline)
+	}
+	if s.HistoryDir != "" {
+		p.History = append(p.History, LoadHistory(p.Env.Workspace, s.HistoryDir, func(msg string) { p.Env.warnf("%s", msg) })...)
 	}
 	return p, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
+	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -84,16 +85,18 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	rep.Run = p.runInfo(started)
 	if p.Has(Telemetry) {
 		t := rec.Summarize()
+		reportModelNames(&t)
 		rep.Telemetry = &t
 	}
-	rep.Gate = gate.Evaluate(gate.Input{New: rep, Baseline: p.Baseline, BaselineRef: p.BaselineRef, BaselineNote: p.BaselineNote, Now: time.Now()}, p.Policy)
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Baseline: p.Baseline, BaselineRef: p.BaselineRef, BaselineNote: p.BaselineNote, History: p.History, Now: time.Now()}, p.Policy)
 	rep.Gate.Notes = append(rep.Gate.Notes, notes...)
 	rep.Gate.Notes = append(rep.Gate.Notes, p.Notes...)
 	if p.ServerUserNote != "" {
 		rep.Gate.Notes = append(rep.Gate.Notes, p.ServerUserNote)
 	}
 	if rep.Telemetry != nil {
-		telemetry.Compare(rep, p.Baseline, nil)
+		// The trend runs over the green reports the gate walked.
+		telemetry.Compare(rep, p.Baseline, walked(p.History, rep.Gate.History))
 	}
 	p.exportTraces(ctx, rep, rec, parent)
 	// Every output (and the action's summary, comment and annotations,
@@ -103,6 +106,27 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		return nil, fmt.Errorf("redacting the report: %w", err)
 	}
 	return rep, p.Outputs.Write(rep)
+}
+
+// reportModelNames names the models in telemetry as Layers 1 and 2 name
+// them in the report (behavior.ReportModelID: the lexical baseline with
+// its label), so that one model is one row everywhere. The recorder
+// keeps the provider's own id, which prices the calls.
+func reportModelNames(t *report.Telemetry) {
+	for i := range t.Latency {
+		if t.Latency[i].Model != "" {
+			t.Latency[i].Model = behavior.ReportModelID(t.Latency[i].Model)
+		}
+	}
+	for i := range t.Usage {
+		t.Usage[i].Model = behavior.ReportModelID(t.Usage[i].Model)
+	}
+	for i := range t.Cases {
+		t.Cases[i].Model = behavior.ReportModelID(t.Cases[i].Model)
+	}
+	for i := range t.Tools {
+		t.Tools[i].Model = behavior.ReportModelID(t.Tools[i].Model)
+	}
 }
 
 // Write writes every output the plan names, each atomically.

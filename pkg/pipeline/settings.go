@@ -83,6 +83,9 @@ type Settings struct {
 	// pull request that may not call models.
 	Record, Replay, Cassette string
 	ForkReplay               bool
+	// HistoryDir is a directory of earlier reports (or one report) for
+	// trends and the gate's drift warnings.
+	HistoryDir string
 
 	// Outputs.
 	Report, JUnit, Markdown, HTML string

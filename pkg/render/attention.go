@@ -610,7 +610,9 @@ func specURL(spec string) string {
 		if m == nil {
 			continue
 		}
-		u := "https://modelcontextprotocol.io/specification/" + specVersion + "/" + m[1]
+		// The site serves a folder's index.mdx at the folder's path.
+		path := strings.TrimSuffix(strings.TrimSuffix(m[1], "index"), "/")
+		u := "https://modelcontextprotocol.io/specification/" + specVersion + "/" + path
 		if sec := strings.TrimSpace(m[2]); sec != "" {
 			u += "#" + slug(sec)
 		}

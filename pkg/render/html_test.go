@@ -3,9 +3,11 @@ package render_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +51,10 @@ func attr(n *html.Node, key string) (string, bool) {
 }
 
 // The page loads nothing: no script, no external stylesheet, font or
-// image, no reference to any URL, and a CSP that would block one anyway.
+// image, and a CSP that would block one anyway. Its only URLs are links
+// a reader may follow (<a href>, which loads nothing by itself): to the
+// workflow run and commit on GitHub and to the spec, built by the
+// renderer, never from report text, and without a referrer.
 func TestHTMLIsSelfContained(t *testing.T) {
 	for _, name := range []string{"full", "hostile", "layer0", "legacy", "ungated"} {
 		page := renderHTML(t, name)
@@ -69,6 +74,13 @@ func TestHTMLIsSelfContained(t *testing.T) {
 				}
 			}
 			for _, a := range n.Attr {
+				if a.Key == "href" && n.Data == "a" {
+					rel, _ := attr(n, "rel")
+					if !(strings.HasPrefix(a.Val, "https://github.com/") || strings.HasPrefix(a.Val, "https://modelcontextprotocol.io/specification/")) || !strings.Contains(rel, "noreferrer") {
+						t.Errorf("%s: a link %q (rel %q)", name, a.Val, rel)
+					}
+					continue
+				}
 				if a.Key == "src" || a.Key == "href" || a.Key == "xlink:href" || a.Key == "srcset" || a.Key == "action" || a.Key == "style" || strings.HasPrefix(a.Key, "on") {
 					t.Errorf("%s: <%s %s=%q>", name, n.Data, a.Key, a.Val)
 				}
@@ -105,7 +117,7 @@ func TestHTMLEscapesHostileText(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowed := map[string]bool{}
-	for _, e := range strings.Fields("html head meta title style body header h1 h2 h3 span dl dt dd section p table tbody tr th td code details summary ul li div pre strong svg polyline rect line text footer") {
+	for _, e := range strings.Fields("html head meta title style body header h1 h2 h3 span dl dt dd section p table tbody tr th td code details summary ul li div pre strong svg polyline rect line text footer a circle") {
 		allowed[e] = true
 	}
 	walk(doc, func(n *html.Node) {
@@ -130,7 +142,7 @@ func TestHTMLFromFixture(t *testing.T) {
 			ids[id] = n
 		}
 	})
-	for _, id := range []string{"verdict", "attention", "layer0", "layer1", "heatmap", "model-columns", "failing", "layer2", "layer3", "usage", "latency", "gate", "run-cost"} {
+	for _, id := range []string{"verdict", "attention", "layer0", "layer1", "heatmap", "model-columns", "failing", "layer2", "layer3", "usage", "latency", "gate", "run-cost", "trends", "layer2-matrix", "suites", "baseline"} {
 		if ids[id] == nil {
 			t.Errorf("no element with id %q", id)
 		}
@@ -142,8 +154,12 @@ func TestHTMLFromFixture(t *testing.T) {
 			heat[strings.TrimPrefix(c, "cell ")]++
 		}
 	})
-	// 10 cases × 2 models; weather-0 × m1 passed 1 of 5: heat h2.
-	if cells != 20 || heat["h10"] == 0 || heat["h2"] != 1 || heat["none"] == 0 {
+	// 10 cases × 2 models, coloured by the gate's status, not the pass
+	// rate: weather-3 × m2 (3/5, below its floor) failed; weather-0 × m1
+	// (1/5) and weather-3 × m1 (3/5) are warnings; m2's seven other
+	// decided cases are not comparable (its served model changed); two
+	// cells have no decided run.
+	if cells != 20 || heat["st-fail"] != 1 || heat["st-warn"] != 2 || heat["st-other"] != 7 || heat["st-pass"] != 8 || heat["none"] != 2 {
 		t.Errorf("%d cells, heat %v", cells, heat)
 	}
 	for _, want := range []string{
@@ -154,7 +170,9 @@ func TestHTMLFromFixture(t *testing.T) {
 		"the model asked back",           // the reason the run failed
 		"unknown",                        // m2 has no price
 		"<svg class=\"hist\"",            // latency distributions
-		"<svg class=\"spark\"",           // the cost trend
+		"<svg class=\"trend\"",           // the trends
+		`<td class="cell st-fail" title="m1: attackSuccess 9/40`,     // Layer 2: the injection the gate failed, in the matrix
+		"<summary>1 injected types passed for every model</summary>", // and the timeout it passed, folded
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
@@ -180,6 +198,12 @@ func TestHTMLInChromium(t *testing.T) {
 // GitHub's comment column (780 px), and returns the DOM it built; it
 // skips without a browser as TestHTMLInChromium says.
 func chromiumDOM(t *testing.T, page string) string {
+	t.Helper()
+	return chromiumDOMAt(t, page, 780)
+}
+
+// chromiumDOMAt is chromiumDOM in a window width px wide.
+func chromiumDOMAt(t *testing.T, page string, width int) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: no browser")
@@ -207,7 +231,7 @@ func chromiumDOM(t *testing.T, page string) string {
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
 		"--disable-extensions", "--host-resolver-rules=MAP * ~NOTFOUND", // offline: no name resolves
-		"--window-size=780,2000", "--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+path)
+		fmt.Sprintf("--window-size=%d,2000", width), "--user-data-dir="+filepath.Join(dir, "profile"), "--dump-dom", "file://"+path)
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -222,4 +246,99 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// At 1280 px, with two models and with four, report.html puts the
+// verdict and the first Needs attention item within the first 1000 px,
+// no table is wider than its box, and the page does not scroll sideways.
+func TestHTMLFirstScreenAt1280(t *testing.T) {
+	two, err := report.Load(filepath.Join("testdata", "report", "full.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rep := range map[string]*report.Report{"two models": two, "four models": withFourModels(t)} {
+		var buf bytes.Buffer
+		if err := render.HTML(&buf, rep, render.HTMLOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got := measurePage(t, buf.String(), 1280)
+		if got != "verdict=in attention=in tables=fit page=fits" {
+			t.Errorf("%s at 1280 px: %s", name, got)
+		}
+	}
+}
+
+// measurePage opens page at width px and reports where the verdict and
+// the first Needs attention item end, which tables overflow, and
+// whether the page scrolls sideways.
+func measurePage(t *testing.T, page string, width int) string {
+	t.Helper()
+	page = strings.Replace(page, "default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
+	measure := `<script>
+const within = el => el && el.getBoundingClientRect().bottom + window.scrollY <= 1000 ? "in" : "out:" + (el ? Math.round(el.getBoundingClientRect().bottom) : "none");
+const over = [];
+for (const t of document.querySelectorAll("table")) {
+  const box = t.parentElement;
+  if (t.scrollWidth > t.clientWidth || t.offsetWidth > box.clientWidth) over.push((t.id || t.parentElement.id || "table") + ":" + t.scrollWidth + "/" + t.clientWidth + "/" + box.clientWidth);
+}
+const doc = document.scrollingElement;
+document.body.setAttribute("data-measured", "verdict=" + within(document.getElementById("verdict")) +
+  " attention=" + within(document.querySelector("#attention .att")) + " tables=" + (over.length ? over.join(",") : "fit") +
+  " page=" + (doc.scrollWidth <= doc.clientWidth ? "fits" : "scrolls:" + doc.scrollWidth));
+</script></body>`
+	dom := chromiumDOMAt(t, strings.Replace(page, "</body>", measure, 1), width)
+	got := regexp.MustCompile(`data-measured="([^"]*)"`).FindStringSubmatch(dom)
+	if got == nil {
+		t.Fatal("the measuring script did not run")
+	}
+	return got[1]
+}
+
+// withFourModels is the full fixture with four models of long names: m1
+// and m2 renamed, and a copy of each under two more names, in every
+// section that names a model.
+func withFourModels(t *testing.T) *report.Report {
+	t.Helper()
+	rep, err := report.Load(filepath.Join("testdata", "report", "full.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string][2]string{"m1": {"anthropic:claude-sonnet-4-5", "anthropic:claude-haiku-4-5"}, "m2": {"openai:gpt-5-mini", "openai:gpt-5"}}
+	models := rep.Models
+	rep.Models = nil
+	for _, k := range []int{0, 1} {
+		for _, m := range models {
+			m.ID = names[m.ID][k]
+			rep.Models = append(rep.Models, m)
+		}
+	}
+	rep.Behavior.Results = fourOf(rep.Behavior.Results, names, func(r *report.CaseResult) *string { return &r.Model })
+	rep.Behavior.Confusion = fourOf(rep.Behavior.Confusion, names, func(r *report.Confusion) *string { return &r.Model })
+	rep.Gate.Items = fourOf(rep.Gate.Items, names, func(r *report.GateItem) *string { return &r.Model })
+	rep.Resilience.Faults = fourOf(rep.Resilience.Faults, names, func(r *report.FaultResult) *string { return &r.Model })
+	rep.Resilience.Attacks = fourOf(rep.Resilience.Attacks, names, func(r *report.AttackResult) *string { return &r.Model })
+	tel := rep.Telemetry
+	tel.Usage = fourOf(tel.Usage, names, func(r *report.Usage) *string { return &r.Model })
+	tel.Latency = fourOf(tel.Latency, names, func(r *report.Latency) *string { return &r.Model })
+	tel.Tools = fourOf(tel.Tools, names, func(r *report.ToolUsage) *string { return &r.Model })
+	tel.Models = fourOf(tel.Models, names, func(r *report.ModelColumns) *string { return &r.Model })
+	return rep
+}
+
+// fourOf renames each element's model by names, and appends a copy under
+// the second name; elements of no model stay as they are.
+func fourOf[T any](xs []T, names map[string][2]string, model func(*T) *string) []T {
+	var out, copies []T
+	for _, x := range xs {
+		n, ok := names[*model(&x)]
+		if !ok {
+			out = append(out, x)
+			continue
+		}
+		*model(&x) = n[0]
+		out = append(out, x)
+		*model(&x) = n[1]
+		copies = append(copies, x)
+	}
+	return append(out, copies...)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -21,10 +22,15 @@ type htmlView struct {
 	Verdict      string
 	VerdictClass string // pass | fail | inconclusive | none
 	Context      []htmlKV
-	Attention    []htmlItem
+	Links        []htmlLink
+	Attention    []htmlAttention
+	Baseline     string
+	Notes        []string
+	Skipped      []htmlKV // Layer 0 checks that did not run, and why
+	Suites       []htmlSuite
 	Layer0       *htmlLayer0
 	Matrix       *htmlMatrix
-	Layer2       []htmlRate
+	Layer2       *htmlL2
 	Layer2Gaps   *htmlGaps
 	Layer3       *htmlLayer3
 	Failing      []htmlFailing
@@ -35,8 +41,16 @@ type htmlView struct {
 
 type htmlKV struct{ Key, Value string }
 
+// htmlLink is a link out: built by this package from report fields (an
+// https URL of GitHub or the spec), never a URL a server or model wrote.
+type htmlLink struct{ Text, URL string }
+
+type htmlSuite struct {
+	Class, Mark, Score, Model, Now, Baseline, Change, Status, Reason string
+}
+
 type htmlItem struct {
-	Mark, Class, Layer, Kind, Subject, Model, Observed, Reason string
+	Mark, Class, Layer, Kind, Subject, Model, Reason string
 }
 
 type htmlLayer0 struct {
@@ -59,6 +73,7 @@ type htmlMatrix struct {
 	Models     []string
 	Rows       []htmlMatrixRow
 	Columns    []htmlColumns
+	Trends     []htmlTrendRow
 	Confusions []htmlConfusions
 }
 
@@ -86,13 +101,6 @@ type htmlCell struct {
 
 type htmlColumns struct {
 	Model, Accuracy, P95, Tokens, Cost string
-	Trend                              *htmlSpark
-}
-
-// htmlSpark is a cost trend as an SVG polyline.
-type htmlSpark struct {
-	Points, First, Last string
-	N                   int
 }
 
 // htmlGaps are what Layer 2 could not measure.
@@ -104,8 +112,11 @@ type htmlGaps struct {
 
 type htmlGap struct{ Model, Kind, Subject, Text string }
 
-type htmlRate struct {
-	Model, Injected, Score, Better, Now, Baseline, Status string
+// htmlL2 is the Layer 2 matrix: Rows need attention, Passed are rows
+// the gate passed for every model.
+type htmlL2 struct {
+	Models       []string
+	Rows, Passed []htmlMatrixRow
 }
 
 type htmlLayer3 struct {
@@ -157,6 +168,7 @@ type htmlFailing struct {
 
 type htmlRun struct {
 	Run, Outcome, Class string
+	Same                []string // other runs that failed for the same reasons
 	Reasons             []string
 	End, Final          string
 	Turns               []htmlTurn
@@ -215,13 +227,46 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	for _, m := range rep.Models {
 		v.Context = append(v.Context, htmlKV{"Model " + line(m.ID), fmt.Sprintf("requested %s, served %s", orDash(line(m.Requested)), orDash(line(m.Served)))})
 	}
+	if r := rep.Run; r.Repository != "" && r.WorkflowRunID > 0 && repoRE.MatchString(r.Repository) {
+		v.Links = append(v.Links, htmlLink{Text: fmt.Sprintf("workflow run %d", r.WorkflowRunID), URL: fmt.Sprintf("https://github.com/%s/actions/runs/%d", r.Repository, r.WorkflowRunID)})
+		if commitRE.MatchString(r.Commit) {
+			v.Links = append(v.Links, htmlLink{Text: "commit " + shortSHA(r.Commit), URL: fmt.Sprintf("https://github.com/%s/commit/%s", r.Repository, r.Commit)})
+		}
+	}
 	if g := rep.Gate; g != nil {
-		for _, st := range []string{report.ItemFail, report.ItemInconclusive} {
-			for _, it := range g.Items {
-				if it.Status == st {
-					v.Attention = append(v.Attention, htmlGateItem(it))
-				}
+		v.Attention = htmlAttentionItems(rep)
+		switch b := g.Baseline; {
+		case b != nil:
+			v.Baseline = line(b.Path)
+			if b.Commit != "" {
+				v.Baseline += " · commit " + line(shortSHA(b.Commit))
 			}
+			if !b.FinishedAt.IsZero() {
+				v.Baseline += " · " + b.FinishedAt.UTC().Format("2006-01-02 15:04 UTC")
+			}
+		default:
+			v.Baseline = "none: " + orDash(line(g.BaselineNote))
+		}
+		if len(g.History) > 0 {
+			v.Baseline += fmt.Sprintf(" · history: %d green reports", len(g.History))
+		}
+		v.Notes = collapse(g.Notes)
+		for _, it := range g.Items {
+			if it.Kind != report.KindSuite {
+				continue
+			}
+			su := htmlSuite{Class: statusClass(it.Status), Mark: statusMark(it.Status), Score: line(it.Subject), Model: line(it.Model),
+				Now: "–", Baseline: "–", Change: "–", Status: line(it.Status), Reason: line(strings.TrimSpace(statsRE.ReplaceAllString(it.Reason, "")))}
+			if it.Value != nil {
+				su.Now = percent(*it.Value)
+			}
+			if it.BaselineValue != nil {
+				su.Baseline = percent(*it.BaselineValue)
+			}
+			if it.Value != nil && it.BaselineValue != nil && it.Status != report.ItemNotComparable {
+				su.Change = signedPoints(*it.Value - *it.BaselineValue)
+			}
+			v.Suites = append(v.Suites, su)
 		}
 		gv := &htmlGate{Method: line(g.Method), Policy: line(g.Policy.Text)}
 		for _, it := range g.Items {
@@ -233,6 +278,15 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	}
 	if rep.Conformance != nil {
 		v.Layer0 = htmlConformance(rep)
+		for _, r := range rep.Conformance.Checks {
+			if r.Verdict == report.CheckSkipped {
+				why := r.Outcome.Message
+				if why == "" {
+					why = r.Outcome.SkipCause
+				}
+				v.Skipped = append(v.Skipped, htmlKV{line(r.ID), orDash(line(why))})
+			}
+		}
 	}
 	if rep.Behavior != nil {
 		v.Matrix = htmlHeatMap(rep)
@@ -259,6 +313,52 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	return v
 }
 
+var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$`)
+
+var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
+
+// signedPoints is a change in percentage points, "+1.5 pts"; a change
+// that rounds to zero is "±0.0 pts", never "-0.0".
+func signedPoints(d float64) string {
+	if math.Abs(d) < 0.0005 {
+		return "±0.0 pts"
+	}
+	return fmt.Sprintf("%+.1f pts", 100*d)
+}
+
+// gateCellClass is the colour of a matrix cell by its gate status.
+func gateCellClass(status string) string {
+	switch status {
+	case report.ItemPass:
+		return "pass"
+	case report.ItemFail:
+		return "fail"
+	case report.ItemInconclusive, report.ItemWarn, report.ItemKnown:
+		return "warn"
+	}
+	return "other" // not comparable, info: judged on its floor only or not at all
+}
+
+// collapse keeps one of each identical line, in order, with how many
+// times it came: five runs failing for one reason are one line.
+func collapse(lines []string) []string {
+	var out []string
+	count := map[string]int{}
+	for _, l := range lines {
+		l = line(l)
+		if count[l] == 0 {
+			out = append(out, l)
+		}
+		count[l]++
+	}
+	for i, l := range out {
+		if n := count[l]; n > 1 {
+			out[i] = fmt.Sprintf("%s (×%d)", l, n)
+		}
+	}
+	return out
+}
+
 func statusClass(s string) string {
 	switch s {
 	case report.GatePass: // also the item status and the Layer 0 verdict "pass"
@@ -273,7 +373,7 @@ func statusClass(s string) string {
 
 func htmlGateItem(it report.GateItem) htmlItem {
 	return htmlItem{Mark: statusMark(it.Status), Class: statusClass(it.Status), Layer: fmt.Sprint(it.Layer), Kind: line(it.Kind),
-		Subject: line(it.Subject), Model: line(it.Model), Observed: line(observed(it)), Reason: line(it.Reason)}
+		Subject: line(it.Subject), Model: line(it.Model), Reason: line(it.Reason)}
 }
 
 func htmlConformance(rep *report.Report) *htmlLayer0 {
@@ -315,6 +415,14 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 	for _, r := range b.Results {
 		results[[2]string{r.Case, r.Model}] = r
 	}
+	items := map[[2]string]report.GateItem{}
+	if rep.Gate != nil {
+		for _, it := range rep.Gate.Items {
+			if it.Kind == report.KindCase {
+				items[[2]string{it.Subject, it.Model}] = it
+			}
+		}
+	}
 	for _, c := range b.Cases {
 		row := htmlMatrixRow{Case: line(c.ID), Kind: line(string(c.Kind))}
 		if c.Negative {
@@ -331,7 +439,20 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 			if r.Errors > 0 {
 				title += fmt.Sprintf(", %d errored", r.Errors)
 			}
-			row.Cells = append(row.Cells, htmlCell{Text: fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N), Title: title, Heat: fmt.Sprintf("h%d", heat)})
+			cell := htmlCell{Text: fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N), Title: title, Heat: fmt.Sprintf("h%d", heat)}
+			if it, ok := items[[2]string{c.ID, id}]; ok {
+				// The gate's status colours the cell: a hard case at 4/5,
+				// below its floor, is not "mostly green".
+				cell.Heat = "st-" + gateCellClass(it.Status)
+				if it.Baseline != nil {
+					cell.Title += fmt.Sprintf("; baseline %d/%d", it.Baseline.K, it.Baseline.N)
+					if it.Status != report.ItemNotComparable && it.Baseline.N > 0 {
+						cell.Title += ", Δ " + signedPoints(r.Passed.Rate()-it.Baseline.Rate())
+					}
+				}
+				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+			}
+			row.Cells = append(row.Cells, cell)
 		}
 		m.Rows = append(m.Rows, row)
 	}
@@ -344,9 +465,9 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 			Accuracy: withDelta(rate(c.Now.Accuracy), pointChange(c.Now.Accuracy, b.Accuracy)),
 			P95:      withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms)),
 			Tokens:   withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
-			Cost:     withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)),
-			Trend:    htmlTrend(c)})
+			Cost:     withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD))})
 	}
+	m.Trends = htmlTrends(modelColumns(rep))
 	some := false
 	var confusions []htmlConfusions
 	for _, mc := range Confusions(b) {
@@ -366,33 +487,12 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 	return m
 }
 
-// htmlTrend draws the cost-per-case trend in a 120 × 24 box.
-func htmlTrend(c report.ModelColumns) *htmlSpark {
-	var xs, ys []float64
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, p := range c.Trend {
-		if p.CostPerCaseUSD == nil {
-			continue
-		}
-		xs, ys = append(xs, float64(i)), append(ys, *p.CostPerCaseUSD)
-		lo, hi = math.Min(lo, *p.CostPerCaseUSD), math.Max(hi, *p.CostPerCaseUSD)
-	}
-	if len(ys) < 2 {
-		return nil
-	}
-	span := float64(len(c.Trend) - 1)
-	var pts []string
-	for i := range ys {
-		y := 12.0
-		if hi > lo {
-			y = 22 - 20*(ys[i]-lo)/(hi-lo)
-		}
-		pts = append(pts, fmt.Sprintf("%.1f,%.1f", 2+116*xs[i]/span, y))
-	}
-	return &htmlSpark{Points: strings.Join(pts, " "), First: usdText(ys[0]), Last: usdText(ys[len(ys)-1]), N: len(c.Trend)}
-}
-
-func htmlResilience(rep *report.Report) []htmlRate {
+// htmlResilience is Layer 2 as an injected × model matrix: one row per
+// fault or attack type and its main score (fault handled, attack
+// success), one cell per model coloured by the gate's status, the other
+// scores and the baseline on hover. Rows the gate passed for every model
+// are folded under the rest.
+func htmlResilience(rep *report.Report) *htmlL2 {
 	type key struct{ kind, model, subject, score string }
 	items := map[key]report.GateItem{}
 	if rep.Gate != nil {
@@ -402,19 +502,50 @@ func htmlResilience(rep *report.Report) []htmlRate {
 			}
 		}
 	}
-	var out []htmlRate
+	l := &htmlL2{}
+	var models []string
+	seen := map[string]bool{}
+	type rowKey struct{ kind, subject string }
+	var order []rowKey
+	cells := map[rowKey]map[string]htmlCell{}
 	add := func(kind, model, subject string, scores []report.Score) {
-		for _, s := range scores {
-			r := htmlRate{Model: line(model), Injected: kind + " " + line(subject), Score: line(s.Name), Better: line(string(s.Direction)),
-				Now: fmt.Sprintf("%d/%d (%s)", s.K, s.N, percent(s.Count().Rate())), Baseline: "–", Status: "–"}
-			if it, ok := items[key{kind, model, subject, s.Name}]; ok {
-				if it.Baseline != nil {
-					r.Baseline = fmt.Sprintf("%d/%d", it.Baseline.K, it.Baseline.N)
-				}
-				r.Status = statusMark(it.Status) + " " + line(it.Status)
-			}
-			out = append(out, r)
+		if !seen[model] {
+			seen[model] = true
+			models = append(models, model)
 		}
+		rk := rowKey{kind, subject}
+		if cells[rk] == nil {
+			cells[rk] = map[string]htmlCell{}
+			order = append(order, rk)
+		}
+		main := report.FaultHandled
+		if kind == report.KindAttack {
+			main = report.AttackSuccess
+		}
+		var cell htmlCell
+		var more []string
+		for _, sc := range scores {
+			desc := fmt.Sprintf("%s %d/%d (%s, %s is better)", line(sc.Name), sc.K, sc.N, percent(sc.Count().Rate()), line(string(sc.Direction)))
+			if sc.Name != main {
+				more = append(more, desc)
+				continue
+			}
+			cell = htmlCell{Text: fmt.Sprintf("%d/%d", sc.K, sc.N), Title: line(model) + ": " + desc, Heat: "none"}
+			if it, ok := items[key{kind, model, subject, sc.Name}]; ok {
+				cell.Heat = "st-" + gateCellClass(it.Status)
+				if it.Baseline != nil {
+					cell.Title += fmt.Sprintf("; baseline %d/%d", it.Baseline.K, it.Baseline.N)
+				}
+				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+			}
+		}
+		if cell.Text == "" {
+			cell = htmlCell{Text: "–", Title: "no " + main + " score", Heat: "none"}
+		}
+		if len(more) > 0 {
+			cell.Title += "; " + strings.Join(more, "; ")
+		}
+		cells[rk][model] = cell
 	}
 	for _, f := range rep.Resilience.Faults {
 		add(report.KindFault, f.Model, f.Fault, f.Scores)
@@ -422,7 +553,31 @@ func htmlResilience(rep *report.Report) []htmlRate {
 	for _, a := range rep.Resilience.Attacks {
 		add(report.KindAttack, a.Model, a.Attack, a.Scores)
 	}
-	return out
+	for _, m := range models {
+		l.Models = append(l.Models, line(m))
+	}
+	for _, rk := range order {
+		score := "fault handled (higher is better)"
+		if rk.kind == report.KindAttack {
+			score = "attack success (lower is better)"
+		}
+		row := htmlMatrixRow{Case: line(rk.subject), Kind: rk.kind + ": " + score}
+		allPass := true
+		for _, m := range models {
+			c, ok := cells[rk][m]
+			if !ok {
+				c = htmlCell{Text: "–", Title: "not run", Heat: "none"}
+			}
+			allPass = allPass && c.Heat == "st-pass"
+			row.Cells = append(row.Cells, c)
+		}
+		if allPass {
+			l.Passed = append(l.Passed, row)
+		} else {
+			l.Rows = append(l.Rows, row)
+		}
+	}
+	return l
 }
 
 func htmlTelemetry(t *report.Telemetry) *htmlLayer3 {
@@ -512,20 +667,27 @@ func htmlFailures(rep *report.Report, opts HTMLOptions) ([]htmlFailing, int) {
 	var out []htmlFailing
 	for _, r := range failing {
 		f := htmlFailing{Open: len(out) == 0, Case: line(r.Case), Model: line(r.Model), Passed: fmt.Sprintf("%d/%d passed", r.Passed.K, r.Passed.N)}
-		for i, n := range r.Notes {
-			if i == 10 {
-				break
-			}
-			f.Notes = append(f.Notes, line(n))
+		f.Notes = collapse(r.Notes)
+		if len(f.Notes) > 10 {
+			f.Notes = f.Notes[:10]
 		}
+		// Runs that failed for the same reasons are shown once, with the
+		// others named: their trajectories are in report.json.
+		same := map[string]int{}
 		for _, run := range r.Runs {
 			if run.Outcome == report.RunPass {
+				continue
+			}
+			key := run.Outcome + "\x00" + strings.Join(run.Reasons, "\x00")
+			if i, ok := same[key]; ok {
+				f.Runs[i].Same = append(f.Runs[i].Same, fmt.Sprint(run.Run))
 				continue
 			}
 			if len(f.Runs) == opts.MaxRunsPerCase {
 				f.MoreRuns++
 				continue
 			}
+			same[key] = len(f.Runs)
 			f.Runs = append(f.Runs, htmlCaseRun(run))
 		}
 		out = append(out, f)

@@ -52,10 +52,10 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 				withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms)),
 				withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
 				withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)),
-				trendCost(c)))
+				TrendCell(c)))
 		}
 		d.add(mdBlock{head: []string{"**Per model** (Δ vs the baseline; the trend runs over the last green reports)", "",
-			"| Model | Accuracy | p95 model call | Tokens / case | Cost / case | Cost trend |", "|---|---|---|---|---|---|"}, rows: rows, what: "models", prio: prioDetail, label: "Layer 3 per model"})
+			"| Model | Accuracy | p95 model call | Tokens / case | Cost / case | " + TrendHeader + " |", "|---|---|---|---|---|---|"}, rows: rows, what: "models", prio: prioDetail, label: "Layer 3 per model"})
 	}
 	if len(t.Usage) > 0 {
 		// Seven columns, tokens in one cell kept on one line: the table

@@ -119,14 +119,23 @@ func tokensPer(v *float64) string {
 // absent value is a space. It needs two values that differ to say
 // anything, else it is "".
 func sparkline(values []*float64) string {
-	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	return sparklineIn(values, math.NaN(), math.NaN())
+}
+
+// sparklineIn draws values on the scale lo..hi (NaN: the values' own
+// least and greatest).
+func sparklineIn(values []*float64, lo, hi float64) string {
+	least, most, n := math.Inf(1), math.Inf(-1), 0
 	for _, v := range values {
 		if v != nil {
-			lo, hi, n = math.Min(lo, *v), math.Max(hi, *v), n+1
+			least, most, n = math.Min(least, *v), math.Max(most, *v), n+1
 		}
 	}
 	if n < 2 {
 		return ""
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		lo, hi = least, most
 	}
 	bars := []rune("▁▂▃▄▅▆▇█")
 	var b strings.Builder
@@ -137,7 +146,8 @@ func sparkline(values []*float64) string {
 		case hi == lo:
 			b.WriteRune(bars[len(bars)/2])
 		default:
-			b.WriteRune(bars[int(math.Round((*v-lo)/(hi-lo)*float64(len(bars)-1)))])
+			i := int(math.Round((*v - lo) / (hi - lo) * float64(len(bars)-1)))
+			b.WriteRune(bars[max(0, min(len(bars)-1, i))])
 		}
 	}
 	return b.String()
@@ -150,23 +160,6 @@ func modelColumns(rep *report.Report) []report.ModelColumns {
 		return t.Models
 	}
 	return telemetry.Columns(rep, nil, nil)
-}
-
-// trendCost is a model's cost-per-case trend as a sparkline with its ends.
-func trendCost(c report.ModelColumns) string {
-	if len(c.Trend) < 2 {
-		return "–"
-	}
-	vals := make([]*float64, len(c.Trend))
-	for i, p := range c.Trend {
-		vals[i] = p.CostPerCaseUSD
-	}
-	s := sparkline(vals)
-	if s == "" {
-		return "–"
-	}
-	first, last := c.Trend[0].CostPerCaseUSD, c.Trend[len(c.Trend)-1].CostPerCaseUSD
-	return fmt.Sprintf("%s %s → %s (%d runs)", s, usdOrUnknown(first), usdOrUnknown(last), len(c.Trend))
 }
 
 // latencyOf names what a latency row measures.

@@ -125,8 +125,8 @@ type Case struct {
 	Negative bool     `json:"negative"`
 	Tags     []string `json:"tags"`
 	// Source is the golden file, relative to the workspace, and Line the
-	// line the case starts on (0 in reports that predate it), so a
-	// reviewer is pointed at file:line.
+	// line the case starts on (0: unknown), so an annotation or a
+	// reviewer can go straight to it.
 	Source string `json:"source"`
 	Line   int    `json:"line,omitempty"`
 }

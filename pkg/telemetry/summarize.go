@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -77,7 +78,11 @@ func latencyRows(ev Events) []report.Latency {
 		if c.Raw {
 			continue // sent by the conformance layer itself: not timed here
 		}
-		add(key{report.LatencyMethod, c.Method, ""}, ms(c.Elapsed), c.ErrKind != "")
+		// A JSON-RPC error a Layer 0 probe drew is mostly the answer
+		// it asked for (Layer 0 judges it); a probe that got no answer
+		// (a timeout, a dropped connection) is still an error.
+		failed := c.ErrKind != "" && !(c.Probe && c.ErrKind == mcpclient.CallRPCError)
+		add(key{report.LatencyMethod, c.Method, ""}, ms(c.Elapsed), failed)
 	}
 	toolModels := map[string]map[string]bool{}
 	for _, c := range ev.Tools {
