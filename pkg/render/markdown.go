@@ -59,6 +59,7 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	}
 	if rep.Conformance != nil {
 		layer0Blocks(&d, rep)
+		surfaceBlocks(&d, rep)
 	}
 	if rep.Behavior != nil {
 		layer1Blocks(&d, rep)
@@ -208,6 +209,8 @@ func statusMark(status string) string {
 		return "!"
 	case report.ItemNotComparable:
 		return "≠"
+	case report.ItemWaived:
+		return "◌"
 	}
 	return "·"
 }
