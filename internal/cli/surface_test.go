@@ -74,8 +74,11 @@ func TestToolSurfaceLintAndWaivers(t *testing.T) {
 	// Against the first report as baseline, the comment shows the change.
 	md := filepath.Join(dir, "again.md")
 	code, _, stderr = run(t, "check", "--config", config("again.yaml", "2999-12-31"), "--url", hs.URL, "--runs", "1", "--baseline", out,
-		"--out", filepath.Join(dir, "again.json"), "--markdown", md)
+		"--out", filepath.Join(dir, "again.json"), "--markdown", md, "--html", filepath.Join(dir, "again.html"))
 	b, _ := os.ReadFile(md)
+	if h, _ := os.ReadFile(filepath.Join(dir, "again.html")); !strings.Contains(string(h), "Tool tokens</dt><dd>") || !strings.Contains(string(h), "0.0%) vs baseline") {
+		t.Errorf("the HTML report does not show the tool tokens with the change:\n%.2000s", h)
+	}
 	plain := strings.ReplaceAll(string(b), `\`, "") // Markdown escapes
 	if code != ExitOK || !strings.Contains(plain, " tokens (o200k_base, +0 (+0.0%) vs baseline) · largest: ") || !strings.Contains(plain, "**Waivers in force:**") {
 		t.Errorf("check against a baseline: exit %d, %s\n%s", code, stderr, b)
