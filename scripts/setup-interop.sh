@@ -87,4 +87,5 @@ setup_go() {
 
 setup_npm ts
 setup_npm legacy
+setup_npm tokenizer
 setup_go

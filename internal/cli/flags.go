@@ -21,7 +21,7 @@ const (
 	flagsLayers             // --layers
 	flagsLayer0             // --conformance-runs, --conformance-concurrency, --call-tool, --only
 	flagsLayer1             // --golden, --models, --runs, --concurrency, …
-	flagsGate               // --baseline, --max-drop, --fail-on-inconclusive, --max-cost-increase, --max-cost-per-run
+	flagsGate               // --baseline, --max-drop, --fail-on-inconclusive, the cost and tool-token gates, --lint
 	flagsOutput             // --out, --junit, --markdown, --html
 )
 
@@ -39,6 +39,8 @@ type planFlags struct {
 	models                      string
 	maxDrop                     string
 	costIncrease, costPerRun    string
+	toolTokens, toolTokensInc   string
+	lint                        string
 	failInc, fresh              bool
 	verbose                     bool
 }
@@ -94,6 +96,9 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 		fs.BoolVar(&f.failInc, "fail-on-inconclusive", false, "exit 1 when the gate cannot tell a drop from noise, or runs were left undecided")
 		fs.StringVar(&f.costIncrease, "max-cost-increase", "", "largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%) (default: gate.max-cost-increase, else not gated)")
 		fs.StringVar(&f.costPerRun, "max-cost-per-run", "", "most the run's model calls may cost, in `USD` (5 or $2.50) (default: gate.max-cost-per-run, else no cap)")
+		fs.StringVar(&f.toolTokens, "max-tool-tokens", "", "most `TOKENS` the tools array may cost in every model request (default: gate.max-tool-tokens, else not gated)")
+		fs.StringVar(&f.toolTokensInc, "max-tool-tokens-increase", "", "largest rise of the tools array's tokens over the baseline: a fraction (0.1) or a percentage (10%) (default: gate.max-tool-tokens-increase, else not gated)")
+		fs.StringVar(&f.lint, "lint", "", "what a description-lint finding does: off, warn or fail (default: gate.lint, else warn)")
 	}
 	if groups&flagsOutput != 0 {
 		fs.StringVar(&s.Report, "out", "", "write the report (report.json) to `FILE`")
@@ -159,6 +164,16 @@ func (f *planFlags) settings() (pipeline.Settings, error) {
 	if s.MaxCostPerRun, err = costFlag("max-cost-per-run", f.costPerRun, gate.ParseUSD); err != nil {
 		return s, err
 	}
+	if s.MaxToolTokens, err = tokensFlag(f.toolTokens); err != nil {
+		return s, err
+	}
+	if s.MaxToolTokensIncrease, err = costFlag("max-tool-tokens-increase", f.toolTokensInc, gate.ParseToolTokensIncrease); err != nil {
+		return s, err
+	}
+	if err := gate.CheckLint(f.lint); err != nil {
+		return s, errors.New("--" + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "))
+	}
+	s.Lint = f.lint
 	return s, nil
 }
 
@@ -173,6 +188,18 @@ func costFlag(name, v string, parse func(string) (float64, error)) (*float64, er
 		return nil, errors.New("--" + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "))
 	}
 	return &f, nil
+}
+
+// tokensFlag parses --max-tool-tokens; empty says nothing (nil).
+func tokensFlag(v string) (*int, error) {
+	if strings.TrimSpace(v) == "" {
+		return nil, nil
+	}
+	n, err := gate.ParseToolTokens(v)
+	if err != nil {
+		return nil, errors.New("--" + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "))
+	}
+	return &n, nil
 }
 
 // isSet reports whether the command line set a flag.

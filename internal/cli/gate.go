@@ -27,6 +27,7 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	var (
 		newPath, basePath, out            string
 		maxDrop, costIncrease, costPerRun string
+		toolTokens, toolTokensInc, lint   string
 		failOnInconclusive, failOnLegacy  bool
 		historyDepth                      int
 		history                           multiFlag
@@ -40,6 +41,9 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	fs.BoolVar(&failOnLegacy, "fail-on-legacy", false, "fail a server that speaks legacy MCP only, whatever the baseline (as mcp-eval check does)")
 	fs.StringVar(&costIncrease, "max-cost-increase", "", "largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%); empty: not gated")
 	fs.StringVar(&costPerRun, "max-cost-per-run", "", "most the run's model calls may cost, in `USD` (5 or $2.50); empty: no cap")
+	fs.StringVar(&toolTokens, "max-tool-tokens", "", "most `TOKENS` the tools array may cost in every model request; empty: not gated")
+	fs.StringVar(&toolTokensInc, "max-tool-tokens-increase", "", "largest rise of the tools array's tokens over the baseline: a fraction (0.1) or a percentage (10%); empty: not gated")
+	fs.StringVar(&lint, "lint", "", "what a description-lint finding does: off, warn or fail (default: as recorded, else warn)")
 	fs.Var(&history, "history", "earlier green reports for drift and slow-slide warnings: a `DIR` of *.json or a FILE (repeatable)")
 	fs.IntVar(&historyDepth, "history-depth", def.HistoryDepth, "how many of the newest green history reports to walk")
 	fs.StringVar(&out, "out", "", "write the gated report to `FILE` instead of back into --report")
@@ -85,6 +89,19 @@ func runGate(_ context.Context, c *Command, args []string) int {
 			if p.MaxCostPerRun, err = costFlag("max-cost-per-run", costPerRun, gate.ParseUSD); err != nil {
 				return err
 			}
+		}
+		if given["max-tool-tokens"] {
+			if p.MaxToolTokens, err = tokensFlag(toolTokens); err != nil {
+				return err
+			}
+		}
+		if given["max-tool-tokens-increase"] {
+			if p.MaxToolTokensIncrease, err = costFlag("max-tool-tokens-increase", toolTokensInc, gate.ParseToolTokensIncrease); err != nil {
+				return err
+			}
+		}
+		if given["lint"] {
+			p.Lint = lint
 		}
 		return p.Validate()
 	}

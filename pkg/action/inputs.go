@@ -42,6 +42,9 @@ func InputSpecs() []Input {
 		{"max-drop", "", "Largest drop of a score vs the baseline that is not a regression, a fraction between 0 and 1 (default: from the config file, else 0.02)."},
 		{"max-cost-increase", "", "Largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%). Default: from the config file (gate.max-cost-increase), else not gated."},
 		{"max-cost-per-run", "", "Most the run's model calls may cost, in USD (5 or $2.50). Default: from the config file (gate.max-cost-per-run), else no cap."},
+		{"max-tool-tokens", "", "Most tokens the tools array may cost in every model request. Default: from the config file (gate.max-tool-tokens), else not gated."},
+		{"max-tool-tokens-increase", "", "Largest rise of the tools array's tokens over the baseline: a fraction (0.1) or a percentage (10%). Default: from the config file (gate.max-tool-tokens-increase), else not gated."},
+		{"lint", "", "What a description-lint finding does: off, warn or fail. Default: from the config file (gate.lint), else warn."},
 		{"runs", "", "Runs per case (default: from the config file, else 5)."},
 		{"models", "", "Comma list of models, e.g. openai:gpt-5-mini,anthropic:claude-sonnet-4-5 (default: from the config file, per trigger)."},
 		{"prices", "", "Price override file, relative to the workspace, in the format of the built-in price table (dated rows). Its models replace or add to the built-in ones for the budget, the spend preview and the report's cost (default: pricing.file in the config file)."},
@@ -83,18 +86,21 @@ func OutputSpecs() []Output {
 // Inputs are the parsed and validated inputs. The token is deliberately not
 // here: a Plan can be printed or logged whole.
 type Inputs struct {
-	ServerURL       string
-	ServerCommand   string
-	ServerUser      string // "": from the config file
-	Golden          string
-	AutoLayers      bool
-	Layers          []Layer  // when !AutoLayers
-	MaxDrop         *float64 // nil: from the config file
-	MaxCostIncrease *float64 // nil: from the config file
-	MaxCostPerRun   *float64 // USD; nil: from the config file
-	Runs            int      // 0: from the config file
-	Models          []string
-	Prices          string // price override file, relative to the workspace
+	ServerURL        string
+	ServerCommand    string
+	ServerUser       string // "": from the config file
+	Golden           string
+	AutoLayers       bool
+	Layers           []Layer  // when !AutoLayers
+	MaxDrop          *float64 // nil: from the config file
+	MaxCostIncrease  *float64 // nil: from the config file
+	MaxCostPerRun    *float64 // USD; nil: from the config file
+	MaxToolTokens    *int     // nil: from the config file
+	MaxToolTokensInc *float64 // nil: from the config file
+	Lint             string   // "": from the config file
+	Runs             int      // 0: from the config file
+	Models           []string
+	Prices           string // price override file, relative to the workspace
 	// Record and Replay are cassette directories, relative to the
 	// workspace.
 	Record, Replay   string
@@ -188,7 +194,8 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 		name  string
 		parse func(string) (float64, error)
 		dst   **float64
-	}{{"max-cost-increase", gate.ParseCostIncrease, &in.MaxCostIncrease}, {"max-cost-per-run", gate.ParseUSD, &in.MaxCostPerRun}} {
+	}{{"max-cost-increase", gate.ParseCostIncrease, &in.MaxCostIncrease}, {"max-cost-per-run", gate.ParseUSD, &in.MaxCostPerRun},
+		{"max-tool-tokens-increase", gate.ParseToolTokensIncrease, &in.MaxToolTokensInc}} {
 		v := get(c.name)
 		if v == "" {
 			continue
@@ -199,6 +206,20 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 			continue
 		}
 		*c.dst = &f
+	}
+	if v := get("max-tool-tokens"); v != "" {
+		if n, err := gate.ParseToolTokens(v); err != nil {
+			bad("max-tool-tokens", "%s", strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": max-tool-tokens "))
+		} else {
+			in.MaxToolTokens = &n
+		}
+	}
+	if v := get("lint"); v != "" {
+		if err := gate.CheckLint(v); err != nil {
+			bad("lint", "%q is not off, warn or fail", v)
+		} else {
+			in.Lint = v
+		}
 	}
 	if v := get("runs"); v != "" {
 		n, err := strconv.Atoi(v)

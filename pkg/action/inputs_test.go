@@ -12,19 +12,22 @@ func inputEnv(vars map[string]string) func(string) string {
 
 func TestParseInputsReadsHyphenatedNames(t *testing.T) {
 	in, err := ParseInputs(inputEnv(map[string]string{
-		"INPUT_SERVER-URL":        " http://svc:3000/mcp ",
-		"INPUT_GOLDEN":            "evals/golden.yaml",
-		"INPUT_LAYERS":            "0,behavior",
-		"INPUT_MAX-DROP":          "0.05",
-		"INPUT_RUNS":              "3",
-		"INPUT_MODELS":            "openai:gpt-5-mini, anthropic:claude-sonnet-4-5",
-		"INPUT_BASELINE-ARTIFACT": "evals-report",
-		"INPUT_GITHUB-TOKEN":      canary,
-		"INPUT_COMMENT":           "False",
-		"INPUT_CONFIG":            "ci/mcp-eval.yaml",
-		"INPUT_SERVER-USER":       "current",
-		"INPUT_MAX-COST-INCREASE": "25%",
-		"INPUT_MAX-COST-PER-RUN":  "$2.50",
+		"INPUT_SERVER-URL":               " http://svc:3000/mcp ",
+		"INPUT_GOLDEN":                   "evals/golden.yaml",
+		"INPUT_LAYERS":                   "0,behavior",
+		"INPUT_MAX-DROP":                 "0.05",
+		"INPUT_RUNS":                     "3",
+		"INPUT_MODELS":                   "openai:gpt-5-mini, anthropic:claude-sonnet-4-5",
+		"INPUT_BASELINE-ARTIFACT":        "evals-report",
+		"INPUT_GITHUB-TOKEN":             canary,
+		"INPUT_COMMENT":                  "False",
+		"INPUT_CONFIG":                   "ci/mcp-eval.yaml",
+		"INPUT_SERVER-USER":              "current",
+		"INPUT_MAX-COST-INCREASE":        "25%",
+		"INPUT_MAX-COST-PER-RUN":         "$2.50",
+		"INPUT_MAX-TOOL-TOKENS":          "8000",
+		"INPUT_MAX-TOOL-TOKENS-INCREASE": "10%",
+		"INPUT_LINT":                     "fail",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +36,8 @@ func TestParseInputsReadsHyphenatedNames(t *testing.T) {
 		!reflect.DeepEqual(in.Layers, []Layer{0, 1}) || in.MaxDrop == nil || *in.MaxDrop != 0.05 || in.Runs != 3 ||
 		!reflect.DeepEqual(in.Models, []string{"openai:gpt-5-mini", "anthropic:claude-sonnet-4-5"}) ||
 		in.BaselineArtifact != "evals-report" || !in.HasToken || in.Comment || in.Config != "ci/mcp-eval.yaml" || in.ServerUser != "current" ||
-		in.MaxCostIncrease == nil || *in.MaxCostIncrease != 0.25 || in.MaxCostPerRun == nil || *in.MaxCostPerRun != 2.5 {
+		in.MaxCostIncrease == nil || *in.MaxCostIncrease != 0.25 || in.MaxCostPerRun == nil || *in.MaxCostPerRun != 2.5 ||
+		in.MaxToolTokens == nil || *in.MaxToolTokens != 8000 || in.MaxToolTokensInc == nil || *in.MaxToolTokensInc != 0.1 || in.Lint != "fail" {
 		t.Errorf("inputs = %+v", in)
 	}
 }
@@ -63,6 +67,9 @@ func TestParseInputsNamesTheInputAtFault(t *testing.T) {
 		{map[string]string{"INPUT_MAX-COST-INCREASE": "NaN"}, []string{`input "max-cost-increase"`}},
 		{map[string]string{"INPUT_MAX-COST-PER-RUN": "abc"}, []string{`input "max-cost-per-run"`, "$2.50"}},
 		{map[string]string{"INPUT_MAX-COST-PER-RUN": "-1"}, []string{`input "max-cost-per-run"`, "out of range"}},
+		{map[string]string{"INPUT_MAX-TOOL-TOKENS": "lots"}, []string{`input "max-tool-tokens"`, "whole number of tokens"}},
+		{map[string]string{"INPUT_MAX-TOOL-TOKENS-INCREASE": "x"}, []string{`input "max-tool-tokens-increase"`, "a percentage like 25%"}},
+		{map[string]string{"INPUT_LINT": "loud"}, []string{`input "lint"`, "off, warn or fail"}},
 		{map[string]string{"INPUT_RUNS": "0"}, []string{`input "runs"`, "1 to 100"}},
 		{map[string]string{"INPUT_RUNS": "five"}, []string{`input "runs"`}},
 		{map[string]string{"INPUT_MODELS": "a,,b"}, []string{`input "models"`}},

@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // DefaultFile is looked for at the repository root.
@@ -41,6 +42,60 @@ type Config struct {
 	Eval Eval `yaml:"eval"`
 	// Pricing overrides the built-in price table (Layers 1-3).
 	Pricing Pricing `yaml:"pricing"`
+	// Waivers accept named check failures until a date; the gate applies
+	// them and records them in the report.
+	Waivers []Waiver `yaml:"waivers"`
+}
+
+// Waiver is one entry of waivers: a check failure accepted, on one
+// transport or both, until a date, for a reason.
+type Waiver struct {
+	Check     string `yaml:"check"`
+	Transport string `yaml:"transport"`
+	Reason    string `yaml:"reason"`
+	Until     string `yaml:"until"` // YYYY-MM-DD, inclusive
+	// Line is where the entry starts, for errors found after loading
+	// (an unknown check id).
+	Line int `yaml:"-"`
+}
+
+// UnmarshalYAML reads one waiver strictly (every key known, the values
+// the gate can apply), naming the entry's line on error.
+func (w *Waiver) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return &valueError{line: n.Line, msg: "waivers: each entry is a map {check, transport, reason, until}"}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		var dst *string
+		switch k.Value {
+		case "check":
+			dst = &w.Check
+		case "transport":
+			dst = &w.Transport
+		case "reason":
+			dst = &w.Reason
+		case "until":
+			dst = &w.Until
+		default:
+			return &valueError{line: k.Line, msg: fmt.Sprintf("waivers: unknown key %q (want check, transport, reason, until)", k.Value)}
+		}
+		if v.Kind != yaml.ScalarNode {
+			return &valueError{line: v.Line, msg: fmt.Sprintf("waivers: %s wants a single value", k.Value)}
+		}
+		// The text as written: YAML reads 2026-12-31 as a timestamp.
+		*dst = v.Value
+	}
+	w.Line = n.Line
+	if err := gate.CheckWaiver(w.Gate()); err != nil {
+		return &valueError{line: n.Line, msg: "waivers: " + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": ")}
+	}
+	return nil
+}
+
+// Gate is the waiver as the gate applies it.
+func (w Waiver) Gate() report.GateWaiver {
+	return report.GateWaiver{Check: w.Check, Transport: w.Transport, Reason: w.Reason, Until: w.Until}
 }
 
 // Pricing names a price override file: the format of pkg/pricing's
@@ -143,6 +198,25 @@ type Gate struct {
 	// Unset: no cost gate. An unknown cost makes them inconclusive.
 	MaxCostIncrease *Fraction `yaml:"max-cost-increase"`
 	MaxCostPerRun   *USD      `yaml:"max-cost-per-run"`
+	// MaxToolTokens caps the tokens of the tools array sent with every
+	// model request; MaxToolTokensIncrease caps its rise over the
+	// baseline (a fraction or a percentage). Unset: not gated.
+	MaxToolTokens         *int          `yaml:"max-tool-tokens"`
+	MaxToolTokensIncrease *TokensGrowth `yaml:"max-tool-tokens-increase"`
+	// Lint is what a description-lint finding does: off, warn (the
+	// default) or fail.
+	Lint string `yaml:"lint"`
+}
+
+// TokensGrowth is a max-tool-tokens-increase: a number (0.1) or a
+// percentage string ("10%").
+type TokensGrowth float64
+
+// UnmarshalYAML accepts a YAML number or string and parses its text.
+func (f *TokensGrowth) UnmarshalYAML(n *yaml.Node) error {
+	v, err := scalar(n, gate.ParseToolTokensIncrease)
+	*f = TokensGrowth(v)
+	return err
 }
 
 // Fraction is a max-cost-increase as the file may write it: a number
@@ -295,6 +369,12 @@ func (c *Config) validate(path string, src []byte) error {
 	}
 	if c.Conformance.Runs < 0 || c.Conformance.Runs > 100 {
 		return at("runs", fmt.Sprintf("conformance.runs is %d, want 1..100", c.Conformance.Runs), "")
+	}
+	if v := c.Gate.MaxToolTokens; v != nil && *v < 1 {
+		return at("max-tool-tokens", fmt.Sprintf("gate.max-tool-tokens is %d, want a whole number of tokens ≥ 1", *v), "")
+	}
+	if err := gate.CheckLint(c.Gate.Lint); err != nil {
+		return at("lint", "gate."+strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "), "off ignores the description lint, warn shows it, fail fails the gate on it")
 	}
 	if c.Gate.MaxDrop != nil && (*c.Gate.MaxDrop < 0 || *c.Gate.MaxDrop >= 1) {
 		return at("max-drop", fmt.Sprintf("gate.max-drop is %v, want a fraction in [0, 1)", *c.Gate.MaxDrop), "0.02 means two points")

@@ -85,3 +85,35 @@ func TestExpandEnv(t *testing.T) {
 		t.Fatalf("missing variable: %v", err)
 	}
 }
+
+// Waivers and the tool-surface gates load as written, and every mistake
+// names its line.
+func TestWaiversAndSurfaceGates(t *testing.T) {
+	src := "gate:\n  max-tool-tokens: 8000\n  max-tool-tokens-increase: 10%\n  lint: fail\nwaivers:\n  - check: TOOL-5\n    transport: stdio\n    reason: the SDK names tools with spaces (sdk#42)\n    until: 2026-12-31\n  - {check: LINT-2, reason: generated schemas, until: \"2027-01-15\"}\n"
+	c, err := Parse("mcp-eval.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *c.Gate.MaxToolTokens != 8000 || float64(*c.Gate.MaxToolTokensIncrease) != 0.1 || c.Gate.Lint != "fail" {
+		t.Errorf("gate: %+v", c.Gate)
+	}
+	if len(c.Waivers) != 2 || c.Waivers[0].Until != "2026-12-31" || c.Waivers[0].Line != 6 || c.Waivers[1].Check != "LINT-2" || c.Waivers[1].Line != 10 {
+		t.Errorf("waivers: %+v", c.Waivers)
+	}
+	for src, want := range map[string]string{
+		"waivers:\n  - check: TOOL-5\n    reason: x\n    until: 2026-13-01\n":   `mcp-eval.yaml:2: waivers: until "2026-13-01" of TOOL-5 is not a date YYYY-MM-DD`,
+		"waivers:\n  - check: TOOL-5\n    until: 2026-12-01\n":                  "mcp-eval.yaml:2: waivers: TOOL-5 has no reason",
+		"waivers:\n  - check: tool5\n    reason: x\n    until: 2026-12-01\n":    `mcp-eval.yaml:2: waivers: check "tool5" is not a check id like TOOL-5`,
+		"waivers:\n  - check: TOOL-5\n    reason: x\n    expires: 2026-12-01\n": `mcp-eval.yaml:4: waivers: unknown key "expires"`,
+		"waivers:\n  - TOOL-5\n": "mcp-eval.yaml:2: waivers: each entry is a map",
+		"waivers:\n  - {check: TOOL-5, transport: sse, reason: x, until: 2026-12-01}\n": `mcp-eval.yaml:2: waivers: transport "sse" is not http or stdio`,
+		"gate:\n  lint: loud\n":                     `mcp-eval.yaml:2: gate.lint "loud" is not a mode: want off, warn or fail`,
+		"gate:\n  max-tool-tokens: 0\n":             "mcp-eval.yaml:2: gate.max-tool-tokens is 0",
+		"gate:\n  max-tool-tokens-increase: lots\n": `mcp-eval.yaml:2: gate.max-tool-tokens-increase "lots" is not a number`,
+	} {
+		_, err := Parse("mcp-eval.yaml", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}

@@ -68,6 +68,11 @@ func compare(t *testing.T, path string, typ reflect.Type, schema map[string]any)
 		if sub, ok := schema["additionalProperties"].(map[string]any); ok {
 			compare(t, path+".*", typ.Elem(), sub)
 		}
+	case reflect.Slice:
+		// A list of entries (waivers): each entry's keys too.
+		if sub, ok := schema["items"].(map[string]any); ok {
+			compare(t, path+"[]", typ.Elem(), sub)
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ func families() []*family {
 		&rsrcFamily, &promptFamily, &compFamily, &mrtrFamily, &subFamily, &logFamily,
 		&progFamily, &cancFamily, &remFamily, &otelFamily, &httpFamily, &hdrFamily,
 		&stdioFamily, &authFamily, &taskFamily,
-		&poisonFamily, &resilFamily,
+		&lintFamily, &poisonFamily, &resilFamily,
 	}
 }
 

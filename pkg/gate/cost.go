@@ -69,7 +69,7 @@ func CheckUSD(v float64) error {
 	return nil
 }
 
-func clone(p *float64) *float64 {
+func clone[T any](p *T) *T {
 	if p == nil {
 		return nil
 	}

@@ -63,6 +63,9 @@ func Evaluate(in Input, p Policy) *report.Gate {
 		g.BaselineNote = fmt.Sprintf("%s: floors only, nothing is compared (MUST checks ⌈%s·N⌉, hard cases ⌈%s·N⌉, soft cases ⌈%s·N⌉ of N runs)", note, num(p.FloorMust), num(p.FloorHard), num(p.FloorSoft))
 	}
 	e.layer0()
+	e.toolTokens()
+	e.lint()
+	e.waivers(in.Now)
 	e.behavior()
 	e.lexical(lex)
 	e.resilience()

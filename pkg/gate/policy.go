@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -43,7 +44,24 @@ type Policy struct {
 	MaxCostIncrease *float64
 	// MaxCostPerRun caps the whole run's model cost in USD; nil: no cap.
 	MaxCostPerRun *float64
+	// MaxToolTokens caps the tokens of the tools array (each encoding the
+	// report counted); MaxToolTokensIncrease caps its rise over the
+	// baseline, a fraction. nil: not gated (tokens.go).
+	MaxToolTokens         *int
+	MaxToolTokensIncrease *float64
+	// Lint is what a description-lint finding does: LintOff, LintWarn
+	// (also "") or LintFail.
+	Lint string
+	// Waivers accept named check failures until a date (waiver.go).
+	Waivers []report.GateWaiver
 }
+
+// What a description-lint finding does (Policy.Lint).
+const (
+	LintOff  = "off"
+	LintWarn = "warn"
+	LintFail = "fail"
+)
 
 // DefaultPolicy is the policy of issue 4: max-drop 0.02, 95%, floors 1.0 /
 // 1.0 / 0.8, history 10.
@@ -81,6 +99,22 @@ func (p Policy) Validate() error {
 	if v := p.MaxCostPerRun; v != nil {
 		if err := CheckUSD(*v); err != nil {
 			errs = append(errs, strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": "))
+		}
+	}
+	if v := p.MaxToolTokens; v != nil && *v < 1 {
+		errs = append(errs, fmt.Sprintf("max-tool-tokens %d is out of range: want a whole number of tokens ≥ 1", *v))
+	}
+	if v := p.MaxToolTokensIncrease; v != nil {
+		if err := CheckCostIncrease(*v); err != nil {
+			errs = append(errs, strings.Replace(strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": "), "max-cost-increase", "max-tool-tokens-increase", 1))
+		}
+	}
+	if err := CheckLint(p.Lint); err != nil {
+		errs = append(errs, strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": "))
+	}
+	for i, w := range p.Waivers {
+		if err := CheckWaiver(w); err != nil {
+			errs = append(errs, fmt.Sprintf("waiver %d: %s", i+1, strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": ")))
 		}
 	}
 	if len(errs) == 0 {
@@ -123,6 +157,18 @@ func (p Policy) Text() string {
 	if p.MaxCostPerRun != nil {
 		s += ", max-cost-per-run $" + num(*p.MaxCostPerRun)
 	}
+	if p.MaxToolTokens != nil {
+		s += fmt.Sprintf(", max-tool-tokens %d", *p.MaxToolTokens)
+	}
+	if p.MaxToolTokensIncrease != nil {
+		s += ", max-tool-tokens-increase " + num(*p.MaxToolTokensIncrease)
+	}
+	if p.Lint != "" && p.Lint != LintWarn {
+		s += ", lint " + p.Lint
+	}
+	if n := len(p.Waivers); n > 0 {
+		s += fmt.Sprintf(", %d waiver(s)", n)
+	}
 	return s
 }
 
@@ -130,7 +176,18 @@ func (p Policy) Text() string {
 func (p Policy) Record() report.GatePolicy {
 	return report.GatePolicy{Text: p.Text(), MaxDrop: p.MaxDrop, Confidence: p.Confidence, FloorMust: p.FloorMust,
 		FloorHard: p.FloorHard, FloorSoft: p.FloorSoft, HistoryDepth: p.HistoryDepth, FailOnInconclusive: p.FailOnInconclusive,
-		FailOnLegacy: p.FailOnLegacy, MaxCostIncrease: clone(p.MaxCostIncrease), MaxCostPerRunUSD: clone(p.MaxCostPerRun)}
+		FailOnLegacy: p.FailOnLegacy, MaxCostIncrease: clone(p.MaxCostIncrease), MaxCostPerRunUSD: clone(p.MaxCostPerRun),
+		MaxToolTokens: clone(p.MaxToolTokens), MaxToolTokensIncrease: clone(p.MaxToolTokensIncrease), Lint: recordedLint(p.Lint),
+		Waivers: slices.Clone(p.Waivers)}
+}
+
+// recordedLint is the lint mode as the report records it: the default,
+// warn, is left out, so reports of policies without lint read the same.
+func recordedLint(mode string) string {
+	if mode == LintWarn {
+		return ""
+	}
+	return mode
 }
 
 // PolicyFromReport is the policy a gated report recorded (its
@@ -140,7 +197,9 @@ func (p Policy) Record() report.GatePolicy {
 func PolicyFromReport(r report.GatePolicy) Policy {
 	return Policy{MaxDrop: r.MaxDrop, Confidence: r.Confidence, FloorMust: r.FloorMust, FloorHard: r.FloorHard, FloorSoft: r.FloorSoft,
 		HistoryDepth: r.HistoryDepth, FailOnInconclusive: r.FailOnInconclusive, FailOnLegacy: r.FailOnLegacy,
-		MaxCostIncrease: clone(r.MaxCostIncrease), MaxCostPerRun: clone(r.MaxCostPerRunUSD)}
+		MaxCostIncrease: clone(r.MaxCostIncrease), MaxCostPerRun: clone(r.MaxCostPerRunUSD),
+		MaxToolTokens: clone(r.MaxToolTokens), MaxToolTokensIncrease: clone(r.MaxToolTokensIncrease), Lint: r.Lint,
+		Waivers: slices.Clone(r.Waivers)}
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -13,9 +13,11 @@ import (
 // the same policy, field by field, so re-gating a report applies the
 // rules of the command that wrote it.
 func TestPolicyRoundTrip(t *testing.T) {
-	inc, usd := 0.25, 3.5
+	inc, usd, toks, toksInc := 0.25, 3.5, 9000, 0.1
 	p := gate.Policy{MaxDrop: 0.05, Confidence: 0.9, FloorMust: 0.8, FloorHard: 0.9, FloorSoft: 0.6, HistoryDepth: 4,
-		FailOnInconclusive: true, FailOnLegacy: true, MaxCostIncrease: &inc, MaxCostPerRun: &usd}
+		FailOnInconclusive: true, FailOnLegacy: true, MaxCostIncrease: &inc, MaxCostPerRun: &usd,
+		MaxToolTokens: &toks, MaxToolTokensIncrease: &toksInc, Lint: gate.LintFail,
+		Waivers: []report.GateWaiver{{Check: "TOOL-5", Transport: "http", Reason: "SDK names", Until: "2026-12-31"}}}
 	// Every field is set to a non-default value, so a field added to
 	// Policy without a place in the record fails here.
 	v := reflect.ValueOf(p)

@@ -15,11 +15,13 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/otelexport"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
+	"github.com/mcp-eval/mcp-eval-action/pkg/tokens"
 )
 
 // HarnessVersion is recorded in every report.
@@ -65,6 +67,9 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		}
 		rep = report.FromConformance(l0, p.Env.Workspace)
 		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
+		if err := countToolTokens(tokens.NewMeter(), rep, tools, p.modelsUsed()); err != nil {
+			return nil, err
+		}
 	}
 	var notes []string
 	if p.Has(Behavior) || p.Has(Resilience) {
@@ -127,6 +132,35 @@ func reportModelNames(t *report.Telemetry) {
 	for i := range t.Tools {
 		t.Tools[i].Model = behavior.ReportModelID(t.Tools[i].Model)
 	}
+}
+
+// modelsUsed are the models Layers 1 and 2 will call (none when neither
+// runs).
+func (p *Plan) modelsUsed() []string {
+	if p.Has(Behavior) || p.Has(Resilience) {
+		return p.Behavior.Models
+	}
+	return nil
+}
+
+// countToolTokens records what the listed tools cost in every model
+// request, in the encodings of the run's models. The meter is the run's
+// own: a tokenizer is built on its first count, never before, and at most
+// once.
+func countToolTokens(m *tokens.Meter, rep *report.Report, tools []mcpclient.Tool, models []string) error {
+	if len(tools) == 0 {
+		return nil
+	}
+	lt := make([]llm.Tool, len(tools))
+	for i, t := range tools {
+		lt[i] = llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	tt, err := m.ToolSurface(lt, models)
+	if err != nil {
+		return fmt.Errorf("counting the tokens of the tool surface: %w", err)
+	}
+	rep.ToolTokens = tt
+	return nil
 }
 
 // Write writes every output the plan names, each atomically.

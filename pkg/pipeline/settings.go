@@ -9,7 +9,9 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
+	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 // Settings is what one source says about a run: a command's defaults,
@@ -68,6 +70,12 @@ type Settings struct {
 	History            int
 	MaxCostIncrease    *float64
 	MaxCostPerRun      *float64
+	// The tool-surface gates and the lint mode (gate.Policy).
+	MaxToolTokens         *int
+	MaxToolTokensIncrease *float64
+	Lint                  string
+	// Waivers come from mcp-eval.yaml only.
+	Waivers []report.GateWaiver
 	// Prices is a price override file; PricesFrom names the setting it
 	// came from, for errors (--prices, pricing.file, the prices input).
 	Prices, PricesFrom string
@@ -199,17 +207,30 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 	if g.FailOnInconclusive {
 		out.FailOnInconclusive = ptr(true)
 	}
+	out.MaxToolTokens, out.Lint = g.MaxToolTokens, g.Lint
+	if g.MaxToolTokensIncrease != nil {
+		out.MaxToolTokensIncrease = ptr(float64(*g.MaxToolTokensIncrease))
+	}
+	for _, w := range cfg.Waivers {
+		out.Waivers = append(out.Waivers, w.Gate())
+	}
 	out.Baseline = rel(cfg.Baseline.File)
 	o := cfg.Output
 	out.Report, out.JUnit, out.Markdown, out.HTML = rel(o.Report), rel(o.JUnit), rel(o.Markdown), rel(o.HTML)
 	return out
 }
 
-// LoadConfig reads mcp-eval.yaml at path into Settings.
+// LoadConfig reads mcp-eval.yaml at path into Settings. A waiver must
+// name a check of the registry: one with a typo would never waive.
 func LoadConfig(path string) (Settings, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return Settings{}, err
+	}
+	for _, w := range cfg.Waivers {
+		if conformance.KnownIDs([]string{w.Check}) != nil {
+			return Settings{}, &config.Error{File: path, Line: w.Line, Msg: fmt.Sprintf("waivers: %s is not a check of Layer 0", w.Check), Hint: "the ids are in the report's conformance.checks, or mcp-eval check -v"}
+		}
 	}
 	return FromConfig(cfg, filepath.Dir(path)), nil
 }
@@ -232,6 +253,10 @@ func (s Settings) policy() (gate.Policy, error) {
 		p.HistoryDepth = s.History
 	}
 	p.MaxCostIncrease, p.MaxCostPerRun = s.MaxCostIncrease, s.MaxCostPerRun
+	p.MaxToolTokens, p.MaxToolTokensIncrease, p.Waivers = s.MaxToolTokens, s.MaxToolTokensIncrease, s.Waivers
+	if s.Lint != "" {
+		p.Lint = s.Lint
+	}
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("gate policy: %w", err)
 	}

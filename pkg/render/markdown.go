@@ -104,6 +104,7 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	}
 	if rep.Conformance != nil {
 		layer0Blocks(&d, rep)
+		surfaceBlocks(&d, rep)
 	}
 	if rep.Behavior != nil {
 		layer1Blocks(&d, rep, labels, opts.Long)
@@ -345,6 +346,8 @@ func statusMark(status string) string {
 		return "!"
 	case report.ItemNotComparable:
 		return "≠"
+	case report.ItemWaived:
+		return "◌"
 	}
 	return "·"
 }

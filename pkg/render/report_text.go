@@ -45,7 +45,7 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 		present bool
 		write   func()
 	}{
-		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts) }},
+		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts); surfaceText(w, rep) }},
 		{SectionBehavior, "\n== Layer 1 · behaviour" + replayedTag(rep) + " ==\n", rep.Behavior != nil, func() { behaviorText(w, rep) }},
 		{SectionResilience, "\n== Layer 2 · resilience and security" + replayedTag(rep) + " ==\n", rep.Resilience != nil, func() {
 			mw := modelWidth(rep)
@@ -195,7 +195,7 @@ func GateText(w io.Writer, rep *report.Report) {
 		p("note: %s\n", Line(n))
 	}
 	shown := 0
-	for _, status := range []string{report.ItemFail, report.ItemInconclusive, report.ItemWarn, report.ItemKnown, report.ItemNotComparable} {
+	for _, status := range []string{report.ItemFail, report.ItemInconclusive, report.ItemWarn, report.ItemWaived, report.ItemKnown, report.ItemNotComparable} {
 		for _, it := range g.Items {
 			if it.Status != status {
 				continue

@@ -18,6 +18,7 @@ const (
 	ItemWarn          = "warn"          // worth a look, never a failure (drift, slow slide, legacy)
 	ItemNotComparable = "notComparable" // judge, rubric or served model differ: no delta
 	ItemInfo          = "info"          // shown, not judged (no baseline to compare a suite score with)
+	ItemWaived        = "waived"        // a failure a waiver of the policy accepts until its date
 )
 
 // Gate is the verdict of `mcp-eval gate` on this report.
@@ -38,6 +39,33 @@ type Gate struct {
 	Items     []GateItem  `json:"items"`
 	Unmatched []Unmatched `json:"unmatched"`
 	Notes     []string    `json:"notes"`
+	// Waivers are the policy's waivers and what each did on this report,
+	// absent when the policy has none.
+	Waivers []WaiverState `json:"waivers,omitempty"`
+}
+
+// Waiver states (WaiverState.State).
+const (
+	WaiverActive  = "active"  // waived a failure of this report
+	WaiverUnused  = "unused"  // in date, but its check did not fail here (not run, or skipped)
+	WaiverExpired = "expired" // past its date: the failure counts again
+	WaiverStale   = "stale"   // its check passes now: remove the waiver
+)
+
+// GateWaiver is one waiver as the policy states it (mcp-eval.yaml
+// waivers:): a check, optionally on one transport only, accepted until a
+// date (inclusive, UTC) for a reason.
+type GateWaiver struct {
+	Check     string `json:"check"`
+	Transport string `json:"transport,omitempty"`
+	Reason    string `json:"reason"`
+	Until     string `json:"until"` // YYYY-MM-DD
+}
+
+// WaiverState is a waiver and what it did.
+type WaiverState struct {
+	GateWaiver
+	State string `json:"state"`
 }
 
 // GatePolicy is the policy the gate ran with, as the user wrote it.
@@ -59,6 +87,15 @@ type GatePolicy struct {
 	// most a whole run may cost in USD.
 	MaxCostIncrease  *float64 `json:"maxCostIncrease,omitempty"`
 	MaxCostPerRunUSD *float64 `json:"maxCostPerRunUSD,omitempty"`
+	// The tool-surface gates, absent when not set: the most tokens the
+	// tools array may cost, and its largest rise over the baseline (a
+	// fraction).
+	MaxToolTokens         *int     `json:"maxToolTokens,omitempty"`
+	MaxToolTokensIncrease *float64 `json:"maxToolTokensIncrease,omitempty"`
+	// Lint is what a description-lint finding does: off, or fail; absent
+	// is the default, warn.
+	Lint    string       `json:"lint,omitempty"`
+	Waivers []GateWaiver `json:"waivers,omitempty"`
 }
 
 // ReportRef points at another report: where it was read from (relative to
@@ -86,7 +123,10 @@ const (
 	KindCost    = "cost"    // Layer 3: a model's cost per case against the baseline
 	KindRunCost = "runCost" // Layer 3: the whole run's cost against its cap
 
-	KindCassette = "cassette" // a replayed run the cassette could not answer
+	KindCassette   = "cassette"   // a replayed run the cassette could not answer
+	KindToolTokens = "toolTokens" // Layer 0: the tools array's tokens in one encoding, against its caps
+	KindLint       = "lint"       // Layer 0: a description-lint check that found something
+	KindWaiver     = "waiver"     // a waiver of the policy that no longer waives anything
 )
 
 // GateItem is one judgement with its reason: the rule as written and the

@@ -36,6 +36,9 @@ type Report struct {
 	// ToolSurfaceHash is ToolSurfaceHash over the tools the server listed:
 	// "sha256:" and 64 hex digits, or "" when the tools could not be listed.
 	ToolSurfaceHash string `json:"toolSurfaceHash"`
+	// ToolTokens is what the listed tools cost in every model request,
+	// absent when Layer 0 did not run or listed no tools.
+	ToolTokens *ToolTokens `json:"toolTokens,omitempty"`
 	// Models are the models the run used (Layers 1 and 2), each as
 	// requested and as the provider said it served it.
 	Models []Model `json:"models"`

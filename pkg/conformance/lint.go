@@ -1,0 +1,360 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
+
+// The LINT family judges tool descriptions as a model reads them: the
+// text is all a model has to choose a tool and fill its arguments. No
+// spec rule binds it, so the checks are SHOULD and never move the Layer 0
+// verdict; the gate's lint setting (off, warn, fail) decides what a
+// finding does. Tool names are TOOL-5's.
+var lintFamily = family{name: "LINT", title: "tool descriptions",
+	checks:          []*check.Check{LINT1, LINT2, LINT3, LINT4, LINT5},
+	beyondChecklist: "the spec sets no rule on description quality; server/tools.mdx says descriptions are how a model understands a tool, and the lint reads them as one would"}
+
+const lintSpec = "server/tools.mdx §Tool (description: \"human-readable description of functionality\"); schema.ts Tool.description, JSON Schema description"
+
+var LINT1 = &check.Check{ID: "LINT-1", Level: check.Should, Transports: check.Both, Spec: lintSpec,
+	Doc: "every tool has a description of more than one word",
+	Fix: "say in a sentence what the tool does, on what, and what it returns",
+	Run: lintRun(func(p *check.Pass, ts []lintTool) {
+		for _, t := range ts {
+			switch n := lintWords(t.Description); {
+			case strings.TrimSpace(t.Description) == "":
+				p.Failf(t.absent("/description"), "tool %q has no description", t.clipName())
+			case n == 1:
+				p.Failf(t.at("/description"), "tool %q is described in one word: %q", t.clipName(), jsonrpc.Clip(t.Description, 60))
+			}
+		}
+	})}
+
+var LINT2 = &check.Check{ID: "LINT-2", Level: check.Should, Transports: check.Both, Spec: lintSpec,
+	Doc: "every parameter of a tool (the properties of its inputSchema) has a description",
+	Fix: "add a description to each property of inputSchema: what it is, its unit or format",
+	Run: lintRun(func(p *check.Pass, ts []lintTool) {
+		for _, t := range ts {
+			var bare []string
+			for _, pr := range t.Params {
+				if strings.TrimSpace(pr.Description) == "" {
+					bare = append(bare, pr.Name)
+				}
+			}
+			if len(bare) > 0 {
+				p.Failf(t.absent("/inputSchema/properties/"+lintPtr(bare[0])+"/description"), "tool %q: %d of %d parameters have no description: %s",
+					t.clipName(), len(bare), len(t.Params), lintList(bare))
+			}
+		}
+	})}
+
+var LINT3 = &check.Check{ID: "LINT-3", Level: check.Should, Transports: check.Both, Spec: lintSpec,
+	Doc: "a required parameter is one a model can fill: it has a description, or a telling name and a type",
+	Fix: "describe the required parameter: what value, in what form, where the user finds it",
+	Run: lintRun(func(p *check.Pass, ts []lintTool) {
+		for _, t := range ts {
+			for _, pr := range t.Params {
+				if !pr.Required || strings.TrimSpace(pr.Description) != "" {
+					continue
+				}
+				var why string
+				switch {
+				case lintGeneric(pr.Name):
+					why = "its name says nothing of the value"
+				case !pr.Typed:
+					why = "no type, enum or format says what shape of value it takes"
+				default:
+					continue
+				}
+				p.Failf(t.absent("/inputSchema/properties/"+lintPtr(pr.Name)+"/description"),
+					"tool %q: required parameter %q has no description and %s", t.clipName(), jsonrpc.Clip(pr.Name, 40), why)
+			}
+		}
+	})}
+
+var LINT4 = &check.Check{ID: "LINT-4", Level: check.Should, Transports: check.Both, Spec: lintSpec,
+	Doc: "an enum whose values are not words (codes, numbers, single letters) says what each value means",
+	Fix: "use words as enum values, or say in the parameter's description what each value means",
+	Run: lintRun(func(p *check.Pass, ts []lintTool) {
+		for _, t := range ts {
+			for _, pr := range t.Params {
+				if len(pr.Enum) < 2 {
+					continue
+				}
+				var opaque, unexplained []string
+				for _, v := range pr.Enum {
+					if !lintWordValue(v) {
+						opaque = append(opaque, v)
+						if !lintMentions(pr.Description, v) {
+							unexplained = append(unexplained, v)
+						}
+					}
+				}
+				if len(opaque) > 0 && len(unexplained) > 0 {
+					p.Failf(t.at("/inputSchema/properties/"+lintPtr(pr.Name)+"/enum"),
+						"tool %q: parameter %q has enum values a model cannot read (%s) and its description does not explain %s",
+						t.clipName(), jsonrpc.Clip(pr.Name, 40), lintList(opaque), lintList(unexplained))
+				}
+			}
+		}
+	})}
+
+// lintSimilar is the similarity from which two descriptions are
+// near-duplicates: a model choosing between the two tools has little but
+// the names to go on.
+const lintSimilar = 0.7
+
+var LINT5 = &check.Check{ID: "LINT-5", Level: check.Should, Transports: check.Both, Spec: lintSpec,
+	Doc: fmt.Sprintf("no two tools have near-duplicate descriptions (word-set Jaccard similarity ≥ %.2f)", lintSimilar),
+	Fix: "say in each description what sets the tool apart from the other: its input, its scope, when to use which",
+	Run: lintRun(func(p *check.Pass, ts []lintTool) {
+		for _, pr := range lintPairs(ts) {
+			if pr.Score < lintSimilar {
+				break
+			}
+			a, b := ts[pr.A], ts[pr.B]
+			p.Failf(b.at("/description"), "tools %q and %q have near-duplicate descriptions (similarity %.2f): %q / %q",
+				a.clipName(), b.clipName(), pr.Score, jsonrpc.Clip(a.Description, 80), jsonrpc.Clip(b.Description, 80))
+		}
+	})}
+
+// lintTool is one listed tool as the lint reads it, with where it sits in
+// the tools/list response (for located evidence).
+type lintTool struct {
+	Name, Description string
+	Params            []lintParam
+	resp              *mcpclient.Response
+	index             int // in the page's result.tools
+}
+
+type lintParam struct {
+	Name, Description string
+	Required          bool
+	Enum              []string // as JSON text for non-strings
+	// Typed: the schema says the value's shape (type, enum, const,
+	// format, $ref or a composition).
+	Typed bool
+}
+
+func (t lintTool) clipName() string { return jsonrpc.Clip(t.Name, 60) }
+
+func (t lintTool) ptr(rest string) string { return fmt.Sprintf("/result/tools/%d%s", t.index, rest) }
+
+func (t lintTool) at(rest string) *check.Evidence { return check.FromResponseAt(t.resp, t.ptr(rest)) }
+
+func (t lintTool) absent(rest string) *check.Evidence {
+	return check.FromResponseAbsent(t.resp, t.ptr(rest))
+}
+
+// lintRun lists the tools once and hands them to judge; a run that found
+// nothing passes with the count.
+func lintRun(judge func(p *check.Pass, ts []lintTool)) func(p *check.Pass) error {
+	return func(p *check.Pass) error {
+		if !toolServed(p.Env.Facts) {
+			p.Skipf(toolNotServed)
+			return nil
+		}
+		_, lr, ok, err := toolListRaw(p)
+		if !ok {
+			return err
+		}
+		ts := lintTools(lr)
+		if len(ts) == 0 {
+			p.Skipf("the server lists no tools")
+			return nil
+		}
+		judge(p, ts)
+		p.Passf(toolEvidence(lr), "%d tools read", len(ts))
+		return nil
+	}
+}
+
+// lintTools reads every page's tools; an entry that is not a tool object
+// is TOOL-1's to report and is left out.
+func lintTools(lr *mcpclient.ListResult) []lintTool {
+	var out []lintTool
+	for _, pg := range lr.Pages {
+		if pg.Response == nil {
+			continue
+		}
+		var page struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(pg.Response.Result, &page) != nil {
+			continue
+		}
+		for i, raw := range page.Tools {
+			var t struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				InputSchema struct {
+					Properties map[string]struct {
+						Description string            `json:"description"`
+						Enum        []json.RawMessage `json:"enum"`
+						Type        json.RawMessage   `json:"type"`
+						Const       json.RawMessage   `json:"const"`
+						Format      string            `json:"format"`
+						Ref         string            `json:"$ref"`
+						AnyOf       json.RawMessage   `json:"anyOf"`
+						OneOf       json.RawMessage   `json:"oneOf"`
+						AllOf       json.RawMessage   `json:"allOf"`
+					} `json:"properties"`
+					Required []string `json:"required"`
+				} `json:"inputSchema"`
+			}
+			if json.Unmarshal(raw, &t) != nil {
+				continue
+			}
+			lt := lintTool{Name: t.Name, Description: t.Description, resp: pg.Response, index: i}
+			names := make([]string, 0, len(t.InputSchema.Properties))
+			for n := range t.InputSchema.Properties {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				pr := t.InputSchema.Properties[n]
+				lp := lintParam{Name: n, Description: pr.Description, Required: slices.Contains(t.InputSchema.Required, n),
+					Typed: len(pr.Type) > 0 || len(pr.Enum) > 0 || len(pr.Const) > 0 || pr.Format != "" || pr.Ref != "" || len(pr.AnyOf)+len(pr.OneOf)+len(pr.AllOf) > 0}
+				for _, e := range pr.Enum {
+					var s string
+					if json.Unmarshal(e, &s) != nil {
+						s = string(e)
+					}
+					lp.Enum = append(lp.Enum, s)
+				}
+				lt.Params = append(lt.Params, lp)
+			}
+			out = append(out, lt)
+		}
+	}
+	return out
+}
+
+// lintWords counts the words of s (runs of letters or digits).
+func lintWords(s string) int {
+	return len(strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }))
+}
+
+// lintGenericNames are parameter names that say nothing of the value.
+var lintGenericNames = map[string]bool{"arg": true, "args": true, "data": true, "input": true, "value": true, "val": true, "param": true,
+	"params": true, "payload": true, "obj": true, "object": true, "item": true, "thing": true, "x": true, "y": true, "z": true,
+	"foo": true, "bar": true, "opts": true, "options": true, "config": true, "misc": true, "extra": true, "str": true, "string": true,
+	"number": true, "num": true, "flag": true, "arg1": true, "arg2": true, "p1": true, "p2": true}
+
+// lintGeneric reports a name a model cannot read a value from: a generic
+// word, or two letters at most ("q", "v"; "id" is read with the tool's
+// name).
+func lintGeneric(name string) bool {
+	n := strings.ToLower(strings.Trim(name, "_-."))
+	return lintGenericNames[n] || (utf8.RuneCountInString(n) <= 2 && n != "id")
+}
+
+// lintMentions reports whether text names the parameter or value: the
+// name itself, or its words ("customer_id" as "customer id").
+func lintMentions(text, name string) bool {
+	t, n := strings.ToLower(text), strings.ToLower(name)
+	if n == "" {
+		return false
+	}
+	if strings.Contains(t, n) {
+		return true
+	}
+	words := lintSplit(n)
+	if len(words) < 2 {
+		return false
+	}
+	return strings.Contains(strings.Join(lintSplit(t), " "), strings.Join(words, " "))
+}
+
+// lintSplit is s's lower-case words, split at every non-letter, non-digit.
+func lintSplit(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+}
+
+// lintWordValue reports an enum value a model can read as it is: a
+// string of three letters or more ("open", "celsius", "read_only").
+func lintWordValue(v string) bool {
+	letters := 0
+	for _, r := range v {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+		case r == '_' || r == '-' || r == ' ' || unicode.IsDigit(r):
+		default:
+			return false
+		}
+	}
+	return letters >= 3 && !(letters <= 4 && strings.ToUpper(v) == v)
+}
+
+// lintPair is two tools (indexes) and their similarity.
+type lintPair struct {
+	A, B  int
+	Score float64
+}
+
+// lintPairs scores every pair of descriptions, most similar first: the
+// Jaccard index of their content-word sets (lower case, stop words and
+// one-letter words out). Deterministic, so a finding is the same on every
+// run; descriptions of fewer than three content words are not compared
+// (LINT-1 judges them).
+func lintPairs(ts []lintTool) []lintPair {
+	sets := make([]map[string]bool, len(ts))
+	for i, t := range ts {
+		sets[i] = map[string]bool{}
+		for _, w := range lintSplit(t.Description) {
+			if len(w) > 1 && !lintStop[w] {
+				sets[i][w] = true
+			}
+		}
+	}
+	var out []lintPair
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			if len(sets[i]) < 3 || len(sets[j]) < 3 {
+				continue
+			}
+			inter := 0
+			for w := range sets[i] {
+				if sets[j][w] {
+					inter++
+				}
+			}
+			union := len(sets[i]) + len(sets[j]) - inter
+			out = append(out, lintPair{A: i, B: j, Score: float64(inter) / float64(union)})
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
+	return out
+}
+
+var lintStop = map[string]bool{"the": true, "an": true, "and": true, "or": true, "of": true, "to": true, "in": true, "on": true, "for": true,
+	"by": true, "with": true, "from": true, "is": true, "are": true, "be": true, "it": true, "its": true, "this": true, "that": true, "as": true,
+	"at": true, "if": true, "use": true, "returns": true, "return": true, "tool": true, "given": true, "all": true, "any": true}
+
+// lintList is up to five items, quoted, and how many more.
+func lintList(items []string) string {
+	var q []string
+	for i, s := range items {
+		if i == 5 {
+			q = append(q, fmt.Sprintf("and %d more", len(items)-5))
+			break
+		}
+		q = append(q, fmt.Sprintf("%q", jsonrpc.Clip(s, 40)))
+	}
+	return strings.Join(q, ", ")
+}
+
+// lintPtr escapes a property name for a JSON pointer (RFC 6901).
+func lintPtr(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+}

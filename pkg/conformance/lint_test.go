@@ -1,0 +1,171 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/internal/interop"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+)
+
+// relisting serves the reference server with the tools of its tools/list
+// answers replaced by tools: the rest of the server (discover, calls) is
+// the correct one, so only the lint has anything to find.
+type relisting struct {
+	next  http.Handler
+	tools string // a JSON array
+}
+
+func (h relisting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var m struct{ Method string }
+	if json.Unmarshal(body, &m) != nil || m.Method != "tools/list" {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	h.next.ServeHTTP(rec, r)
+	var msg map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &msg); err != nil {
+		http.Error(w, "the fixture wants a JSON answer to tools/list: "+err.Error(), 500)
+		return
+	}
+	res, _ := msg["result"].(map[string]any)
+	res["tools"] = json.RawMessage(h.tools)
+	delete(res, "nextCursor")
+	out, _ := json.Marshal(msg)
+	for k, vs := range rec.Header() {
+		if k != "Content-Length" {
+			w.Header()[k] = vs
+		}
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(out)
+}
+
+// On the reference server the lint finds what is there, over both
+// transports: three parameters without a description (a finding the quick
+// start shows); every other LINT check passes.
+func TestLintOnTheReferenceServer(t *testing.T) {
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			_, res := runChecks(t, refTarget(t, kind), 1, "LINT")
+			if len(res) != len(lintFamily.checks) {
+				t.Fatalf("%d LINT results, want %d", len(res), len(lintFamily.checks))
+			}
+			l2 := res["LINT-2"]
+			if all := l2.Outcome.Message + " " + strings.Join(l2.Outcome.Details, " "); l2.Verdict != check.Warned ||
+				!strings.Contains(all, `tool "search_invoices": 1 of 3 parameters have no description: "customer_id"`) ||
+				!strings.Contains(all, `tool "send_email": 2 of 3 parameters have no description: "body", "subject"`) {
+				t.Errorf("LINT-2: %s %s", l2.Verdict, all)
+			}
+			delete(res, "LINT-2")
+			for id, r := range res {
+				if r.Verdict != check.Passed || r.Family != "LINT" || r.FamilyTitle != "tool descriptions" || r.Level != check.Should {
+					t.Errorf("%s: %s %q %v", id, r.Verdict, r.Outcome.Message, r.Outcome.Details)
+				}
+			}
+		})
+	}
+}
+
+// Each LINT check warns on the tools that break its rule, names the tool
+// (the pair, for LINT-5) and points at the member in the response; the
+// Layer 0 verdict stays pass.
+func TestLintFindsBadDescriptions(t *testing.T) {
+	tools := `[
+	 {"name":"get","inputSchema":{"type":"object"}},
+	 {"name":"fetch_item","description":"Fetch.","inputSchema":{"type":"object"}},
+	 {"name":"search_orders","description":"Search the orders of a customer by status and date range.",
+	  "inputSchema":{"type":"object","required":["x","customer","filter"],"properties":{
+	    "x":{"type":"string"},
+	    "customer":{"type":"string"},
+	    "filter":{},
+	    "status":{"type":"string","enum":["open","closed"],"description":"order status"},
+	    "prio":{"type":"integer","enum":[1,2,3]},
+	    "region":{"type":"string","enum":["EU","US"],"description":"EU is Europe, US is the United States"}}}},
+	 {"name":"find_orders","description":"Search the orders of one customer by status and by date range.",
+	  "inputSchema":{"type":"object","properties":{"q":{"type":"string","description":"free text"}}}}
+	]`
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	rep, res := runChecks(t, serveHTTP(t, relisting{next: srv.Handler(), tools: tools}), 1, "LINT")
+	if rep.Verdict != VerdictPass {
+		t.Errorf("lint findings moved the Layer 0 verdict: %s", rep.Verdict)
+	}
+	want := map[string][]string{
+		"LINT-1": {`tool "get" has no description`, `tool "fetch_item" is described in one word: "Fetch."`},
+		"LINT-2": {`tool "search_orders": 4 of 6 parameters have no description: "customer", "filter", "prio", "x"`},
+		"LINT-3": {`required parameter "filter" has no description and no type, enum or format says what shape of value it takes`, `required parameter "x" has no description and its name says nothing of the value`},
+		"LINT-4": {`parameter "prio" has enum values a model cannot read ("1", "2", "3")`},
+		"LINT-5": {`tools "search_orders" and "find_orders" have near-duplicate descriptions (similarity 0.`},
+	}
+	for id, phrases := range want {
+		r := res[id]
+		all := strings.Join(append([]string{r.Outcome.Message}, r.Outcome.Details...), "\n")
+		if r.Verdict != check.Warned {
+			t.Errorf("%s: %s, want warn: %s", id, r.Verdict, all)
+		}
+		for _, p := range phrases {
+			if !strings.Contains(all, p) {
+				t.Errorf("%s does not say %q:\n%s", id, p, all)
+			}
+		}
+		if len(r.Outcome.Evidence) == 0 || !strings.HasPrefix(r.Outcome.Evidence[0].Pointer, "/result/tools/") {
+			t.Errorf("%s: evidence does not point into the listing: %+v", id, r.Outcome.Evidence)
+		}
+	}
+	if strings.Contains(res["LINT-3"].Outcome.Message+strings.Join(res["LINT-3"].Outcome.Details, ""), `"customer"`) {
+		t.Errorf("LINT-3 flagged a typed parameter with a telling name: %s", res["LINT-3"].Outcome.Message)
+	}
+	if strings.Contains(res["LINT-4"].Outcome.Message+strings.Join(res["LINT-4"].Outcome.Details, ""), "region") {
+		t.Errorf("LINT-4 flagged an enum its description explains: %s", res["LINT-4"].Outcome.Message)
+	}
+	if p := res["LINT-1"].Outcome.Evidence[0]; p.Pointer != "/result/tools/0/description" || !p.Missing {
+		t.Errorf("LINT-1's first evidence: %+v, want the missing /result/tools/0/description", p)
+	}
+}
+
+// The lint runs on servers written by others and judges them without a
+// harness error: each result is pass or warn.
+func TestLintOnRealServers(t *testing.T) {
+	for _, tg := range interop.Targets() {
+		if tg.Era != interop.Modern || tg.Transport != interop.Stdio {
+			continue
+		}
+		t.Run(tg.Name, func(t *testing.T) {
+			tg.Require(t)
+			argv, dir, err := tg.Command()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Node starts slowly on a loaded machine: the deadlines of the
+			// real-server tests, not the reference server's.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			rep, _, err := Run(ctx, Target{Argv: argv, Dir: dir}, Options{Options: check.Options{Runs: 1, Only: []string{"LINT"}}, ProbeTimeout: 30 * time.Second, RequestTimeout: 30 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Checks) != len(lintFamily.checks) {
+				t.Fatalf("%d LINT results", len(rep.Checks))
+			}
+			for _, r := range rep.Checks {
+				id := r.ID
+				if r.Verdict != check.Passed && r.Verdict != check.Warned {
+					t.Errorf("%s: %s %s", id, r.Verdict, r.Outcome.Message)
+				}
+				t.Logf("%s %s: %s", id, r.Verdict, r.Outcome.Message)
+			}
+		})
+	}
+}

@@ -1,0 +1,214 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+)
+
+// The Layer 0 rules on the tool surface: its token count against the
+// caps, and what a description-lint finding does. Both read the report
+// alone (report.ToolTokens, the LINT results).
+
+// ParseToolTokens reads a max-tool-tokens: a whole number of tokens ≥ 1.
+func ParseToolTokens(s string) (int, error) {
+	v, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(s, "_", "")))
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("%w: max-tool-tokens %q is not a whole number of tokens ≥ 1: write e.g. 8000", ErrPolicy, s)
+	}
+	return v, nil
+}
+
+// ParseToolTokensIncrease reads a max-tool-tokens-increase as the cost
+// increase is written: a fraction (0.1) or a percentage (10%).
+func ParseToolTokensIncrease(s string) (float64, error) {
+	v, err := ParseCostIncrease(s)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s", ErrPolicy, strings.Replace(strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": "), "max-cost-increase", "max-tool-tokens-increase", 1))
+	}
+	return v, nil
+}
+
+// CheckLint refuses a lint mode other than off, warn and fail ("" is
+// warn).
+func CheckLint(mode string) error {
+	switch mode {
+	case "", LintOff, LintWarn, LintFail:
+		return nil
+	}
+	return fmt.Errorf("%w: lint %q is not a mode: want off, warn or fail", ErrPolicy, mode)
+}
+
+// toolTokens adds one item per counted encoding: the count as a value,
+// with the baseline's in the same encoding, judged against
+// max-tool-tokens and max-tool-tokens-increase when set (info when not).
+// The count is exact arithmetic over the same bytes, so a rise beyond the
+// limit fails outright.
+func (e *evaluation) toolTokens() {
+	tt := e.new.ToolTokens
+	if tt == nil {
+		return
+	}
+	var bt *report.ToolTokens
+	if e.base != nil {
+		bt = e.base.ToolTokens
+	}
+	for _, c := range tt.Counts {
+		it := report.GateItem{Layer: 0, Kind: report.KindToolTokens, Subject: c.Encoding, Status: report.ItemInfo, Direction: report.Lower,
+			Value: ptr(float64(c.Total)), Rule: "tools array tokens (" + c.Encoding + "), not gated"}
+		b := bt.Count(c.Encoding)
+		if b != nil {
+			it.BaselineValue = ptr(float64(b.Total))
+		}
+		var rules, fails, oks []string
+		if m := e.p.MaxToolTokens; m != nil {
+			rules = append(rules, fmt.Sprintf("at most %d tokens", *m))
+			if c.Total > *m {
+				fails = append(fails, fmt.Sprintf("%d tokens, over max-tool-tokens %d", c.Total, *m))
+			} else {
+				oks = append(oks, fmt.Sprintf("%d ≤ %d tokens", c.Total, *m))
+			}
+		}
+		if f := e.p.MaxToolTokensIncrease; f != nil {
+			rules = append(rules, fmt.Sprintf("at most +%s over the baseline", percent(*f)))
+			switch {
+			case b == nil:
+				oks = append(oks, "no baseline count in "+c.Encoding+": the increase is not compared")
+			case b.Total == 0 && c.Total > 0, b.Total > 0 && float64(c.Total-b.Total)/float64(b.Total) > *f+1e-9:
+				fails = append(fails, fmt.Sprintf("%d tokens, %s over the baseline's %d (max-tool-tokens-increase %s)", c.Total, delta(c.Total, b.Total), b.Total, percent(*f)))
+			default:
+				oks = append(oks, fmt.Sprintf("%s against the baseline's %d", delta(c.Total, b.Total), b.Total))
+			}
+		}
+		switch {
+		case len(fails) > 0:
+			it.Status, it.Reason = report.ItemFail, strings.Join(fails, "; ")
+		case len(rules) > 0:
+			it.Status, it.Reason = report.ItemPass, strings.Join(oks, "; ")
+		case b != nil:
+			it.Reason = fmt.Sprintf("%d tokens, %s against the baseline's %d", c.Total, delta(c.Total, b.Total), b.Total)
+		default:
+			it.Reason = fmt.Sprintf("%d tokens; no baseline count to compare", c.Total)
+		}
+		if len(rules) > 0 {
+			it.Rule = "tools array (" + c.Encoding + "): " + strings.Join(rules, ", ")
+		}
+		e.add(it)
+	}
+}
+
+// delta is a signed change with its percentage: "+120 (+8.5%)".
+func delta(now, base int) string {
+	d := now - base
+	if base == 0 {
+		return fmt.Sprintf("%+d", d)
+	}
+	return fmt.Sprintf("%+d (%+.1f%%)", d, 100*float64(d)/float64(base))
+}
+
+func percent(f float64) string { return strconv.FormatFloat(math.Round(f*1e4)/100, 'f', -1, 64) + "%" }
+
+// lint adds an item for every description-lint check (family LINT) that
+// found something, as the policy's lint mode says: off adds none, warn a
+// warning, fail a failure. The Layer 0 verdict never counts them.
+func (e *evaluation) lint() {
+	nc := e.new.Conformance
+	if nc == nil || e.p.Lint == LintOff {
+		return
+	}
+	status, mode := report.ItemWarn, LintWarn
+	if e.p.Lint == LintFail {
+		status, mode = report.ItemFail, LintFail
+	}
+	for _, r := range nc.Checks {
+		if r.Family != "LINT" || r.Counts[report.CheckWarned]+r.Counts[report.CheckFailed] == 0 {
+			continue
+		}
+		reason := r.Outcome.Message
+		if n := len(r.Outcome.Details); n > 0 {
+			reason += fmt.Sprintf(" (and %d more)", n)
+		}
+		e.add(report.GateItem{Layer: 0, Kind: report.KindLint, Subject: r.ID, Status: status, Rule: "gate.lint: " + mode + ": " + r.Doc, Reason: reason})
+	}
+}
+
+var (
+	waiverCheckRE = regexp.MustCompile(`^[A-Z]+-[0-9]+$`)
+	waiverDateRE  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+)
+
+// CheckWaiver refuses a waiver the gate cannot apply: a check id, an
+// optional transport (http or stdio), a reason and a real date.
+func CheckWaiver(w report.GateWaiver) error {
+	switch {
+	case !waiverCheckRE.MatchString(w.Check):
+		return fmt.Errorf("%w: check %q is not a check id like TOOL-5", ErrPolicy, w.Check)
+	case w.Transport != "" && w.Transport != "http" && w.Transport != "stdio":
+		return fmt.Errorf("%w: transport %q is not http or stdio (leave it out to waive both)", ErrPolicy, w.Transport)
+	case strings.TrimSpace(w.Reason) == "":
+		return fmt.Errorf("%w: %s has no reason: say why the failure is accepted", ErrPolicy, w.Check)
+	case len(w.Reason) > 500:
+		return fmt.Errorf("%w: the reason of %s is longer than 500 bytes", ErrPolicy, w.Check)
+	}
+	if _, err := time.Parse(time.DateOnly, w.Until); err != nil || !waiverDateRE.MatchString(w.Until) {
+		return fmt.Errorf("%w: until %q of %s is not a date YYYY-MM-DD", ErrPolicy, w.Until, w.Check)
+	}
+	return nil
+}
+
+// waivers applies the policy's waivers to the Layer 0 items: a failure
+// (or a lint item) of a waived check, on the waiver's transport, is
+// waived through its date (UTC, inclusive) and counts again after it. A
+// waiver whose check now passes is stale, said with a warning so that it
+// gets removed. Each waiver's state is recorded in the gate section.
+func (e *evaluation) waivers(now time.Time) {
+	if len(e.p.Waivers) == 0 {
+		return
+	}
+	today := now.UTC().Format(time.DateOnly)
+	transport := ""
+	results := map[string]report.CheckResult{}
+	if nc := e.new.Conformance; nc != nil {
+		transport = nc.Transport
+		for _, r := range nc.Checks {
+			results[r.ID] = r
+		}
+	}
+	for _, w := range e.p.Waivers {
+		st := report.WaiverState{GateWaiver: w, State: report.WaiverUnused}
+		expired := w.Until < today
+		if expired {
+			st.State = report.WaiverExpired
+		}
+		applies := w.Transport == "" || w.Transport == transport
+		if applies {
+			for i := range e.g.Items {
+				it := &e.g.Items[i]
+				if it.Layer != 0 || it.Subject != w.Check || (it.Kind != report.KindCheck && it.Kind != report.KindLint) {
+					continue
+				}
+				if it.Status != report.ItemFail && it.Status != report.ItemWarn {
+					continue
+				}
+				if expired {
+					it.Reason += fmt.Sprintf("; waiver expired on %s: %s", w.Until, w.Reason)
+					continue
+				}
+				it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
+				it.Status = report.ItemWaived
+				st.State = report.WaiverActive
+			}
+			if r, ok := results[w.Check]; ok && st.State != report.WaiverActive && r.Verdict == report.CheckPassed {
+				st.State = report.WaiverStale
+				e.add(report.GateItem{Layer: 0, Kind: report.KindWaiver, Subject: w.Check, Status: report.ItemWarn,
+					Rule: "a waiver waives a failing check", Reason: fmt.Sprintf("%s passes now: remove its waiver (%q, until %s)", w.Check, w.Reason, w.Until)})
+			}
+		}
+		e.g.Waivers = append(e.g.Waivers, st)
+	}
+}

@@ -1,0 +1,168 @@
+package gate_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
+)
+
+// judge gates now against base under p and checks the gated report is
+// valid and that re-gating under the recorded policy gives the same.
+func judge(t *testing.T, now, base *report.Report, p gate.Policy) *report.Gate {
+	t.Helper()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	in := gate.Input{New: now, Baseline: base, Now: reporttest.Start()}
+	g := gate.Evaluate(in, p)
+	now.Gate = g
+	data, err := report.Marshal(now)
+	if err != nil {
+		t.Fatalf("gated report is invalid: %v", err)
+	}
+	back, err := report.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := gate.Evaluate(gate.Input{New: back, Baseline: base, Now: reporttest.Start()}, gate.PolicyFromReport(back.Gate.Policy))
+	if again.Verdict != g.Verdict || len(again.Items) != len(g.Items) || len(again.Waivers) != len(g.Waivers) {
+		t.Fatalf("re-gated under the recorded policy: %s with %d items, first %s with %d", again.Verdict, len(again.Items), g.Verdict, len(g.Items))
+	}
+	now.Gate = nil
+	return g
+}
+
+func withTokens(r *report.Report, o200k int) *report.Report {
+	r.ToolTokens = &report.ToolTokens{Serialization: "tools array", Counts: []report.ToolTokenCount{{Encoding: "o200k_base", Models: []string{}, Total: o200k,
+		Tools: []report.ToolTokenItem{{Name: "big", Tokens: o200k - 10}, {Name: "small", Tokens: 10}}}}}
+	return r
+}
+
+func TestToolTokenGates(t *testing.T) {
+	base := withTokens(reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 1, 1)), 1000)
+	now := func(n int) *report.Report {
+		return withTokens(reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 1, 1)), n)
+	}
+	// Not gated: an info item with the count and its delta.
+	g := judge(t, now(1100), base, gate.DefaultPolicy())
+	it := one(t, g, report.KindToolTokens, "o200k_base", "")
+	wantStatus(t, it, report.ItemInfo, "1100 tokens, +100 (+10.0%) against the baseline's 1000")
+	if *it.Value != 1100 || *it.BaselineValue != 1000 || g.Verdict != report.GatePass {
+		t.Errorf("item %+v, verdict %s", it, g.Verdict)
+	}
+
+	p := gate.DefaultPolicy()
+	max := 1050
+	inc := 0.05
+	p.MaxToolTokens = &max
+	g = judge(t, now(1100), base, p)
+	wantStatus(t, one(t, g, report.KindToolTokens, "o200k_base", ""), report.ItemFail, "1100 tokens, over max-tool-tokens 1050")
+	if g.Verdict != report.GateFail {
+		t.Errorf("verdict %s, want fail", g.Verdict)
+	}
+	p.MaxToolTokens, p.MaxToolTokensIncrease = nil, &inc
+	g = judge(t, now(1100), base, p)
+	wantStatus(t, one(t, g, report.KindToolTokens, "o200k_base", ""), report.ItemFail, "+100 (+10.0%) over the baseline's 1000 (max-tool-tokens-increase 5%)")
+	g = judge(t, now(1040), base, p)
+	wantStatus(t, one(t, g, report.KindToolTokens, "o200k_base", ""), report.ItemPass, "+40 (+4.0%)")
+	// No baseline: the increase is not compared, never failed.
+	g = judge(t, now(5000), nil, p)
+	wantStatus(t, one(t, g, report.KindToolTokens, "o200k_base", ""), report.ItemPass, "no baseline count")
+	if !strings.Contains(p.Text(), "max-tool-tokens-increase 0.05") {
+		t.Errorf("policy text %q", p.Text())
+	}
+}
+
+func lintWarned(id string) report.CheckResult {
+	r := reporttest.Check(id, report.Should, 1, 1)
+	r.Verdict, r.Counts = report.CheckWarned, map[report.CheckVerdict]int{report.CheckWarned: 1}
+	r.Outcome = report.Outcome{Verdict: report.CheckWarned, Message: `tool "get" has no description`, Details: []string{"another"}}
+	return r
+}
+
+func TestLintModes(t *testing.T) {
+	rep := func() *report.Report {
+		return reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 1, 1), lintWarned("LINT-1"), reporttest.Check("LINT-2", report.Should, 1, 1))
+	}
+	p := gate.DefaultPolicy()
+	g := judge(t, rep(), nil, p)
+	wantStatus(t, one(t, g, report.KindLint, "LINT-1", ""), report.ItemWarn, `tool "get" has no description (and 1 more)`)
+	if len(find(g, report.KindLint, "LINT-2", "")) != 0 || g.Verdict != report.GatePass {
+		t.Errorf("a passing lint check got an item, or a warning moved the verdict: %s %+v", g.Verdict, g.Items)
+	}
+	p.Lint = gate.LintFail
+	g = judge(t, rep(), nil, p)
+	wantStatus(t, one(t, g, report.KindLint, "LINT-1", ""), report.ItemFail)
+	if g.Verdict != report.GateFail || g.Policy.Lint != "fail" {
+		t.Errorf("lint fail: verdict %s, recorded %q", g.Verdict, g.Policy.Lint)
+	}
+	p.Lint = gate.LintOff
+	if g = judge(t, rep(), nil, p); len(find(g, report.KindLint, "LINT-1", "")) != 0 {
+		t.Errorf("lint off still judged: %+v", g.Items)
+	}
+	p.Lint = "loud"
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), `lint "loud" is not a mode: want off, warn or fail`) {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestWaivers(t *testing.T) {
+	today := reporttest.Start().Format(time.DateOnly)
+	yesterday := reporttest.Start().AddDate(0, 0, -1).Format(time.DateOnly)
+	rep := func() *report.Report {
+		r := reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 0, 1), reporttest.Check("TOOL-2", report.Must, 1, 1),
+			reporttest.Check("HDR-1", report.Must, 0, 1), lintWarned("LINT-1"))
+		return r
+	}
+	transport := rep().Conformance.Transport
+	other := "stdio"
+	if transport == "stdio" {
+		other = "http"
+	}
+	p := gate.DefaultPolicy()
+	p.Lint = gate.LintFail
+	p.Waivers = []report.GateWaiver{
+		{Check: "TOOL-1", Reason: "SDK bug upstream#12", Until: today},             // active through today
+		{Check: "HDR-1", Reason: "proxy strips it", Until: yesterday},              // expired
+		{Check: "TOOL-2", Reason: "was broken", Until: today},                      // stale: passes
+		{Check: "LINT-1", Transport: transport, Reason: "generated", Until: today}, // waives a lint failure
+		{Check: "TOOL-1", Transport: other, Reason: "other transport", Until: today},
+	}
+	g := judge(t, rep(), nil, p)
+	wantStatus(t, one(t, g, report.KindCheck, "TOOL-1", ""), report.ItemWaived, "waived until "+today+": SDK bug upstream#12")
+	wantStatus(t, one(t, g, report.KindCheck, "HDR-1", ""), report.ItemFail, "waiver expired on "+yesterday+": proxy strips it")
+	wantStatus(t, one(t, g, report.KindWaiver, "TOOL-2", ""), report.ItemWarn, "TOOL-2 passes now: remove its waiver")
+	wantStatus(t, one(t, g, report.KindLint, "LINT-1", ""), report.ItemWaived, "generated")
+	var states []string
+	for _, w := range g.Waivers {
+		states = append(states, w.Check+":"+w.State)
+	}
+	if got := strings.Join(states, " "); got != "TOOL-1:active HDR-1:expired TOOL-2:stale LINT-1:active TOOL-1:unused" {
+		t.Errorf("waiver states: %s", got)
+	}
+	if g.Verdict != report.GateFail {
+		t.Errorf("verdict %s: the expired waiver's failure must count", g.Verdict)
+	}
+	// With HDR-1's waiver in date too, nothing fails.
+	p.Waivers[1].Until = today
+	if g = judge(t, rep(), nil, p); g.Verdict != report.GatePass {
+		t.Errorf("verdict %s with every failure waived: %+v", g.Verdict, g.Items)
+	}
+	for _, bad := range []struct {
+		w    report.GateWaiver
+		want string
+	}{
+		{report.GateWaiver{Check: "tool-1", Reason: "r", Until: today}, `check "tool-1" is not a check id`},
+		{report.GateWaiver{Check: "TOOL-1", Reason: " ", Until: today}, "TOOL-1 has no reason"},
+		{report.GateWaiver{Check: "TOOL-1", Reason: "r", Until: "2026-02-30"}, `until "2026-02-30" of TOOL-1 is not a date`},
+		{report.GateWaiver{Check: "TOOL-1", Transport: "sse", Reason: "r", Until: today}, `transport "sse" is not http or stdio`},
+	} {
+		if err := gate.CheckWaiver(bad.w); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("CheckWaiver(%+v) = %v, want %q", bad.w, err, bad.want)
+		}
+	}
+}
