@@ -560,7 +560,11 @@ func printCounts(who string, runs []run) {
 	for _, r := range runs {
 		totals = append(totals, strconv.Itoa(total(r.Requests)))
 	}
-	fmt.Printf("  %s requests per run: %s (target for mcp-eval ≤ 400)\n", who, strings.Join(totals, ", "))
+	target := ""
+	if who == "mcp-eval" {
+		target = " (target ≤ 400)"
+	}
+	fmt.Printf("  %s requests per run: %s%s\n", who, strings.Join(totals, ", "), target)
 	keys := make([]string, 0, len(first))
 	for k := range first {
 		keys = append(keys, k)
