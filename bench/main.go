@@ -383,7 +383,8 @@ func total(m map[string]int) int {
 
 type run struct {
 	Wall     float64        `json:"wall_s"`
-	CPU      float64        `json:"cpu_s"` // user+sys of the process and every child it waited for
+	CPU      float64        `json:"cpu_s"`     // user+sys of the process and every child it waited for (a stdio server too)
+	OwnCPU   float64        `json:"own_cpu_s"` // user+sys of the process alone (last /proc sample, ≤ 20 ms before exit)
 	RSSKB    int            `json:"peak_rss_kb,omitempty"`
 	Exit     int            `json:"exit"`
 	Verdict  string         `json:"verdict,omitempty"`
@@ -412,6 +413,7 @@ func measure(ctx context.Context, c config, label string, argv []string, dir str
 		return run{Exit: -1}
 	}
 	var hwm int
+	var own float64
 	stopPoll := make(chan struct{})
 	polled := make(chan struct{})
 	go func() {
@@ -421,6 +423,9 @@ func measure(ctx context.Context, c config, label string, argv []string, dir str
 		for {
 			if v := vmHWM(cmd.Process.Pid); v > hwm {
 				hwm = v
+			}
+			if v := ownCPU(cmd.Process.Pid); v > own {
+				own = v
 			}
 			select {
 			case <-stopPoll:
@@ -433,7 +438,7 @@ func measure(ctx context.Context, c config, label string, argv []string, dir str
 	wall := time.Since(t0).Seconds()
 	close(stopPoll)
 	<-polled
-	r := run{Wall: wall, RSSKB: hwm, Exit: cmd.ProcessState.ExitCode()}
+	r := run{Wall: wall, RSSKB: hwm, OwnCPU: own, Exit: cmd.ProcessState.ExitCode()}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.CPU = tv(ru.Utime) + tv(ru.Stime)
 	}
@@ -447,7 +452,7 @@ func measure(ctx context.Context, c config, label string, argv []string, dir str
 	if err != nil && !errors.As(err, &ee) {
 		r.Verdict = err.Error()
 	}
-	fmt.Printf("  %-28s %6.2f s wall %6.2f s CPU %4d MB exit %d %s%s\n", label, r.Wall, r.CPU, r.RSSKB/1024, r.Exit, r.Verdict,
+	fmt.Printf("  %-28s %6.2f s wall %6.2f s CPU (own %5.2f s) %4d MB exit %d %s%s\n", label, r.Wall, r.CPU, r.OwnCPU, r.RSSKB/1024, r.Exit, r.Verdict,
 		map[bool]string{true: " (TIMED OUT)", false: ""}[r.TimedOut])
 	if r.Exit != 0 && r.Exit != 1 {
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -472,6 +477,28 @@ func vmHWM(pid int) int {
 		}
 	}
 	return 0
+}
+
+// ownCPU is utime+stime of the process alone, in seconds, from
+// /proc/PID/stat (clock ticks; Linux's USER_HZ is 100 on every common
+// architecture).
+func ownCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; fields after it are plain.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return (u + s) / 100
 }
 
 func loadavg() string {
@@ -589,6 +616,7 @@ type timedStat struct {
 	Runs       []run   `json:"runs"`
 	MedianWall float64 `json:"median_wall_s"`
 	MedianCPU  float64 `json:"median_cpu_s"`
+	MedianOwn  float64 `json:"median_own_cpu_s"`
 	MaxRSSKB   int     `json:"max_peak_rss_kb"`
 	Requests   int     `json:"requests,omitempty"`
 	RatioTo    string  `json:"ratio_to,omitempty"`
@@ -598,20 +626,21 @@ type timedStat struct {
 func (s *timedStat) add(r run) { s.Runs = append(s.Runs, r) }
 
 func (s *timedStat) finish() {
-	var w, c []float64
+	var w, c, o []float64
 	for _, r := range s.Runs {
 		w = append(w, r.Wall)
 		c = append(c, r.CPU)
+		o = append(o, r.OwnCPU)
 		s.MaxRSSKB = max(s.MaxRSSKB, r.RSSKB)
 		if r.Requests != nil {
 			s.Requests = total(r.Requests)
 		}
 	}
-	s.MedianWall, s.MedianCPU = median(w), median(c)
+	s.MedianWall, s.MedianCPU, s.MedianOwn = median(w), median(c), median(o)
 }
 
 func printTimed(s timedStat) {
-	fmt.Printf("  => %-26s median %.2f s wall, %.2f s CPU, mcp-eval peak RSS ≤ %d MB", s.Name, s.MedianWall, s.MedianCPU, s.MaxRSSKB/1024)
+	fmt.Printf("  => %-26s median %.2f s wall, %.2f s CPU (mcp-eval alone %.2f s), mcp-eval peak RSS ≤ %d MB", s.Name, s.MedianWall, s.MedianCPU, s.MedianOwn, s.MaxRSSKB/1024)
 	if s.Requests > 0 {
 		fmt.Printf(", %d requests", s.Requests)
 	}
