@@ -8,6 +8,9 @@
 //	srv -echo-nonce                          echo appends " #N", N new on every call (the
 //	                                         clock): a tool that answers the same call
 //	                                         differently, even across processes
+//	srv -tools N                             serve N tools: the three below plus N-3
+//	                                         generated ones (bench/: a large tool surface
+//	                                         against its 3-tool twin)
 //
 // With -http, PORT 0 picks a free port; once listening the server prints
 // "listening on http://ADDR/mcp" on stderr. Without -stateless the handler uses the
@@ -51,7 +54,32 @@ type echoOpts struct {
 	calls  atomic.Int64
 }
 
-func build(eo *echoOpts) *mcp.Server {
+// maxTools bounds -tools, so that a typo cannot exhaust memory.
+const maxTools = 100_000
+
+type lookupIn struct {
+	Key   string `json:"key" jsonschema:"the record key, e.g. K-0001"`
+	Limit int    `json:"limit,omitempty" jsonschema:"most records to return (1-50)"`
+}
+
+// addGenerated adds n plain tools shaped like a real server's: a title, a
+// sentence of description, two arguments. They carry no readOnlyHint, so a
+// harness that calls only read-only tools lists and validates them without
+// calling each one.
+func addGenerated(s *mcp.Server, n int) {
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("lookup_%04d", i)
+		mcp.AddTool(s, &mcp.Tool{
+			Name:        name,
+			Title:       fmt.Sprintf("Lookup %d", i),
+			Description: fmt.Sprintf("Look up records in table %d by key. Returns at most limit records as text.", i),
+		}, func(ctx context.Context, r *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ": no record " + in.Key}}}, nil, nil
+		})
+	}
+}
+
+func build(eo *echoOpts, tools int) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "interop-go-sdk", Version: "0.0.1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "echo",
@@ -91,6 +119,7 @@ func build(eo *echoOpts) *mcp.Server {
 			Role: "user", Content: &mcp.TextContent{Text: "Say hi to " + who},
 		}}}, nil
 	})
+	addGenerated(s, tools-3)
 	return s
 }
 
@@ -100,17 +129,21 @@ func main() {
 	eo := &echoOpts{}
 	flag.StringVar(&eo.prefix, "echo-prefix", "", "prefix every echo result with this text")
 	flag.BoolVar(&eo.nonce, "echo-nonce", false, `append " #N" to every echo result, N new on every call`)
+	tools := flag.Int("tools", 3, "number of tools to serve (at least 3: echo, add, fail, then generated lookup_NNNN tools)")
 	flag.Parse()
 	log.SetFlags(0)
+	if *tools < 3 || *tools > maxTools {
+		log.Fatalf("-tools %d: want 3 … %d", *tools, maxTools)
+	}
 
 	if *addr == "" {
-		if err := build(eo).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		if err := build(eo, *tools).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			log.Fatal(err)
 		}
 		return
 	}
 
-	srv := build(eo)
+	srv := build(eo, *tools)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: *stateless})
 	mux := http.NewServeMux()
