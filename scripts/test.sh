@@ -31,7 +31,7 @@ echo "== go vet"
 go vet ./...
 
 echo "== gofmt"
-unformatted=$(gofmt -l cmd pkg internal golden-examples)
+unformatted=$(gofmt -l cmd pkg internal golden-examples bench interop)
 if [ -n "$unformatted" ]; then
   echo "these files need gofmt -w:" >&2
   echo "$unformatted" >&2
