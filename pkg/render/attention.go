@@ -474,8 +474,18 @@ func suiteSentence(it report.GateItem, policyMaxDrop float64) string {
 		return upperFirst(plainReason(it)) + statusTail(it.Status)
 	}
 	ch := suiteChange(it)
-	d := *it.Value - *it.BaselineValue
-	s := fmt.Sprintf("%s %s from %s to %s over %s (Δ %s)", upperFirst(scoreWords(it.Score)), moved(d), pct1(*it.BaselineValue), pct1(*it.Value), plural(it.Pairs, "paired case", "paired cases"), ch.Delta)
+	// The sentence compares the paired cases on both sides: Value is the
+	// mean over every case now (unpaired ones too), so "from" the paired
+	// baseline "to" Value would not match the paired Δ.
+	d := -*it.Drop
+	if it.Direction == report.Lower {
+		d = *it.Drop
+	}
+	to := *it.BaselineValue + d
+	s := fmt.Sprintf("%s %s from %s to %s over %s (Δ %s)", upperFirst(scoreWords(it.Score)), moved(d), pct1(*it.BaselineValue), pct1(to), plural(it.Pairs, "paired case", "paired cases"), ch.Delta)
+	if moved(d) == "held" {
+		s = fmt.Sprintf("%s held at %s over %s", upperFirst(scoreWords(it.Score)), pct1(to), plural(it.Pairs, "paired case", "paired cases"))
+	}
 	md := policyMaxDrop
 	if it.MaxDrop != nil {
 		md = *it.MaxDrop
@@ -489,6 +499,13 @@ func suiteSentence(it report.GateItem, policyMaxDrop float64) string {
 			return s + fmt.Sprintf(", more than the %s max-drop, with too few cases to tell whether it is real, so the result is inconclusive", maxDrop)
 		}
 		return s + fmt.Sprintf(", more than the %s max-drop; it surely %s, but not surely by more than %s, so the result is inconclusive", maxDrop, strings.Replace(ch.Surely, "≥", "at least", 1), maxDrop)
+	case report.ItemPass:
+		// Drop is in the good direction: within max-drop, or beyond it
+		// with a bound that shows no fall at all (run-to-run noise).
+		if *it.Drop <= md+1e-9 {
+			return s + fmt.Sprintf(", within the %s max-drop, so it passes", maxDrop)
+		}
+		return s + fmt.Sprintf(", more than the %s max-drop but %s, so it passes", maxDrop, ch.Surely)
 	}
 	return s + statusTail(it.Status)
 }

@@ -252,13 +252,14 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 			v.Baseline += fmt.Sprintf(" · history: %d green reports", len(g.History))
 		}
 		v.Notes = collapse(g.Notes)
+		ctx := newAttnContext(rep)
 		for _, it := range g.Items {
 			if it.Kind != report.KindSuite {
 				continue
 			}
 			ch := suiteChange(it)
 			su := htmlSuite{Class: statusClass(it.Status), Mark: statusMark(it.Status), Score: line(it.Subject), Model: line(it.Model),
-				Now: "–", Baseline: "–", Change: ch.Delta, Surely: line(ch.Surely), Status: line(it.Status), Reason: line(it.Reason)}
+				Now: "–", Baseline: "–", Change: ch.Delta, Surely: line(ch.Surely), Status: line(it.Status), Reason: line(itemWords(ctx, it))}
 			if it.Value != nil {
 				su.Now = pct1(*it.Value)
 			}
@@ -406,7 +407,9 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 		results[[2]string{r.Case, r.Model}] = r
 	}
 	items := map[[2]string]report.GateItem{}
+	var ctx *attnContext
 	if rep.Gate != nil {
+		ctx = newAttnContext(rep)
 		for _, it := range rep.Gate.Items {
 			if it.Kind == report.KindCase {
 				items[[2]string{it.Subject, it.Model}] = it
@@ -440,7 +443,7 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 						cell.Title += ", Δ " + deltaPoints(r.Passed.Rate()-it.Baseline.Rate())
 					}
 				}
-				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+				cell.Title += "; " + it.Status + ": " + line(itemWords(ctx, it))
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -485,7 +488,9 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 func htmlResilience(rep *report.Report) *htmlL2 {
 	type key struct{ kind, model, subject, score string }
 	items := map[key]report.GateItem{}
+	var ctx *attnContext
 	if rep.Gate != nil {
+		ctx = newAttnContext(rep)
 		for _, it := range rep.Gate.Items {
 			if it.Layer == 2 {
 				items[key{it.Kind, it.Model, it.Subject, it.Score}] = it
@@ -526,7 +531,7 @@ func htmlResilience(rep *report.Report) *htmlL2 {
 				if it.Baseline != nil {
 					cell.Title += fmt.Sprintf("; baseline %d/%d", it.Baseline.K, it.Baseline.N)
 				}
-				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+				cell.Title += "; " + it.Status + ": " + line(itemWords(ctx, it))
 			}
 		}
 		if cell.Text == "" {

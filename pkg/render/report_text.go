@@ -246,12 +246,17 @@ func GateText(w io.Writer, rep *report.Report) {
 
 // gateLine is an item's reason as the comment words it (numbers.go's
 // convention: "fell"/"rose" by the score's direction, no "-0.0"), with the
-// gate's statistics after it; a not-comparable item keeps the gate's
-// reason, which has no Δ.
+// gate's statistics after it; an item Needs attention does not list (not
+// comparable, info) keeps the gate's reason, which has no Δ.
 func gateLine(ctx *attnContext, it report.GateItem) string {
 	if _, listed := statusRank[it.Status]; !listed {
 		return it.Reason
 	}
+	return itemWords(ctx, it)
+}
+
+// itemWords is an item's sentence with the gate's statistics after it.
+func itemWords(ctx *attnContext, it report.GateItem) string {
 	s := ctx.sentence(it)
 	if it.Stats != "" {
 		s += " (" + it.Stats + ")"
