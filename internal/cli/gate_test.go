@@ -147,7 +147,7 @@ func TestGateHistory(t *testing.T) {
 	base := filepath.Join(hist, "h0.json")
 	now := save(t, dir, "new.json", reporttest.Case(reporttest.New(), "steady", report.Soft, "m1", 1, 5))
 	code, out, stderr := run(t, "gate", "--report", now, "--baseline", base, "--history", hist)
-	if !strings.Contains(out, "likely model drift") || !strings.Contains(stderr, "skipping history report") {
+	if !strings.Contains(out, "Likely model drift") || !strings.Contains(stderr, "skipping history report") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
 	}
 }

@@ -180,7 +180,7 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 	f := e.p.floorFor(c.Kind)
 	need := floor(f, r.Passed.N)
 	it := report.GateItem{Layer: 1, Kind: report.KindCase, Subject: r.Case, Model: r.Model, Direction: report.Higher,
-		Rule: fmt.Sprintf("%s case: ⌈%s·%d⌉ = %d of %d runs", c.Kind, num(f), r.Passed.N, need, r.Passed.N), New: cnt(r.Passed)}
+		Rule: fmt.Sprintf("%s case: ⌈%s·%d⌉ = %d of %d runs", c.Kind, num(f), r.Passed.N, need, r.Passed.N), New: cnt(r.Passed), FloorRuns: intPtr(need)}
 	why := ""
 	comparable := matched
 	if matched {
@@ -192,6 +192,8 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 	}
 	if comparable {
 		it.Baseline = cnt(br.Passed)
+	} else {
+		it.NotComparable = why
 	}
 	baseMet := matched && br.Passed.K >= floor(f, br.Passed.N)
 	now := fmt.Sprintf("%d/%d", r.Passed.K, r.Passed.N)

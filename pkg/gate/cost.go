@@ -100,7 +100,7 @@ func (e *evaluation) costIncrease(limit float64) {
 	rule := fmt.Sprintf("cost per case may rise at most %s over the baseline; an unknown cost is inconclusive", percentOf(limit))
 	for _, model := range sortedKeys(now) {
 		u := now[model]
-		it := report.GateItem{Layer: 3, Kind: report.KindCost, Subject: "cost per case", Model: model, Direction: report.Lower, Rule: rule}
+		it := report.GateItem{Layer: 3, Kind: report.KindCost, Subject: "cost per case", Model: model, Direction: report.Lower, Rule: rule, Limit: ptr(limit)}
 		if u.CostPerCaseUSD != nil {
 			it.Value = ptr(*u.CostPerCaseUSD)
 		}
@@ -142,7 +142,7 @@ func (e *evaluation) costIncrease(limit float64) {
 // runCost holds the whole run's model cost, the judge included, to the
 // cap.
 func (e *evaluation) runCost(limit float64) {
-	it := report.GateItem{Layer: 3, Kind: report.KindRunCost, Subject: "cost of the run", Direction: report.Lower,
+	it := report.GateItem{Layer: 3, Kind: report.KindRunCost, Subject: "cost of the run", Direction: report.Lower, Limit: ptr(limit),
 		Rule: fmt.Sprintf("the run may cost at most %s; an unknown cost is inconclusive", dollars(limit))}
 	usd, known, why := runTotal(e.new)
 	switch {

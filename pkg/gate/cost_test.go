@@ -161,3 +161,18 @@ func TestCostPolicyValidation(t *testing.T) {
 		}
 	}
 }
+
+// A cost item carries its limit: a fraction per case, dollars per run.
+func TestCostItemsCarryTheirLimit(t *testing.T) {
+	p := gate.DefaultPolicy()
+	p.MaxCostIncrease, p.MaxCostPerRun = f(0.10), f(0.05)
+	base := reporttest.Green(withCost(reporttest.New(), map[string]*float64{"m1": f(0.0030)}))
+	now := withCost(reporttest.New(), map[string]*float64{"m1": f(0.0040)})
+	g := gateWith(t, p, now, base)
+	if it := one(t, g, report.KindCost, "cost per case", "m1"); it.Limit == nil || *it.Limit != 0.10 {
+		t.Errorf("cost per case limit %v, want 0.10", it.Limit)
+	}
+	if it := one(t, g, report.KindRunCost, "cost of the run", ""); it.Limit == nil || *it.Limit != 0.05 {
+		t.Errorf("run cost limit %v, want 0.05", it.Limit)
+	}
+}

@@ -141,13 +141,15 @@ func (e *evaluation) decideExact() {
 			continue
 		}
 		it := &e.g.Items[t.item]
-		it.PValue = ptr(t.p)
+		it.PValue, it.FamilySize, it.Level = ptr(t.p), k, ptr(level)
 		if t.p <= level {
 			it.Status = report.ItemFail
-			it.Reason = fmt.Sprintf("%s (Fisher p=%s ≤ %s = α/%d)", t.failReason, fmtP(t.p), fmtP(level), k)
+			it.Stats = fmt.Sprintf("Fisher p=%s ≤ %s = α/%d", fmtP(t.p), fmtP(level), k)
+			it.Reason = t.failReason + " (" + it.Stats + ")"
 		} else {
 			it.Status = t.noiseStatus
-			it.Reason = fmt.Sprintf("%s (Fisher p=%s > %s = α/%d)", t.noiseReason, fmtP(t.p), fmtP(level), k)
+			it.Stats = fmt.Sprintf("Fisher p=%s > %s = α/%d", fmtP(t.p), fmtP(level), k)
+			it.Reason = t.noiseReason + " (" + it.Stats + ")"
 		}
 	}
 }
@@ -234,3 +236,5 @@ func SuiteScores(rep *report.Report, p Policy) []report.GateItem {
 	e.suites(e.prepareL1())
 	return g.Items
 }
+
+func intPtr(v int) *int { return &v }

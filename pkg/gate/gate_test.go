@@ -490,3 +490,46 @@ func TestDeterministic(t *testing.T) {
 		t.Error("two evaluations of the same reports differ")
 	}
 }
+
+// The numbers a reason names are on the item too, so a renderer words a
+// sentence without parsing the reason: the family size and level of the
+// exact tests, the statistics the reason ends with, the max-drop, the
+// floor in runs and why an item was not compared.
+func TestItemsCarryTheirNumbers(t *testing.T) {
+	base := reporttest.New()
+	now := reporttest.New()
+	for i, k := range []int{0, 3, 4} {
+		id := fmt.Sprintf("c%d", i)
+		reporttest.Case(base, id, report.Soft, "m1", 5, 5, reporttest.Score(report.ToolSelection, 5, 5))
+		reporttest.Case(now, id, report.Soft, "m1", k, 5, reporttest.Score(report.ToolSelection, k, 5))
+	}
+	g := evaluate(t, now, base)
+	for _, id := range []string{"c0", "c1"} {
+		it := one(t, g, report.KindCase, id, "m1")
+		if it.FamilySize < 1 || it.Level == nil || it.Stats == "" {
+			t.Fatalf("%s: family %d, level %v, stats %q", id, it.FamilySize, it.Level, it.Stats)
+		}
+		if !strings.HasSuffix(it.Reason, " ("+it.Stats+")") || !strings.Contains(it.Stats, fmt.Sprintf("= α/%d", it.FamilySize)) {
+			t.Errorf("%s: reason %q, stats %q, family %d", id, it.Reason, it.Stats, it.FamilySize)
+		}
+		if want := 0.05 / float64(it.FamilySize); math.Abs(*it.Level-want) > 1e-6 {
+			t.Errorf("%s: level %v, want α/K = %v", id, *it.Level, want)
+		}
+		if it.FloorRuns == nil || *it.FloorRuns != 4 {
+			t.Errorf("%s: floor runs %v, want ⌈0.8·5⌉ = 4", id, it.FloorRuns)
+		}
+	}
+	s := one(t, g, report.KindSuite, report.ToolSelection, "m1")
+	if s.MaxDrop == nil || *s.MaxDrop != 0.02 || s.FamilySize != 1 {
+		t.Errorf("suite: max-drop %v, family %d", s.MaxDrop, s.FamilySize)
+	}
+
+	now.Models[0].Served = "m1-2026-08-01"
+	g = evaluate(t, now, base)
+	if it := one(t, g, report.KindCase, "c0", "m1"); !strings.HasPrefix(it.NotComparable, "served model changed (") || !strings.Contains(it.Reason, it.NotComparable) {
+		t.Errorf("not comparable %q, reason %q", it.NotComparable, it.Reason)
+	}
+	if it := one(t, g, report.KindSuite, report.ToolSelection, "m1"); it.NotComparable == "" || it.Drop != nil {
+		t.Errorf("suite: not comparable %q, drop %v", it.NotComparable, it.Drop)
+	}
+}

@@ -53,7 +53,7 @@ func (e *evaluation) layer0() {
 		if k >= need {
 			continue // met its floor: nothing to say
 		}
-		it := report.GateItem{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Rule: rule, New: cnt(now), Direction: report.Higher}
+		it := report.GateItem{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Rule: rule, New: cnt(now), Direction: report.Higher, FloorRuns: intPtr(need)}
 		switch {
 		case bc == nil:
 			it.Status = report.ItemFail

@@ -59,7 +59,7 @@ func (e *evaluation) resilience() {
 
 func (e *evaluation) rate(k rateKey, s report.Score, base map[rateKey]report.Score) {
 	it := report.GateItem{Layer: 2, Kind: k.kind, Subject: k.subject, Model: k.model, Score: k.score, Direction: s.Direction,
-		New: cnt(s.Count()), Value: ptr(s.Count().Rate()),
+		New: cnt(s.Count()), Value: ptr(s.Count().Rate()), MaxDrop: ptr(e.p.MaxDrop),
 		Rule: fmt.Sprintf("%s is better; a clear drop beyond max-drop %s fails", s.Direction, num(e.p.MaxDrop))}
 	b, ok := base[k]
 	switch {
@@ -72,7 +72,8 @@ func (e *evaluation) rate(k rateKey, s report.Score, base map[rateKey]report.Sco
 		}
 	default:
 		if from, to, changed := e.servedChanged(k.model); changed {
-			it.Status, it.Reason = report.ItemNotComparable, fmt.Sprintf("served model changed (%s → %s): no delta", from, to)
+			it.NotComparable = fmt.Sprintf("served model changed (%s → %s)", from, to)
+			it.Status, it.Reason = report.ItemNotComparable, it.NotComparable+": no delta"
 			break
 		}
 		it.Baseline, it.BaselineValue = cnt(b.Count()), ptr(b.Count().Rate())

@@ -50,7 +50,7 @@ func (e *evaluation) suites(l *l1) {
 			}
 			mean, lo, hi := meanInterval(rates, runs, e.p.alpha())
 			it := report.GateItem{Layer: 1, Kind: report.KindSuite, Subject: name, Model: model, Score: name, Direction: dir,
-				Value: ptr(mean), Low: ptr(lo), High: ptr(hi), Pairs: len(pairs),
+				Value: ptr(mean), Low: ptr(lo), High: ptr(hi), Pairs: len(pairs), MaxDrop: ptr(e.p.MaxDrop),
 				Rule: fmt.Sprintf("%s is better; a drop whose one-sided bound exceeds max-drop %s fails, one whose bound exceeds 0 but not max-drop is inconclusive", dir, num(e.p.MaxDrop))}
 			from, to, served := e.servedChanged(model)
 			switch {
@@ -59,9 +59,11 @@ func (e *evaluation) suites(l *l1) {
 			case !l.pairing:
 				it.Status, it.Reason = report.ItemInfo, "no case pairs with the baseline: shown, not compared"
 			case served:
-				it.Status, it.Reason = report.ItemNotComparable, fmt.Sprintf("served model changed (%s → %s): no delta", from, to)
+				it.NotComparable = fmt.Sprintf("served model changed (%s → %s)", from, to)
+				it.Status, it.Reason = report.ItemNotComparable, it.NotComparable+": no delta"
 			case report.Judged(name) && !l.judgeSame:
-				it.Status, it.Reason = report.ItemNotComparable, "the judge or rubric changed: no delta"
+				it.NotComparable = "the judge or rubric changed"
+				it.Status, it.Reason = report.ItemNotComparable, it.NotComparable+": no delta"
 			case len(pairs) == 0:
 				it.Status, it.Reason = report.ItemInfo, "no case pairs with the baseline: shown, not compared"
 			default:
@@ -82,7 +84,7 @@ func (e *evaluation) suites(l *l1) {
 	for _, sc := range pending {
 		it := &e.g.Items[sc.item]
 		pd := pairedBound(sc.pairs, sc.dir == report.Higher, alpha)
-		it.Drop = ptr(pd.drop)
+		it.Drop, it.FamilySize = ptr(pd.drop), len(pending)
 		if pd.n >= 2 {
 			it.Bound = ptr(pd.bound)
 		}

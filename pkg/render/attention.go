@@ -200,7 +200,7 @@ func (c *attnContext) item(it report.GateItem) AttentionItem {
 	if it.Kind == report.KindDrift || it.Kind == report.KindSlide {
 		a.Kind = report.KindCase
 		a.Notes = append(a.Notes, historyNote(it))
-		a.Sentence = plainReason(it.Reason) + ": worth a look, so a warning"
+		a.Sentence = plainReason(it) + ": worth a look, so a warning"
 	} else {
 		a.Sentence = c.sentence(it)
 	}
@@ -308,7 +308,7 @@ func ruleName(it report.GateItem) string {
 }
 
 func historyNote(it report.GateItem) string {
-	return plainReason(it.Reason)
+	return plainReason(it)
 }
 
 // severity orders items of one status: the larger fall in the good
@@ -331,28 +331,25 @@ func severity(it report.GateItem) float64 {
 	return 0
 }
 
-// statsNote is the statistics the gate appends to a reason; the plain
-// sentence leaves them to the "how this was decided" section.
-var statsNote = regexp.MustCompile(` \((Fisher p=|one-sided )[^()]*(\([^()]*\)[^()]*)*\)`)
-
-// familySize is K of "α/K" in a reason: how many comparisons the exact
-// tests were corrected for.
-var familySize = regexp.MustCompile(`= α/(\d+)\)`)
-
-func plainReason(r string) string {
-	return strings.TrimSpace(statsNote.ReplaceAllString(r, ""))
+// plainReason is the gate's reason without the statistics it ends with:
+// those are for the "how this was decided" section.
+func plainReason(it report.GateItem) string {
+	if it.Stats == "" {
+		return strings.TrimSpace(it.Reason)
+	}
+	return strings.TrimSpace(strings.TrimSuffix(it.Reason, " ("+it.Stats+")"))
 }
 
+// comparisons says over how many comparisons the exact test was
+// corrected (the gate's family size K of α/K).
 func comparisons(it report.GateItem) string {
-	m := familySize.FindStringSubmatch(it.Reason)
-	if m == nil {
+	switch it.FamilySize {
+	case 0:
 		return "over the comparisons made"
-	}
-	n, _ := strconv.Atoi(m[1])
-	if n == 1 {
+	case 1:
 		return "in the one comparison made"
 	}
-	return fmt.Sprintf("over %d comparisons", n)
+	return fmt.Sprintf("over %d comparisons", it.FamilySize)
 }
 
 func kOfNText(c report.Count) string { return fmt.Sprintf("%d/%d", c.K, c.N) }
@@ -367,7 +364,7 @@ func (c *attnContext) sentence(it report.GateItem) string {
 			return c.caseSentence(it)
 		}
 	case report.KindSuite:
-		return suiteSentence(it)
+		return suiteSentence(it, c.policy.MaxDrop)
 	case report.KindFault, report.KindAttack:
 		if it.New != nil && it.Baseline != nil {
 			return rateSentence(it)
@@ -375,7 +372,7 @@ func (c *attnContext) sentence(it report.GateItem) string {
 	case report.KindCost, report.KindRunCost:
 		return costSentence(it)
 	}
-	return upperFirst(plainReason(it.Reason)) + statusTail(it.Status)
+	return upperFirst(plainReason(it)) + statusTail(it.Status)
 }
 
 // scoreWords is a score's name in words: "attackSuccess" → "attack
@@ -415,7 +412,7 @@ func statusTail(status string) string {
 
 func (c *attnContext) checkSentence(it report.GateItem) string {
 	if it.New == nil {
-		return upperFirst(plainReason(it.Reason)) + statusTail(it.Status)
+		return upperFirst(plainReason(it)) + statusTail(it.Status)
 	}
 	failed := it.New.N - it.New.K
 	s := fmt.Sprintf("Failed %d of %d runs", failed, it.New.N)
@@ -435,7 +432,7 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 
 func (c *attnContext) caseSentence(it report.GateItem) string {
 	if it.New == nil {
-		return upperFirst(plainReason(it.Reason)) + statusTail(it.Status)
+		return upperFirst(plainReason(it)) + statusTail(it.Status)
 	}
 	k := c.cases[it.Subject]
 	f := c.policy.FloorSoft
@@ -462,44 +459,38 @@ func (c *attnContext) caseSentence(it report.GateItem) string {
 		switch {
 		case c.rep.Gate.Baseline == nil:
 			why = "no baseline to compare"
-		case strings.Contains(it.Reason, "not comparable"):
-			why = "not compared with the baseline, as the " + notComparableWhy(it.Reason)
+		case it.NotComparable != "":
+			why = "not compared with the baseline, as the " + strings.TrimPrefix(it.NotComparable, "the ")
 		}
 		return fmt.Sprintf("Passed %s, %s; %s, so the floor alone decides: it fails", kOfNText(*it.New), below, why)
 	}
-	return upperFirst(plainReason(it.Reason)) + statusTail(it.Status)
+	return upperFirst(plainReason(it)) + statusTail(it.Status)
 }
 
-// notComparableWhy pulls "served model changed (a → b)" out of a reason.
-func notComparableWhy(reason string) string {
-	i := strings.Index(reason, "not comparable with the baseline (")
-	if i < 0 {
-		return "the served model or the judge changed"
-	}
-	rest := reason[i+len("not comparable with the baseline ("):]
-	depth := 1
-	for j, r := range rest {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return rest[:j]
-			}
-		}
-	}
-	return rest
-}
-
-func suiteSentence(it report.GateItem) string {
+// suiteSentence words a suite item; policyMaxDrop is the policy's, for an
+// item that does not carry its own.
+func suiteSentence(it report.GateItem, policyMaxDrop float64) string {
 	if it.Value == nil || it.BaselineValue == nil || it.Drop == nil {
-		return upperFirst(plainReason(it.Reason)) + statusTail(it.Status)
+		return upperFirst(plainReason(it)) + statusTail(it.Status)
 	}
 	ch := suiteChange(it)
-	d := *it.Value - *it.BaselineValue
-	s := fmt.Sprintf("%s %s from %s to %s over %s (Δ %s)", upperFirst(scoreWords(it.Score)), moved(d), pct1(*it.BaselineValue), pct1(*it.Value), plural(it.Pairs, "paired case", "paired cases"), ch.Delta)
-	maxDrop := fmt.Sprintf("%.1f pts", 100*policyMaxDrop(it.Rule))
+	// The sentence compares the paired cases on both sides: Value is the
+	// mean over every case now (unpaired ones too), so "from" the paired
+	// baseline "to" Value would not match the paired Δ.
+	d := -*it.Drop
+	if it.Direction == report.Lower {
+		d = *it.Drop
+	}
+	to := *it.BaselineValue + d
+	s := fmt.Sprintf("%s %s from %s to %s over %s (Δ %s)", upperFirst(scoreWords(it.Score)), moved(d), pct1(*it.BaselineValue), pct1(to), plural(it.Pairs, "paired case", "paired cases"), ch.Delta)
+	if moved(d) == "held" {
+		s = fmt.Sprintf("%s held at %s over %s", upperFirst(scoreWords(it.Score)), pct1(to), plural(it.Pairs, "paired case", "paired cases"))
+	}
+	md := policyMaxDrop
+	if it.MaxDrop != nil {
+		md = *it.MaxDrop
+	}
+	maxDrop := fmt.Sprintf("%.1f pts", 100*md)
 	switch it.Status {
 	case report.ItemFail:
 		return s + fmt.Sprintf("; it surely %s, more than the %s max-drop allows, so it fails", strings.Replace(ch.Surely, "≥", "at least", 1), maxDrop)
@@ -508,20 +499,15 @@ func suiteSentence(it report.GateItem) string {
 			return s + fmt.Sprintf(", more than the %s max-drop, with too few cases to tell whether it is real, so the result is inconclusive", maxDrop)
 		}
 		return s + fmt.Sprintf(", more than the %s max-drop; it surely %s, but not surely by more than %s, so the result is inconclusive", maxDrop, strings.Replace(ch.Surely, "≥", "at least", 1), maxDrop)
+	case report.ItemPass:
+		// Drop is in the good direction: within max-drop, or beyond it
+		// with a bound that shows no fall at all (run-to-run noise).
+		if *it.Drop <= md+1e-9 {
+			return s + fmt.Sprintf(", within the %s max-drop, so it passes", maxDrop)
+		}
+		return s + fmt.Sprintf(", more than the %s max-drop but %s, so it passes", maxDrop, ch.Surely)
 	}
 	return s + statusTail(it.Status)
-}
-
-// policyMaxDrop reads "max-drop 0.02" from a rule ("" → 0).
-var maxDropRe = regexp.MustCompile(`max-drop ([0-9.]+)`)
-
-func policyMaxDrop(rule string) float64 {
-	m := maxDropRe.FindStringSubmatch(rule)
-	if m == nil {
-		return 0
-	}
-	v, _ := strconv.ParseFloat(m[1], 64)
-	return v
 }
 
 func rateSentence(it report.GateItem) string {
@@ -538,7 +524,7 @@ func rateSentence(it report.GateItem) string {
 
 func costSentence(it report.GateItem) string {
 	if it.Value == nil {
-		return upperFirst(plainReason(it.Reason)) + statusTail(it.Status)
+		return upperFirst(plainReason(it)) + statusTail(it.Status)
 	}
 	what := "The run cost"
 	if it.Kind == report.KindCost {
@@ -551,17 +537,10 @@ func costSentence(it report.GateItem) string {
 	return fmt.Sprintf("%s is %s; %s", what, usdText(*it.Value), costVerdict(it))
 }
 
-// atMost is the limit a cost rule sets: "at most 10% over the baseline".
-var atMost = regexp.MustCompile(`at most [^;]*`)
-
 func costVerdict(it report.GateItem) string {
 	switch it.Status {
 	case report.ItemFail:
-		limit := atMost.FindString(it.Rule)
-		if limit == "" {
-			limit = it.Rule
-		}
-		return "more than the policy allows (" + limit + "), so it fails"
+		return "more than the policy allows (" + costLimit(it) + "), so it fails"
 	case report.ItemInconclusive:
 		return "the gate could not decide, so the result is inconclusive"
 	}
@@ -693,4 +672,17 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// costLimit is a cost rule's limit in words: "at most 10% over the
+// baseline", "at most $5.00"; the rule as written when the item carries
+// no limit.
+func costLimit(it report.GateItem) string {
+	switch {
+	case it.Limit == nil:
+		return it.Rule
+	case it.Kind == report.KindCost:
+		return "at most " + strconv.FormatFloat(100**it.Limit, 'g', 6, 64) + "% over the baseline"
+	}
+	return "at most " + usdText(*it.Limit)
 }

@@ -342,3 +342,72 @@ func fourOf[T any](xs []T, names map[string][2]string, model func(*T) *string) [
 	}
 	return append(out, copies...)
 }
+
+// report.html's Needs attention is the comment's: BuildAttention's items,
+// in its order, with its sentences, for every fixture.
+func TestHTMLAttentionIsTheComments(t *testing.T) {
+	for _, name := range []string{"full", "hostile", "l0regress", "layer0", "legacy", "wide"} {
+		rep, err := report.Load(filepath.Join("testdata", "report", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := render.HTML(&buf, rep, render.HTMLOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := html.Parse(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		walk(doc, func(n *html.Node) {
+			if c, _ := attr(n, "class"); strings.HasPrefix(c, "att ") {
+				for p := n.FirstChild; p != nil; p = p.NextSibling {
+					if p.Type == html.ElementNode && p.Data == "p" {
+						got = append(got, textOf(p))
+						break
+					}
+				}
+			}
+		})
+		var want []string
+		for _, it := range render.BuildAttention(rep).Items {
+			want = append(want, it.Sentence+".")
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d attention items in the HTML, %d in the comment's list", name, len(got), len(want))
+			continue
+		}
+		for i := range want {
+			if visible(got[i]) != visible(want[i]) {
+				t.Errorf("%s item %d:\n html %q\n want %q", name, i+1, got[i], want[i])
+			}
+		}
+	}
+}
+
+// visible drops what the page replaces (control characters, shown as
+// U+FFFD or ⏎), so a sentence compares by what a reader sees.
+func visible(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD' || r == '⏎' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var rec func(*html.Node)
+	rec = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			rec(c)
+		}
+	}
+	rec(n)
+	return b.String()
+}

@@ -46,7 +46,8 @@ type htmlKV struct{ Key, Value string }
 type htmlLink struct{ Text, URL string }
 
 type htmlSuite struct {
-	Class, Mark, Score, Model, Now, Baseline, Change, Status, Reason string
+	Class, Mark, Score, Model, Now, Baseline, Change, Surely, Status string
+	Reason                                                           string // the gate's, statistics included: on hover
 }
 
 type htmlItem struct {
@@ -252,20 +253,19 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 			v.Baseline += fmt.Sprintf(" · history: %d green reports", len(g.History))
 		}
 		v.Notes = collapse(g.Notes)
+		ctx := newAttnContext(rep)
 		for _, it := range g.Items {
 			if it.Kind != report.KindSuite {
 				continue
 			}
+			ch := suiteChange(it)
 			su := htmlSuite{Class: statusClass(it.Status), Mark: statusMark(it.Status), Score: line(it.Subject), Model: line(it.Model),
-				Now: "–", Baseline: "–", Change: "–", Status: line(it.Status), Reason: line(strings.TrimSpace(statsRE.ReplaceAllString(it.Reason, "")))}
+				Now: "–", Baseline: "–", Change: ch.Delta, Surely: line(ch.Surely), Status: line(it.Status), Reason: line(itemWords(ctx, it))}
 			if it.Value != nil {
-				su.Now = percent(*it.Value)
+				su.Now = pct1(*it.Value)
 			}
 			if it.BaselineValue != nil {
-				su.Baseline = percent(*it.BaselineValue)
-			}
-			if it.Value != nil && it.BaselineValue != nil && it.Status != report.ItemNotComparable {
-				su.Change = signedPoints(*it.Value - *it.BaselineValue)
+				su.Baseline = pct1(*it.BaselineValue)
 			}
 			v.Suites = append(v.Suites, su)
 		}
@@ -317,15 +317,6 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$`)
 
 var commitRE = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
-
-// signedPoints is a change in percentage points, "+1.5 pts"; a change
-// that rounds to zero is "±0.0 pts", never "-0.0".
-func signedPoints(d float64) string {
-	if math.Abs(d) < 0.0005 {
-		return "±0.0 pts"
-	}
-	return fmt.Sprintf("%+.1f pts", 100*d)
-}
 
 // gateCellClass is the colour of a matrix cell by its gate status.
 func gateCellClass(status string) string {
@@ -417,7 +408,9 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 		results[[2]string{r.Case, r.Model}] = r
 	}
 	items := map[[2]string]report.GateItem{}
+	var ctx *attnContext
 	if rep.Gate != nil {
+		ctx = newAttnContext(rep)
 		for _, it := range rep.Gate.Items {
 			if it.Kind == report.KindCase {
 				items[[2]string{it.Subject, it.Model}] = it
@@ -448,10 +441,10 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 				if it.Baseline != nil {
 					cell.Title += fmt.Sprintf("; baseline %d/%d", it.Baseline.K, it.Baseline.N)
 					if it.Status != report.ItemNotComparable && it.Baseline.N > 0 {
-						cell.Title += ", Δ " + signedPoints(r.Passed.Rate()-it.Baseline.Rate())
+						cell.Title += ", Δ " + deltaPoints(r.Passed.Rate()-it.Baseline.Rate())
 					}
 				}
-				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+				cell.Title += "; " + it.Status + ": " + line(itemWords(ctx, it))
 			}
 			row.Cells = append(row.Cells, cell)
 		}
@@ -496,7 +489,9 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 func htmlResilience(rep *report.Report) *htmlL2 {
 	type key struct{ kind, model, subject, score string }
 	items := map[key]report.GateItem{}
+	var ctx *attnContext
 	if rep.Gate != nil {
+		ctx = newAttnContext(rep)
 		for _, it := range rep.Gate.Items {
 			if it.Layer == 2 {
 				items[key{it.Kind, it.Model, it.Subject, it.Score}] = it
@@ -537,7 +532,7 @@ func htmlResilience(rep *report.Report) *htmlL2 {
 				if it.Baseline != nil {
 					cell.Title += fmt.Sprintf("; baseline %d/%d", it.Baseline.K, it.Baseline.N)
 				}
-				cell.Title += "; " + it.Status + ": " + line(it.Reason)
+				cell.Title += "; " + it.Status + ": " + line(itemWords(ctx, it))
 			}
 		}
 		if cell.Text == "" {

@@ -73,3 +73,25 @@ func TestSpecURL(t *testing.T) {
 		}
 	}
 }
+
+// A suite sentence compares the paired cases on both sides, so its "from
+// … to …" agrees with its Δ, and its verb follows the score's direction.
+func TestSuiteSentenceAgreesWithItsDelta(t *testing.T) {
+	for _, c := range []struct {
+		it   report.GateItem
+		want string
+	}{
+		// 8 paired cases at 100% now average 85% (the mean over all 9
+		// cases, 84.4%, is not what the Δ compares); bound below 0.
+		{report.GateItem{Kind: report.KindSuite, Score: report.ToolSelection, Status: report.ItemPass, Direction: report.Higher, Value: f(0.844), BaselineValue: f(1), Drop: f(0.15), Bound: f(-0.149), Pairs: 8, MaxDrop: f(0.02)},
+			"Tool selection fell from 100.0% to 85.0% over 8 paired cases (Δ -15.0 pts), more than the 2.0 pts max-drop but no clear fall, so it passes"},
+		{report.GateItem{Kind: report.KindSuite, Score: report.OverTrigger, Status: report.ItemInconclusive, Direction: report.Lower, Value: f(0.8), BaselineValue: f(0), Drop: f(0.8), Pairs: 1, MaxDrop: f(0.02)},
+			"Over trigger rose from 0.0% to 80.0% over 1 paired case (Δ +80.0 pts), more than the 2.0 pts max-drop, with too few cases to tell whether it is real, so the result is inconclusive"},
+		{report.GateItem{Kind: report.KindSuite, Score: report.ToolSelection, Status: report.ItemPass, Direction: report.Higher, Value: f(1), BaselineValue: f(1), Drop: f(0), Bound: f(0), Pairs: 29},
+			"Tool selection held at 100.0% over 29 paired cases, within the 5.0 pts max-drop, so it passes"},
+	} {
+		if got := suiteSentence(c.it, 0.05); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+}

@@ -325,3 +325,42 @@ func compareGolden(t *testing.T, golden string, render func(*bytes.Buffer) error
 		t.Errorf("%s differs from the rendering; if the change is intended, run: go test ./pkg/render -run %s -update\n--- got ---\n%s", golden, test, buf.String())
 	}
 }
+
+// The terminal follows the comment's number convention: Δ is new −
+// baseline, words follow the score's direction ("rose" for attack success,
+// "fell" for tool selection), no "-0.0", no Δ where the gate did not
+// compare, and no gate phrase a reader misreads ("drop +15.0", "bound").
+func TestTerminalNumbersFollowTheConvention(t *testing.T) {
+	texts := map[string]string{}
+	for _, name := range []string{"full", "hostile", "wide", "l0regress", "layer0", "legacy", "ungated"} {
+		rep, err := report.Load(filepath.Join("testdata", "report", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		render.ReportText(&buf, rep, render.TextOptions{Verbose: true})
+		texts[name] = buf.String()
+		for _, bad := range []string{"drop +", "drop -", "(bound ", "-0.0"} {
+			if strings.Contains(buf.String(), bad) {
+				t.Errorf("%s: the terminal says %q", name, bad)
+			}
+		}
+		for _, l := range strings.Split(buf.String(), "\n") {
+			if strings.Contains(l, "notComparable") && strings.Contains(l, "Δ") {
+				t.Errorf("%s: a Δ on a line the gate did not compare: %q", name, l)
+			}
+		}
+	}
+	for name, want := range map[string][]string{
+		// m1's tool selection, 100% → 84.4%, at the ceiling: no clear fall.
+		"full": {"84.4% [63.0%, 100.0%] was 100.0%, Δ -15.0 pts, no clear fall", "Attack success rose from 0/40 to 9/40 (0.0% → 22.5%)"},
+		// 100% → 47.1% over 17 cases, a bound of 38.6 pts.
+		"hostile": {"was 100.0%, Δ -52.9 pts, fell ≥ 38.6 pts", "Tool selection fell from 100.0% to 47.1% over 17 paired cases"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(texts[name], w) {
+				t.Errorf("%s: the terminal lacks %q", name, w)
+			}
+		}
+	}
+}

@@ -74,37 +74,48 @@ func layerName(l int) string {
 	return map[int]string{0: "Layer 0 conformance", 1: "Layer 1 behaviour", 2: "Layer 2 resilience", 3: "Layer 3 cost"}[l]
 }
 
-// causeText is "`tools/list` `/result/tools/0/name` is `"x y"`: finding".
-func causeText(c *Cause) string {
+// causeText is "response to `tools/list` at `/result/tools/0/name` is
+// `"x y"`: finding", in Markdown.
+func causeText(c *Cause) string { return causeWith(c, mdCode, mdText) }
+
+// runText is a failing run's reason and the tools it called instead, in
+// Markdown.
+func runText(c *Cause) string { return runWith(c, mdCode, mdText) }
+
+// causeWith and runWith word a cause once for every surface: code marks
+// a name or value, text escapes prose (identity-like for the HTML, whose
+// template escapes).
+func causeWith(c *Cause, code, text func(string) string) string {
 	var parts []string
 	if c.Pointer != "" {
-		at := mdCode(c.Pointer)
+		at := code(c.Pointer)
 		if c.Method != "" {
-			at = "response to " + mdCode(c.Method) + " at " + at
+			at = "response to " + code(c.Method) + " at " + at
 		}
 		switch {
 		case c.Missing:
 			at += " is missing"
 		case c.Value != "":
-			at += " is " + mdCode(clip(c.Value, 80))
+			at += " is " + code(clip(c.Value, 80))
 		}
 		parts = append(parts, at)
 	}
 	if c.Finding != "" {
-		parts = append(parts, mdText(c.Finding))
+		parts = append(parts, text(c.Finding))
 	}
 	return strings.Join(parts, ": ")
 }
 
-// runText is a failing run's reason and the tools it called instead.
-func runText(c *Cause) string {
-	s := mdText(c.Reason)
-	if c.CalledKnown {
+func runWith(c *Cause, code, text func(string) string) string {
+	s := text(c.Reason)
+	// The reason often names the tool already ("expected no tool call,
+	// called search_invoices"): say it once.
+	if c.CalledKnown && !(len(c.Called) > 0 && strings.Contains(c.Reason, "called "+c.Called[0])) {
 		called := "called no tool"
 		if len(c.Called) > 0 {
 			var names []string
 			for _, n := range c.Called {
-				names = append(names, mdCode(n))
+				names = append(names, code(n))
 			}
 			called = "called " + strings.Join(names, ", ")
 		}
@@ -114,7 +125,7 @@ func runText(c *Cause) string {
 		s += called
 	}
 	if c.Case != "" {
-		s += " (case " + mdCode(c.Case) + ")"
+		s += " (case " + code(c.Case) + ")"
 	}
 	return s
 }

@@ -134,13 +134,12 @@ func behaviorText(w io.Writer, rep *report.Report) {
 	for _, it := range suiteItems(rep) {
 		line := fmt.Sprintf("  suite %-20s %-20s", Line(it.Model), Line(it.Score))
 		if it.Value != nil && it.Low != nil && it.High != nil {
-			line += fmt.Sprintf(" %s [%s, %s]", percent(*it.Value), percent(*it.Low), percent(*it.High))
+			line += fmt.Sprintf(" %s [%s, %s]", pct1(*it.Value), pct1(*it.Low), pct1(*it.High))
 		}
-		if it.Drop != nil && it.Status != report.ItemNotComparable {
-			line += " drop " + points(*it.Drop)
-			if it.Bound != nil {
-				line += " (bound " + points(*it.Bound) + ")"
-			}
+		// The comment's convention: Δ is new − baseline, the words follow
+		// the score's direction, and nothing where the gate did not compare.
+		if ch := suiteChange(it); ch.Delta != "–" {
+			line += fmt.Sprintf(" was %s, Δ %s, %s", pct1(*it.BaselineValue), ch.Delta, ch.Surely)
 		}
 		fmt.Fprintf(w, "%s  %s %s\n", line, statusMark(it.Status), it.Status)
 	}
@@ -194,6 +193,7 @@ func GateText(w io.Writer, rep *report.Report) {
 	for _, n := range g.Notes {
 		p("note: %s\n", Line(n))
 	}
+	ctx := newAttnContext(rep)
 	shown := 0
 	for _, status := range []string{report.ItemFail, report.ItemInconclusive, report.ItemWarn, report.ItemWaived, report.ItemKnown, report.ItemNotComparable} {
 		for _, it := range g.Items {
@@ -205,7 +205,7 @@ func GateText(w io.Writer, rep *report.Report) {
 			if it.Model != "" {
 				subject += " · " + Line(it.Model)
 			}
-			p("  %s L%d %-6s %s: %s\n      %s\n", statusMark(it.Status), it.Layer, it.Kind, subject, Line(it.Rule), Line(it.Reason))
+			p("  %s L%d %-6s %s: %s\n      %s\n", statusMark(it.Status), it.Layer, it.Kind, subject, Line(it.Rule), Line(gateLine(ctx, it)))
 		}
 	}
 	passed := 0
@@ -242,4 +242,24 @@ func GateText(w io.Writer, rep *report.Report) {
 		return
 	}
 	p("verdict: %s\n", strings.ToUpper(Line(g.Verdict)))
+}
+
+// gateLine is an item's reason as the comment words it (numbers.go's
+// convention: "fell"/"rose" by the score's direction, no "-0.0"), with the
+// gate's statistics after it; an item Needs attention does not list (not
+// comparable, info) keeps the gate's reason, which has no Δ.
+func gateLine(ctx *attnContext, it report.GateItem) string {
+	if _, listed := statusRank[it.Status]; !listed {
+		return it.Reason
+	}
+	return itemWords(ctx, it)
+}
+
+// itemWords is an item's sentence with the gate's statistics after it.
+func itemWords(ctx *attnContext, it report.GateItem) string {
+	s := ctx.sentence(it)
+	if it.Stats != "" {
+		s += " (" + it.Stats + ")"
+	}
+	return s
 }

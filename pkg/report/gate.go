@@ -159,6 +159,29 @@ type GateItem struct {
 	PValue *float64 `json:"pValue,omitempty"`
 	// Pairs is how many cases were paired for a suite score.
 	Pairs int `json:"pairs,omitempty"`
+	// The numbers the rule and reason name, for a reader that words them
+	// itself (a renderer never parses Reason): FamilySize is how many
+	// comparisons the test was corrected for (the exact tests' Tarone K,
+	// so the level is α/K; the suite scores compared, Bonferroni) and
+	// Level the significance level each exact test was held to. Stats is
+	// the statistics Reason ends with, in parentheses ("Fisher p=… ≤ … =
+	// α/K"), so Reason without " (Stats)" is the plain reason.
+	FamilySize int      `json:"familySize,omitempty"`
+	Level      *float64 `json:"level,omitempty"`
+	Stats      string   `json:"stats,omitempty"`
+	// MaxDrop is the largest fall the rule allows (suite scores, Layer 2
+	// rates, slides), a fraction; Limit is a cost rule's limit: the
+	// largest rise of cost per case as a fraction (cost), or US dollars
+	// for the run (runCost).
+	MaxDrop *float64 `json:"maxDrop,omitempty"`
+	Limit   *float64 `json:"limit,omitempty"`
+	// FloorRuns is how many of the New.N runs the floor needs, ⌈f·N⌉
+	// (checks and cases).
+	FloorRuns *int `json:"floorRuns,omitempty"`
+	// NotComparable says why the item was not compared with the baseline
+	// when it could have been ("served model changed (a → b)", "the judge
+	// or rubric changed").
+	NotComparable string `json:"notComparable,omitempty"`
 }
 
 // Unmatched is something one side has and the other does not, so it was
