@@ -10,8 +10,11 @@
 # Builder: cross-compiles on the build machine's own platform, so a
 # multi-arch build does not emulate the Go toolchain.
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
-ARG TARGETOS=linux
-ARG TARGETARCH=amd64
+# BuildKit fills these from --platform (linux/arm64 -> linux, arm64) only
+# when they are declared without a default: a default would win and every
+# platform would get the same binary.
+ARG TARGETOS
+ARG TARGETARCH
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
