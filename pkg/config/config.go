@@ -131,7 +131,7 @@ type Models struct {
 
 // Gate configures the regression gate.
 type Gate struct {
-	MaxDrop            *float64 `yaml:"max-drop"`
+	MaxDrop            *MaxDrop `yaml:"max-drop"`
 	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`
 	History            int      `yaml:"history"`
 	// MaxCostIncrease caps the rise of a model's cost per case over the
@@ -139,6 +139,17 @@ type Gate struct {
 	// Unset: no cost gate. An unknown cost makes them inconclusive.
 	MaxCostIncrease *Fraction `yaml:"max-cost-increase"`
 	MaxCostPerRun   *USD      `yaml:"max-cost-per-run"`
+}
+
+// MaxDrop is a gate.max-drop: a fraction (0.02) or points ("2%"), read by
+// the parser of the --max-drop flag and the max-drop input.
+type MaxDrop float64
+
+// UnmarshalYAML accepts a YAML number or string and parses its text.
+func (m *MaxDrop) UnmarshalYAML(n *yaml.Node) error {
+	v, err := scalar(n, gate.ParseMaxDrop)
+	*m = MaxDrop(v)
+	return err
 }
 
 // Fraction is a max-cost-increase as the file may write it: a number
@@ -291,9 +302,6 @@ func (c *Config) validate(path string, src []byte) error {
 	}
 	if c.Conformance.Runs < 0 || c.Conformance.Runs > 100 {
 		return at("runs", fmt.Sprintf("conformance.runs is %d, want 1..100", c.Conformance.Runs), "")
-	}
-	if c.Gate.MaxDrop != nil && (*c.Gate.MaxDrop < 0 || *c.Gate.MaxDrop >= 1) {
-		return at("max-drop", fmt.Sprintf("gate.max-drop is %v, want a fraction in [0, 1)", *c.Gate.MaxDrop), "0.02 means two points")
 	}
 	for _, l := range c.Layers {
 		switch l {
