@@ -51,6 +51,9 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	}
 	head = append(head, verdictHeading(rep), "", contextLine(rep))
 	d.para(head...)
+	if why := rep.Run.Cancelled; why != "" {
+		d.para("> [!NOTE]\n> The run was cancelled (" + mdText(why) + ") before it finished: nothing is judged. No result of this run is a regression, and none becomes a baseline.")
+	}
 	if g := rep.Gate; g != nil {
 		if g.Baseline == nil && g.BaselineNote != "" {
 			d.para("> [!NOTE]\n> " + mdText(g.BaselineNote))
@@ -88,7 +91,7 @@ func validMarker(m string) bool {
 
 func verdictHeading(rep *report.Report) string {
 	if g := rep.Gate; g != nil {
-		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️"}[g.Verdict]
+		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️", report.GateCancelled: "⏹️"}[g.Verdict]
 		counts := statusCounts(g.Items)
 		var parts []string
 		for _, s := range []struct{ status, one, many string }{
