@@ -20,12 +20,8 @@ import (
 
 // newLayer1ActionEnv is a workspace with mcp-eval.yaml and a golden set
 // whose models are the fake, answering as model does.
-func newLayer1ActionEnv(t *testing.T, model func(*llmfake.Request) llmfake.Reply) (*actionEnv, *llmfake.Server) {
+func newLayer1ActionEnv(t *testing.T, bin, server string, model func(*llmfake.Request) llmfake.Reply) (*actionEnv, *llmfake.Server) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds binaries")
-	}
-	bin, server := buildBinaries(t)
 	gh := fakegithub.New("octo", "server")
 	t.Cleanup(gh.Close)
 	models := llmfake.New(t, llmfake.Options{Default: model})
@@ -40,6 +36,8 @@ models:
 endpoints:
   openai: {base-url: "` + models.URL + `/v1"}
   anthropic: {base-url: "` + models.URL + `"}
+conformance:
+  runs: 1
 eval:
   judge: anthropic:claude-haiku-4-5
   runs: 1
@@ -61,7 +59,11 @@ eval:
 // into the workspace is 0644 and every directory 0755, whatever the umask,
 // and the example workflow caches the directory the cache is written to.
 func TestActionWritesFilesTheNextStepCanRead(t *testing.T) {
-	e, _ := newLayer1ActionEnv(t, sensible)
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	bin, server := buildBinaries(t)
+	e, _ := newLayer1ActionEnv(t, bin, server, sensible)
 	start := time.Now().Add(-time.Second)
 	old := syscall.Umask(0o077) // inherited by the binary
 	code, log := e.run("push", map[string]string{"server-command": e.server, "layers": "conformance,behavior"})
@@ -131,9 +133,13 @@ func TestActionCancelledMidRun(t *testing.T) {
 		rep.Delay = time.Minute
 		return rep
 	}
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	bin, server := buildBinaries(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			e, models := newLayer1ActionEnv(t, slow)
+			e, models := newLayer1ActionEnv(t, bin, server, slow)
 			// A real result first: Layer 0 on the pull request, one comment.
 			code, log := e.run("pull_request", map[string]string{"server-command": e.server, "layers": "conformance"})
 			if code != 0 || e.output("verdict") != "pass" {
