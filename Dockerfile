@@ -10,8 +10,11 @@
 # Builder: cross-compiles on the build machine's own platform, so a
 # multi-arch build does not emulate the Go toolchain.
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
-ARG TARGETOS=linux
-ARG TARGETARCH=amd64
+# BuildKit fills these from --platform (linux/arm64 -> linux, arm64) only
+# when they are declared without a default: a default would win and every
+# platform would get the same binary.
+ARG TARGETOS
+ARG TARGETARCH
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -22,11 +25,27 @@ RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
 # Final: Debian slim with node and python3, so stdio servers written in
 # JavaScript or Python in the workspace can run inside the action. Trixie
 # ships Node.js 20 and Python 3.13; ca-certificates for https endpoints and
-# api.github.com.
+# api.github.com. Only what a stdio server runs on is kept (every job pulls
+# this image; docs/action.md "Image size" has the measurements): no npm, no
+# recommends, no apt lists or package cache, no docs, no bytecode caches
+# (Python compiles in memory; the server's uid 65534 could not write them
+# anyway), no corepack, TypeScript typings, Python test modules or openssl
+# CLI. A server that needs more (npm install, a virtualenv, another
+# runtime) is the host action's job.
 FROM debian:trixie-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates nodejs python3 \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/cache/debconf/*-old /var/lib/dpkg/*-old /var/log/*.log /var/log/apt \
+    /usr/share/man/* /usr/share/info/* /usr/share/locale/* /usr/share/lintian \
+    /usr/bin/corepack /usr/share/nodejs/corepack /usr/share/nodejs/@types /usr/share/nodejs/undici-types \
+    /usr/lib/python3.*/test /usr/lib/python3.*/idlelib /usr/lib/python3.*/turtledemo /usr/lib/python3.*/pydoc_data \
+    /usr/lib/python3.*/lib-dynload/_test*.so /usr/lib/python3.*/lib-dynload/_ctypes_test*.so \
+    /usr/lib/python3.*/lib-dynload/_xxtestfuzz*.so /usr/lib/python3.*/lib-dynload/xx*.so \
+    /usr/bin/openssl \
+ && find /usr/share/doc -mindepth 2 ! -name copyright ! -type d -delete \
+ && find /usr/lib/python3* -name __pycache__ -type d -prune -exec rm -rf {} + \
+ && node -e 'JSON.parse("{}")' && python3 -B -c 'import json, asyncio, ssl'
 COPY --from=build /out/mcp-eval /usr/local/bin/mcp-eval
 LABEL org.opencontainers.image.source="https://github.com/mcp-eval/mcp-eval-action" \
       org.opencontainers.image.description="mcp-eval: tests MCP servers in CI"

@@ -25,6 +25,7 @@ type actionEnv struct {
 	ws      string
 	outputs string
 	summary string
+	extra   []string // more environment, e.g. model keys
 }
 
 func buildBinaries(t *testing.T) (bin, server string) {
@@ -40,6 +41,22 @@ func buildBinaries(t *testing.T) (bin, server string) {
 }
 
 func (e *actionEnv) run(event string, inputs map[string]string) (code int, stdout string) {
+	e.t.Helper()
+	cmd, out := e.start(event, inputs)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		e.t.Fatalf("mcp-eval action did not finish:\n%s", out.String())
+	}
+	return e.finish(cmd, out)
+}
+
+// start starts `mcp-eval action` as the runner would for event; the
+// caller waits for it and calls finish.
+func (e *actionEnv) start(event string, inputs map[string]string) (*exec.Cmd, *bytes.Buffer) {
 	e.t.Helper()
 	e.outputs = filepath.Join(e.ws, "gh-output-"+event)
 	e.summary = filepath.Join(e.ws, "gh-summary-"+event)
@@ -60,24 +77,23 @@ func (e *actionEnv) run(event string, inputs map[string]string) (code int, stdou
 		"GITHUB_WORKFLOW_REF=octo/server/.github/workflows/evals.yml@refs/heads/main", "GITHUB_RUN_ID=777", "GITHUB_SHA=0123456789abcdef0123456789abcdef01234567",
 		"INPUT_GITHUB-TOKEN=ghs_canarytoken_e2e", "INPUT_BASELINE-ARTIFACT=mcp-eval-report", "INPUT_COMMENT=true", "INPUT_LAYERS=auto",
 	}
+	env = append(env, e.extra...)
 	for k, v := range inputs {
 		env = append(env, "INPUT_"+strings.ToUpper(k)+"="+v)
 	}
 	cmd := exec.Command(e.bin, "action")
 	cmd.Env, cmd.Dir = env, e.ws
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	done := make(chan error, 1)
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		e.t.Fatalf("mcp-eval action did not finish:\n%s", out.String())
-	}
+	return cmd, out
+}
+
+// finish checks a finished action's log and returns its exit code.
+func (e *actionEnv) finish(cmd *exec.Cmd, out *bytes.Buffer) (code int, stdout string) {
+	e.t.Helper()
 	if strings.Contains(out.String(), "ghs_canarytoken_e2e") {
 		e.t.Fatalf("the token leaked into the log:\n%s", out.String())
 	}

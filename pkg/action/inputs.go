@@ -39,7 +39,7 @@ func InputSpecs() []Input {
 		{"server-user", "", "Who a stdio server runs as: auto (uid 65534 when mcp-eval runs as root, as the Docker action does, in a workflow or with a secret in its environment), unprivileged (always uid 65534; needs root) or current (mcp-eval's own user: the server can then read mcp-eval's environment, model keys and token included). Default: from the config file (server.user), else auto."},
 		{"golden", "", "Golden set file or directory, relative to the workspace (default: from the config file)."},
 		{"layers", "auto", "auto (by event: push and pull requests run Layer 0; schedule, workflow_dispatch and a pull request labelled run-evals run all), or a comma list of 0,1,2,3 or conformance,behavior,resilience,telemetry."},
-		{"max-drop", "", "Largest drop of a score vs the baseline that is not a regression, a fraction between 0 and 1 (default: from the config file, else 0.02)."},
+		{"max-drop", "", "Largest drop of a score vs the baseline that is not a regression, a fraction in [0, 1) like 0.02, or points like 2% (default: from the config file, else 0.02)."},
 		{"max-cost-increase", "", "Largest rise of a model's cost per case over the baseline: a fraction (0.25) or a percentage (25%). Default: from the config file (gate.max-cost-increase), else not gated."},
 		{"max-cost-per-run", "", "Most the run's model calls may cost, in USD (5 or $2.50). Default: from the config file (gate.max-cost-per-run), else no cap."},
 		{"max-tool-tokens", "", "Most tokens the tools array may cost in every model request. Default: from the config file (gate.max-tool-tokens), else not gated."},
@@ -72,7 +72,7 @@ var scoreNames = []string{"conformance", "behavior", "resilience", "telemetry"}
 // OutputSpecs lists every output, in action.yml order.
 func OutputSpecs() []Output {
 	outs := []Output{
-		{"verdict", "pass, fail or inconclusive."},
+		{"verdict", "pass, fail, inconclusive or cancelled (the job was cancelled mid-run)."},
 		{"passed", "true when the verdict is pass or inconclusive, else false."},
 		{"report-path", "Path of report.json, relative to the workspace."},
 		{"comment", "What happened to the PR comment: created, updated, unchanged, skipped or failed."},
@@ -182,9 +182,9 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 	}
 
 	if v := get("max-drop"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1 {
-			bad("max-drop", "%q is not a fraction between 0 and 1; e.g. 0.02 for two points", v)
+		// The flag's and the config file's parser: one set of values for all.
+		if f, err := gate.ParseMaxDrop(v); err != nil {
+			bad("max-drop", "%s", strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "))
 		} else {
 			in.MaxDrop = &f
 		}

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -52,6 +53,16 @@ func TestParseInputsDefaults(t *testing.T) {
 	}
 }
 
+// The max-drop input takes what --max-drop and gate.max-drop take.
+func TestParseInputsMaxDropForms(t *testing.T) {
+	for v, want := range map[string]float64{"0.02": 0.02, "2%": 0.02, " 5 % ": 0.05, "0": 0, "0.999": 0.999} {
+		in, err := ParseInputs(inputEnv(map[string]string{"INPUT_SERVER-URL": "http://a/mcp", "INPUT_MAX-DROP": v}))
+		if err != nil || in.MaxDrop == nil || math.Abs(*in.MaxDrop-want) > 1e-12 {
+			t.Errorf("max-drop %q: %v, %v; want %v", v, in.MaxDrop, err, want)
+		}
+	}
+}
+
 func TestParseInputsNamesTheInputAtFault(t *testing.T) {
 	tests := []struct {
 		vars map[string]string
@@ -60,8 +71,13 @@ func TestParseInputsNamesTheInputAtFault(t *testing.T) {
 		{map[string]string{"INPUT_SERVER-URL": "http://a/mcp", "INPUT_SERVER-COMMAND": "node s.js"}, []string{`input "server-url"`, "server-command", "exactly one"}},
 		{map[string]string{"INPUT_SERVER-URL": "localhost:3000"}, []string{`input "server-url"`, "not an http(s) URL"}},
 		{map[string]string{"INPUT_LAYERS": "0,5"}, []string{`input "layers"`, `unknown layer "5"`}},
-		{map[string]string{"INPUT_MAX-DROP": "2%"}, []string{`input "max-drop"`, "between 0 and 1"}},
-		{map[string]string{"INPUT_MAX-DROP": "1.5"}, []string{`input "max-drop"`}},
+		{map[string]string{"INPUT_MAX-DROP": "1"}, []string{`input "max-drop"`, "out of range", "[0, 1)", "2%"}},
+		{map[string]string{"INPUT_MAX-DROP": "100%"}, []string{`input "max-drop"`, "out of range"}},
+		{map[string]string{"INPUT_MAX-DROP": "1.5"}, []string{`input "max-drop"`, "out of range"}},
+		{map[string]string{"INPUT_MAX-DROP": "-0.01"}, []string{`input "max-drop"`, "out of range"}},
+		{map[string]string{"INPUT_MAX-DROP": "NaN"}, []string{`input "max-drop"`, "not a number"}},
+		{map[string]string{"INPUT_MAX-DROP": "Inf"}, []string{`input "max-drop"`, "not a number"}},
+		{map[string]string{"INPUT_MAX-DROP": "two"}, []string{`input "max-drop"`, "not a number", "0.02"}},
 		{map[string]string{"INPUT_MAX-COST-INCREASE": "10%%"}, []string{`input "max-cost-increase"`, `"10%%" is not a number`, "25%"}},
 		{map[string]string{"INPUT_MAX-COST-INCREASE": "-5%"}, []string{`input "max-cost-increase"`, "out of range", "0.25"}},
 		{map[string]string{"INPUT_MAX-COST-INCREASE": "NaN"}, []string{`input "max-cost-increase"`}},

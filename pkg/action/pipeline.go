@@ -129,7 +129,7 @@ func AcceptBaseline(layers []string) func([]byte) (bool, string) {
 		if err != nil {
 			return false, "unreadable report: " + pipeline.Brief(err)
 		}
-		if rep.Gate == nil || rep.Gate.Verdict != report.GatePass {
+		if rep.Gate == nil || rep.Gate.Verdict != report.GatePass || rep.Run.Cancelled != "" {
 			return false, "its gate verdict is not pass"
 		}
 		for _, l := range layers {
@@ -145,9 +145,15 @@ func AcceptBaseline(layers []string) func([]byte) (bool, string) {
 }
 
 // ResultOf is what Publish needs of a gated report.
+// A cancelled run is not passed, and has no annotations: what it cut
+// short is no finding.
 func ResultOf(rep *report.Report, reportPath, markdown string) Result {
-	return Result{Verdict: rep.Gate.Verdict, Passed: rep.Gate.Verdict != report.GateFail, ReportPath: reportPath,
+	res := Result{Verdict: rep.Gate.Verdict, Passed: rep.Gate.Verdict != report.GateFail, ReportPath: reportPath,
 		MarkdownBody: markdown, Annotations: annotations(rep), Scores: scores(rep)}
+	if rep.Gate.Verdict == report.GateCancelled {
+		res.Passed, res.Annotations, res.Scores = false, nil, nil
+	}
+	return res
 }
 
 // annotations are what the gate did not pass, worst first: failed items

@@ -18,11 +18,14 @@ const (
 	VerdictPass         = "pass"
 	VerdictFail         = "fail"
 	VerdictInconclusive = "inconclusive"
+	// VerdictCancelled: the job was cancelled mid-run. No annotation, and
+	// the PR comment keeps the last real result.
+	VerdictCancelled = "cancelled"
 )
 
 // Result is what the CLI hands over once the run is gated and rendered.
 type Result struct {
-	Verdict string // VerdictPass, VerdictFail or VerdictInconclusive
+	Verdict string // VerdictPass, VerdictFail, VerdictInconclusive or VerdictCancelled
 	Passed  bool
 	// ReportPath is report.json's path; made workspace-relative for the output.
 	ReportPath string
@@ -72,9 +75,9 @@ var scoreValue = regexp.MustCompile(`^[0-9][0-9./%+-]{0,31}$|^-[0-9][0-9./%+-]{0
 func (r *Runner) Publish(ctx context.Context, p Plan, res Result) (Published, error) {
 	var pub Published
 	switch res.Verdict {
-	case VerdictPass, VerdictFail, VerdictInconclusive:
+	case VerdictPass, VerdictFail, VerdictInconclusive, VerdictCancelled:
 	default:
-		return pub, fmt.Errorf("publish: verdict %q is not pass, fail or inconclusive", res.Verdict)
+		return pub, fmt.Errorf("publish: verdict %q is not pass, fail, inconclusive or cancelled", res.Verdict)
 	}
 
 	r.annotate(res.Annotations)
@@ -173,6 +176,14 @@ func (r *Runner) comment(ctx context.Context, p Plan, res Result, pub *Published
 	warn := func(msg string) string {
 		pub.Warnings = append(pub.Warnings, msg)
 		return "failed"
+	}
+	if res.Verdict == VerdictCancelled {
+		// A cancelled run has nothing to say over the last real result
+		// (often the run of the newer push that cancelled this one).
+		if p.Comment.PR > 0 {
+			r.logf("mcp-eval: PR comment left as it was: the run was cancelled")
+		}
+		return github.CommentSkipped
 	}
 	if p.Comment.PR <= 0 {
 		if isPullRequest(p.Event) && p.Inputs.Comment && !p.Inputs.HasToken {

@@ -190,7 +190,7 @@ type Models struct {
 
 // Gate configures the regression gate.
 type Gate struct {
-	MaxDrop            *float64 `yaml:"max-drop"`
+	MaxDrop            *MaxDrop `yaml:"max-drop"`
 	FailOnInconclusive bool     `yaml:"fail-on-inconclusive"`
 	History            int      `yaml:"history"`
 	// MaxCostIncrease caps the rise of a model's cost per case over the
@@ -216,6 +216,17 @@ type TokensGrowth float64
 func (f *TokensGrowth) UnmarshalYAML(n *yaml.Node) error {
 	v, err := scalar(n, gate.ParseToolTokensIncrease)
 	*f = TokensGrowth(v)
+	return err
+}
+
+// MaxDrop is a gate.max-drop: a fraction (0.02) or points ("2%"), read by
+// the parser of the --max-drop flag and the max-drop input.
+type MaxDrop float64
+
+// UnmarshalYAML accepts a YAML number or string and parses its text.
+func (m *MaxDrop) UnmarshalYAML(n *yaml.Node) error {
+	v, err := scalar(n, gate.ParseMaxDrop)
+	*m = MaxDrop(v)
 	return err
 }
 
@@ -375,9 +386,6 @@ func (c *Config) validate(path string, src []byte) error {
 	}
 	if err := gate.CheckLint(c.Gate.Lint); err != nil {
 		return at("lint", "gate."+strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "), "off ignores the description lint, warn shows it, fail fails the gate on it")
-	}
-	if c.Gate.MaxDrop != nil && (*c.Gate.MaxDrop < 0 || *c.Gate.MaxDrop >= 1) {
-		return at("max-drop", fmt.Sprintf("gate.max-drop is %v, want a fraction in [0, 1)", *c.Gate.MaxDrop), "0.02 means two points")
 	}
 	for _, l := range c.Layers {
 		switch l {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -22,8 +23,18 @@ gate:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Server.Command == "" || c.Conformance.Runs != 3 || *c.Gate.MaxDrop != 0.05 || c.Conformance.CallTools[0] != "send_email" || c.Server.User != "current" {
+	if c.Server.Command == "" || c.Conformance.Runs != 3 || float64(*c.Gate.MaxDrop) != 0.05 || c.Conformance.CallTools[0] != "send_email" || c.Server.User != "current" {
 		t.Fatalf("parsed %+v", c)
+	}
+}
+
+// gate.max-drop takes the forms --max-drop and the max-drop input take.
+func TestParseMaxDropForms(t *testing.T) {
+	for src, want := range map[string]float64{"gate:\n  max-drop: 0.02\n": 0.02, "gate:\n  max-drop: 2%\n": 0.02, "gate:\n  max-drop: \"5 %\"\n": 0.05, "gate:\n  max-drop: 0\n": 0} {
+		c, err := Parse("mcp-eval.yaml", []byte(src))
+		if err != nil || c.Gate.MaxDrop == nil || math.Abs(float64(*c.Gate.MaxDrop)-want) > 1e-12 {
+			t.Errorf("Parse(%q): %v, %v; want %v", src, c, err, want)
+		}
 	}
 }
 
@@ -50,7 +61,11 @@ func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 	cases := map[string]string{
 		"server:\n  url: http://x/mcp\n  comand: srv\n":       "mcp-eval.yaml:3: field comand not found",
 		"conformance:\n  runs: -1\n":                          "mcp-eval.yaml:2: conformance.runs is -1",
-		"gate:\n  max-drop: 2\n":                              "mcp-eval.yaml:2: gate.max-drop is 2",
+		"gate:\n  max-drop: 2\n":                              "mcp-eval.yaml:2: gate.max-drop 2 is out of range",
+		"gate:\n  max-drop: 1\n":                              "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
+		"gate:\n  max-drop: 100%\n":                           "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
+		"gate:\n  max-drop: .nan\n":                           "mcp-eval.yaml:2: gate.max-drop \".nan\" is not a number",
+		"gate:\n  max-drop: [1]\n":                            "mcp-eval.yaml:2: want a number or a string",
 		"layers: [layer9]\n":                                  "mcp-eval.yaml:1: unknown layer \"layer9\"",
 		"server:\n  url: http://x\n  command: srv\n":          "mcp-eval.yaml:2: server.url and server.command are exclusive",
 		"conformance:\n  runs: many\n":                        "mcp-eval.yaml:2:",

@@ -50,6 +50,21 @@ func Evaluate(in Input, p Policy) *report.Gate {
 		Method: Method, Policy: p.Record(), EvaluatedAt: in.Now.UTC(),
 		History: []report.ReportRef{}, Items: []report.GateItem{}, Unmatched: []report.Unmatched{}, Notes: []string{},
 	}
+	if why := in.New.Run.Cancelled; why != "" {
+		// A stopped run has no results to judge: its checks and cases
+		// ended on the cancellation, not on the server.
+		g.Verdict, g.BaselineNote = report.GateCancelled, "not compared: the run was cancelled"
+		g.Notes = append(g.Notes, "the run was cancelled ("+why+") before it finished: nothing is judged, and this report is never a baseline")
+		return g
+	}
+	if b := in.Baseline; b != nil && (b.Run.Cancelled != "" || (b.Gate != nil && b.Gate.Verdict == report.GateCancelled)) {
+		// A cancelled run compares with nothing; floors only, like no baseline.
+		name := "the baseline"
+		if in.BaselineRef.Path != "" {
+			name = "baseline " + in.BaselineRef.Path
+		}
+		in.Baseline, in.BaselineNote = nil, name+" is a cancelled run, never a baseline"
+	}
 	view, lex := gatedView(in.New)
 	e := &evaluation{p: p, g: g, new: view, base: in.Baseline}
 	if in.Baseline != nil {

@@ -2,6 +2,7 @@ package gate_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -71,7 +72,7 @@ func TestPolicy(t *testing.T) {
 	p := gate.DefaultPolicy()
 	p.MaxDrop, p.FloorSoft, p.Confidence, p.HistoryDepth = 1.5, 0, 0.3, -1
 	err := p.Validate()
-	for _, want := range []string{"max-drop 1.5 is out of range: want [0, 1)", "floor for soft cases 0", "confidence 0.3", "history depth -1"} {
+	for _, want := range []string{"max-drop 1.5 is out of range: write a fraction in [0, 1)", "floor for soft cases 0", "confidence 0.3", "history depth -1"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v; want it to mention %q", err, want)
 		}
@@ -83,6 +84,27 @@ func TestPolicy(t *testing.T) {
 	}
 	if _, err := gate.ParseMaxDrop("two"); err == nil || !strings.Contains(err.Error(), "2%") {
 		t.Errorf("ParseMaxDrop(two): %v", err)
+	}
+}
+
+// ParseMaxDrop is the one parser of the flag, the input and the config
+// file: its edges are theirs.
+func TestParseMaxDropEdges(t *testing.T) {
+	for in, want := range map[string]float64{"0": 0, "0%": 0, "0.02": 0.02, "2%": 0.02, ".5": 0.5, "0.999": 0.999, "99.9%": 0.999, "1e-3": 0.001} {
+		if got, err := gate.ParseMaxDrop(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("ParseMaxDrop(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"1": "out of range", "1.0": "out of range", "100%": "out of range", "150%": "out of range",
+		"-0.01": "out of range", "-1%": "out of range", "1e400": "not a number",
+		"NaN": "not a number", "nan%": "not a number", "Inf": "not a number", "-Inf": "not a number",
+		"": "not a number", "%": "not a number", "2%%": "not a number", "0,02": "not a number",
+	} {
+		got, err := gate.ParseMaxDrop(in)
+		if err == nil || !errors.Is(err, gate.ErrPolicy) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "max-drop") {
+			t.Errorf("ParseMaxDrop(%q) = %v, %v; want an error saying %q", in, got, err, want)
+		}
 	}
 }
 

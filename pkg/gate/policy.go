@@ -83,7 +83,9 @@ func (p Policy) Validate() error {
 			errs = append(errs, fmt.Sprintf("%s %v is out of range: want %s%v, %v%s", name, v, map[bool]string{true: "[", false: "("}[loIncl], lo, hi, map[bool]string{true: "]", false: ")"}[hiIncl]))
 		}
 	}
-	frac("max-drop", p.MaxDrop, 0, true, 1, false)
+	if err := CheckMaxDrop(p.MaxDrop); err != nil {
+		errs = append(errs, strings.TrimPrefix(err.Error(), ErrPolicy.Error()+": "))
+	}
 	frac("confidence", p.Confidence, 0.5, false, 1, false)
 	frac("floor for MUST checks", p.FloorMust, 0, false, 1, true)
 	frac("floor for hard cases", p.FloorHard, 0, false, 1, true)
@@ -124,8 +126,9 @@ func (p Policy) Validate() error {
 }
 
 // ParseMaxDrop reads a max-drop as the user may write it: a fraction
-// ("0.02") or points with a percent sign ("2%"). Anything else is an error
-// naming both forms.
+// ("0.02") or points with a percent sign ("2%"), in [0, 1). It is the one
+// parser of the --max-drop flag, the max-drop input and gate.max-drop, so
+// that all three accept and refuse the same values.
 func ParseMaxDrop(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	scale := 1.0
@@ -136,7 +139,20 @@ func ParseMaxDrop(s string) (float64, error) {
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w: max-drop %q is not a number: write a fraction like 0.02 or points like 2%%", ErrPolicy, s)
 	}
-	return v * scale, nil
+	v *= scale
+	if err := CheckMaxDrop(v); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// CheckMaxDrop checks a max-drop's range, [0, 1): a drop of 1 (everything
+// lost) would never be a regression.
+func CheckMaxDrop(v float64) error {
+	if math.IsNaN(v) || v < 0 || v >= 1 {
+		return fmt.Errorf("%w: max-drop %v is out of range: write a fraction in [0, 1) like 0.02, or points like 2%%", ErrPolicy, v)
+	}
+	return nil
 }
 
 func (p Policy) alpha() float64 { return 1 - p.Confidence }

@@ -44,9 +44,16 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	}
 	if len(p.Build) > 0 {
 		if err := p.buildServer(ctx); err != nil {
+			if ctx.Err() != nil {
+				return p.cancelled(ctx, report.New(), started)
+			}
 			return nil, err
 		}
 	}
+	// stopped is the caller's context: SIGINT or SIGTERM (a cancelled CI
+	// job) end it. The run's own deadline below is a timeout, not a
+	// cancellation: what it cuts short is judged as usual.
+	stopped := ctx
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
 	// Every trace of the run joins the one the harness was started in,
@@ -62,6 +69,9 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		opts := p.Conformance
 		opts.Observer = rec.ObserveMCP
 		l0, tools, err := conformance.Run(ctx, p.Target, opts)
+		if stopped.Err() != nil {
+			return p.cancelled(stopped, rep, started)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("could not test %s: %w", p.TargetDesc, err)
 		}
@@ -74,6 +84,9 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	var notes []string
 	if p.Has(Behavior) || p.Has(Resilience) {
 		n, err := p.runModels(ctx, rec, rep)
+		if stopped.Err() != nil {
+			return p.cancelled(stopped, rep, started)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -161,6 +174,28 @@ func countToolTokens(m *tokens.Meter, rep *report.Report, tools []mcpclient.Tool
 	}
 	rep.ToolTokens = tt
 	return nil
+}
+
+// cancelled ends a run its caller stopped: a report with the run's
+// metadata and no layer results (every check and case still running ended
+// on the cancellation, not on the server), gated "cancelled", and written
+// like any other so the step's outputs say what happened.
+func (p *Plan) cancelled(stopped context.Context, partial *report.Report, started time.Time) (*report.Report, error) {
+	rep := report.New()
+	rep.Server = partial.Server
+	rep.Run = p.runInfo(started)
+	rep.Run.Cancelled = "cancelled"
+	if cause := context.Cause(stopped); cause != nil {
+		rep.Run.Cancelled = cause.Error()
+	}
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: time.Now()}, p.Policy)
+	if p.Env.Stderr != nil {
+		fmt.Fprintf(p.Env.Stderr, "mcp-eval: the run was cancelled (%s): nothing is judged\n", rep.Run.Cancelled)
+	}
+	if err := p.Env.Redact.JSON(rep); err != nil {
+		return nil, fmt.Errorf("redacting the report: %w", err)
+	}
+	return rep, p.Outputs.Write(rep)
 }
 
 // Write writes every output the plan names, each atomically.

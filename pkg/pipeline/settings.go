@@ -197,7 +197,10 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 		}
 	}
 	g := cfg.Gate
-	out.MaxDrop, out.History = g.MaxDrop, g.History
+	out.History = g.History
+	if g.MaxDrop != nil {
+		out.MaxDrop = ptr(float64(*g.MaxDrop))
+	}
 	if g.MaxCostIncrease != nil {
 		out.MaxCostIncrease = ptr(float64(*g.MaxCostIncrease))
 	}

@@ -204,6 +204,9 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 	}
 	if g := rep.Gate; g != nil {
 		v.Verdict, v.VerdictClass = line(g.Verdict), statusClass(g.Verdict)
+		if why := rep.Run.Cancelled; why != "" {
+			v.Verdict = "cancelled (" + line(why) + "): nothing is judged"
+		}
 	} else if c := rep.Conformance; c != nil {
 		v.Verdict, v.VerdictClass = "conformance "+line(c.Verdict)+" (not gated)", statusClass(c.Verdict)
 	}
@@ -357,7 +360,7 @@ func statusClass(s string) string {
 		return "pass"
 	case report.GateFail:
 		return "fail"
-	case report.GateInconclusive, "legacy", report.ItemKnown, report.ItemWarn:
+	case report.GateInconclusive, report.GateCancelled, "legacy", report.ItemKnown, report.ItemWarn:
 		return "inconclusive"
 	}
 	return "none"

@@ -92,6 +92,9 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	}
 	head = append(head, "", contextLine(rep))
 	d.keep(head...)
+	if why := rep.Run.Cancelled; why != "" {
+		d.keep("> [!NOTE]\n> The run was cancelled (" + mdText(why) + ") before it finished: nothing is judged. No result of this run is a regression, and none becomes a baseline.")
+	}
 	if l := ReplayLabel(rep); l != "" {
 		d.keep("> [!IMPORTANT]\n> " + mdText(l))
 	}
@@ -148,7 +151,7 @@ func validMarker(m string) bool {
 
 func verdictHeading(rep *report.Report, att Attention) string {
 	if g := rep.Gate; g != nil {
-		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️"}[g.Verdict]
+		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️", report.GateCancelled: "⏹️"}[g.Verdict]
 		parts := titleCounts(att)
 		line := fmt.Sprintf("### %s mcp-eval: %s", icon, strings.ToUpper(mdText(g.Verdict)))
 		if c := legacy(rep); c != nil {

@@ -73,6 +73,13 @@ func ReportJUnit(w io.Writer, rep *report.Report) error {
 		}
 		out.Suites = append(out.Suites, s)
 	}
+	if why := rep.Run.Cancelled; why != "" {
+		// Skipped, not failed: a test reporter must not show a cancelled
+		// job as red checks.
+		out.Suites = append(out.Suites, junitSuite{Name: "mcp-eval run", Skipped: 1, Cases: []junitCase{{
+			Name: "the run finished", Classname: "mcp-eval.run", Time: "0.000",
+			Skipped: &junitMessage{Message: xmlSafe("the run was cancelled (" + Line(why) + ") before it finished: nothing is judged")}}}})
+	}
 	out.Tests, out.Failures, out.Errors, out.Skipped = 0, 0, 0, 0
 	for i := range out.Suites {
 		s := &out.Suites[i]

@@ -241,6 +241,10 @@ func GateText(w io.Writer, rep *report.Report) {
 		}
 		return
 	}
+	if why := rep.Run.Cancelled; why != "" {
+		p("verdict: CANCELLED (%s): nothing is judged\n", Line(why))
+		return
+	}
 	p("verdict: %s\n", strings.ToUpper(Line(g.Verdict)))
 }
 

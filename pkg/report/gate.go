@@ -7,6 +7,10 @@ const (
 	GatePass         = "pass"
 	GateFail         = "fail"
 	GateInconclusive = "inconclusive" // a drop inside the noise: exit 0 with a warning
+	// GateCancelled: the run was stopped (SIGINT, SIGTERM: a cancelled CI
+	// job) before it finished; nothing is judged, and such a report is
+	// never a baseline. Run.Cancelled says why.
+	GateCancelled = "cancelled"
 )
 
 // Statuses of one gate item. Only fail and inconclusive move the verdict.

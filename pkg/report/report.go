@@ -82,6 +82,10 @@ type Run struct {
 	HarnessVersion string    `json:"harnessVersion"`
 	StartedAt      time.Time `json:"startedAt"`
 	FinishedAt     time.Time `json:"finishedAt"`
+	// Cancelled, when set, says what stopped the run before it finished
+	// ("terminated signal received"); the layers' partial results are
+	// left out and the gate's verdict is GateCancelled.
+	Cancelled string `json:"cancelled,omitempty"`
 }
 
 // Server identifies the server under test.
