@@ -91,7 +91,7 @@ func matrixText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", sanitize(m), strings.Join(line, ", "))
 	}
-	render.ConfusionText(w, b)
+	render.ConfusionText(w, rep)
 }
 
 // spendText prints the run's spend over Layers 1 and 2, split by part:

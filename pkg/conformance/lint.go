@@ -122,6 +122,8 @@ var LINT5 = &check.Check{ID: "LINT-5", Level: check.Should, Transports: check.Bo
 				break
 			}
 			a, b := ts[pr.A], ts[pr.B]
+			// pkg/render reads this wording (lintPairRE) to link a Layer 1
+			// confusion between the two tools to this finding.
 			p.Failf(b.at("/description"), "tools %q and %q have near-duplicate descriptions (similarity %.2f): %q / %q",
 				a.clipName(), b.clipName(), pr.Score, jsonrpc.Clip(a.Description, 80), jsonrpc.Clip(b.Description, 80))
 		}

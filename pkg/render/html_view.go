@@ -88,6 +88,7 @@ type htmlConfusions struct {
 type htmlConfusion struct {
 	Expected, Chosen string
 	Count            int
+	Similar          string // LINT-5's finding for the pair, "" none
 }
 
 type htmlMatrixRow struct {
@@ -467,13 +468,13 @@ func htmlHeatMap(rep *report.Report) *htmlMatrix {
 	m.Trends = htmlTrends(modelColumns(rep))
 	some := false
 	var confusions []htmlConfusions
-	for _, mc := range Confusions(b) {
+	for _, mc := range Confusions(rep) {
 		hc := htmlConfusions{Model: line(mc.Model), More: mc.More, Summary: fmt.Sprintf("%d of %d steps", mc.Runs, mc.Steps)}
 		if mc.Runs == 0 {
 			hc.Summary = fmt.Sprintf("no tool taken for another in %d steps", mc.Steps)
 		}
-		for _, c := range mc.Cells {
-			hc.Cells = append(hc.Cells, htmlConfusion{Expected: line(ToolClass(c.Expected)), Chosen: line(ToolClass(c.Chosen)), Count: c.Count})
+		for i, c := range mc.Cells {
+			hc.Cells = append(hc.Cells, htmlConfusion{Expected: line(ToolClass(c.Expected)), Chosen: line(ToolClass(c.Chosen)), Count: c.Count, Similar: mc.Similar[i]})
 		}
 		some = some || mc.Runs > 0
 		confusions = append(confusions, hc)

@@ -142,7 +142,7 @@ func layer1Blocks(d *mdDoc, rep *report.Report, labels modelLabels, long bool) {
 	}
 	d.add(mdBlock{head: details(fmt.Sprintf("All %d cases × %d models", len(b.Cases), len(models)), header), rows: all, tail: append([]string{"", legend}, detailsEnd()...), what: "cases", prio: prioPassing, label: "the whole case matrix"})
 	suiteBlock(d, rep, labels)
-	confusionBlock(d, b)
+	confusionBlock(d, rep)
 	if long {
 		trajectoryBlocks(d, rep)
 	}
@@ -271,20 +271,25 @@ func statusWord(s string) string {
 }
 
 // confusionBlock folds each model's most frequent confusions.
-func confusionBlock(d *mdDoc, b *report.Behavior) {
+func confusionBlock(d *mdDoc, rep *report.Report) {
 	var rows []string
-	for _, mc := range Confusions(b) {
-		for _, c := range mc.Cells {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d |", mdCode(mc.Model), mdCode(clip(ToolClass(c.Expected), 32)), mdCode(clip(ToolClass(c.Chosen), 32)), c.Count))
+	for _, mc := range Confusions(rep) {
+		for i, c := range mc.Cells {
+			lint := "–"
+			if mc.Similar[i] != "" {
+				// Our own words and digits only (lintPairRE): nothing to escape.
+				lint = "near-duplicate descriptions (" + mc.Similar[i] + ")"
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %d | %s |", mdCode(mc.Model), mdCode(clip(ToolClass(c.Expected), 32)), mdCode(clip(ToolClass(c.Chosen), 32)), c.Count, lint))
 		}
 		if mc.More > 0 {
-			rows = append(rows, fmt.Sprintf("| %s | … | %d more | |", mdCode(mc.Model), mc.More))
+			rows = append(rows, fmt.Sprintf("| %s | … | %d more | | |", mdCode(mc.Model), mc.More))
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	d.add(mdBlock{head: details("Confusions: the tool expected and the one chosen instead", []string{"| Model | Expected | Chosen | Steps |", "|---|---|---|---|"}),
+	d.add(mdBlock{head: details("Confusions: the tool expected and the one chosen instead", []string{"| Model | Expected | Chosen | Steps | Lint |", "|---|---|---|---|---|"}),
 		rows: rows, tail: detailsEnd(), what: "confusions", prio: prioDetail, label: "confusions"})
 }
 

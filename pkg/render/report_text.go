@@ -143,7 +143,7 @@ func behaviorText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "%s  %s %s\n", line, statusMark(it.Status), it.Status)
 	}
-	ConfusionText(w, b)
+	ConfusionText(w, rep)
 }
 
 func scoresText(w io.Writer, mw int, kind, model, subject string, scores []report.Score) {
