@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/action"
+	"github.com/mcp-eval/mcp-eval-action/pkg/merge"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -60,7 +61,7 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 			return ExitError
 		}
 		var pl pipeline.Plan
-		action.UseBaseline(&pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(action.ShardLayers(shards))))
+		action.UseBaseline(&pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(action.ShardLayers(shards), shardReplay(shards))))
 		outs = pipeline.Outputs{Report: s.Report, JUnit: s.JUnit, Markdown: s.Markdown, HTML: s.HTML, RunURL: s.RunURL}
 		rep, err = pipeline.MergeShards(pipeline.MergeInput{Shards: shards, BaselineReport: pl.Baseline, BaselineRef: pl.BaselineRef,
 			BaselineNote: cmp.Or(pl.BaselineNote, "no baseline"), Env: env, Outputs: outs})
@@ -75,7 +76,12 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 			return ExitError
 		}
 		plan.Baseline.History = pl.Policy.HistoryDepth
-		action.UseBaseline(pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(pl.Layers)))
+		replay, err := pl.ReplayHash()
+		if err != nil {
+			r.Error("mcp-eval: settings", err.Error())
+			return ExitError
+		}
+		action.UseBaseline(pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(pl.Layers, replay)))
 		if rep, err = pipeline.Run(ctx, pl); err != nil {
 			r.Error("mcp-eval", err.Error())
 			return ExitError
@@ -103,4 +109,15 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 		return ExitError
 	}
 	return exitFor(rep)
+}
+
+// shardReplay is the cassette the shards replayed ("" live): report merge
+// refuses shards that differ in it.
+func shardReplay(shards []merge.Shard) string {
+	for _, sh := range shards {
+		if sh.Report != nil && sh.Report.Replay != nil {
+			return sh.Report.Replay.Hash
+		}
+	}
+	return ""
 }

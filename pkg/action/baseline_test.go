@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/github/fakegithub"
+	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
 func greenRun(id int64, hoursAgo int) fakegithub.Run {
@@ -102,5 +104,52 @@ func TestNoTokenMeansNoBaselineSearch(t *testing.T) {
 	b := e.runner().Baseline(context.Background(), e.plan(), nil, nil)
 	if b.Report != nil || !strings.Contains(b.Note, "no github-token") || len(e.fake.Calls()) != 0 {
 		t.Errorf("baseline = %+v", b)
+	}
+}
+
+// A replayed run is compared with the last green run replayed from the
+// same cassette, a live run with the last live one: the search walks past
+// the report it could not compare instead of gating on floors.
+func TestReplayedAndLiveRunsFindTheirOwnBaseline(t *testing.T) {
+	hash := "sha256:" + strings.Repeat("b", 64)
+	green := func(replay string) string {
+		rep, err := report.Load(filepath.Join("..", "render", "testdata", "report", "full.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.Gate.Verdict = report.GatePass
+		if replay != "" {
+			rep.Replay = &report.Replay{Cassette: "cassette/cassette.json", Hash: replay, Stale: []report.StaleTurn{}}
+		}
+		b, err := report.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tt := range []struct {
+		name, replay string
+		want         int64
+	}{
+		{"live", "", 7},
+		{"replayed", hash, 8},
+		{"another cassette", "sha256:" + strings.Repeat("c", 64), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newRunnerEnv(t, "push", "push.json")
+			e.fake.Runs = []fakegithub.Run{greenRun(9, 1), greenRun(8, 2), greenRun(7, 3)}
+			e.fake.Artifacts = []fakegithub.Artifact{
+				{ID: 91, RunID: 9, Name: "mcp-eval-report", Zip: fakegithub.ReportZip(green("sha256:" + strings.Repeat("d", 64)))},
+				{ID: 81, RunID: 8, Name: "mcp-eval-report", Zip: fakegithub.ReportZip(green(hash))},
+				{ID: 71, RunID: 7, Name: "mcp-eval-report", Zip: fakegithub.ReportZip(green(""))},
+			}
+			b := e.runner().Baseline(context.Background(), e.plan(), nil, AcceptBaseline([]string{pipeline.Behavior}, tt.replay))
+			switch {
+			case tt.want == 0 && b.Report != nil:
+				t.Fatalf("a baseline from run %d, want none (no run replayed this cassette)", b.Run.ID)
+			case tt.want != 0 && (b.Run == nil || b.Run.ID != tt.want):
+				t.Fatalf("baseline %+v (%s), want run %d", b.Run, b.Note, tt.want)
+			}
+		})
 	}
 }

@@ -122,8 +122,13 @@ func ValidReport(b []byte) error {
 
 // AcceptBaseline takes a run's report as the baseline only when it passed
 // the gate (an inconclusive run never becomes a baseline) and holds the
-// layers this run compares.
-func AcceptBaseline(layers []string) func([]byte) (bool, string) {
+// layers this run compares; replay is the hash of the cassette this run
+// replays ("" for a live run).
+func AcceptBaseline(layers []string, replay string) func([]byte) (bool, string) {
+	models := false
+	for _, l := range layers {
+		models = models || l == pipeline.Behavior || l == pipeline.Resilience
+	}
 	return func(b []byte) (bool, string) {
 		rep, err := report.Parse(b)
 		if err != nil {
@@ -139,6 +144,16 @@ func AcceptBaseline(layers []string) func([]byte) (bool, string) {
 				l == pipeline.Resilience && rep.Resilience == nil:
 				return false, "it has no " + l + " results"
 			}
+		}
+		// A replayed run is compared with a run replayed from the same
+		// cassette, a live one with a live one: the search walks on to
+		// the report that can be compared instead of gating on floors.
+		switch {
+		case !models:
+		case replay != "" && (rep.Replay == nil || rep.Replay.Hash != replay):
+			return false, "it was not replayed from this run's cassette"
+		case replay == "" && rep.Replay != nil:
+			return false, "its models' answers were replayed from a cassette, and this run's are live"
 		}
 		return true, ""
 	}

@@ -208,6 +208,25 @@ func hashOf(b []byte) string {
 	return report.HashPrefix + hex.EncodeToString(sum[:])
 }
 
+// HashFile is the hash of the cassette in dir as Open computes it (the
+// one a replayed report records), without parsing it: what a baseline
+// replayed from the same cassette is recognised by.
+func HashFile(dir string) (string, error) {
+	f, err := os.Open(filepath.Join(dir, FileName))
+	if err != nil {
+		return "", fmt.Errorf("cassette: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("cassette %s: %w", dir, err)
+	}
+	if len(b) > MaxBytes {
+		return "", fmt.Errorf("cassette in %s is larger than %d MiB", dir, MaxBytes>>20)
+	}
+	return hashOf(b), nil
+}
+
 // Open reads the cassette in dir, bounded and checked.
 func Open(dir string) (*Player, error) {
 	path := filepath.Join(dir, FileName)

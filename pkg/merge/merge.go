@@ -8,6 +8,7 @@
 package merge
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,6 +92,7 @@ func Merge(shards []Shard, dist Distribution) (*Result, error) {
 	out.Behavior = mergeBehavior(shards)
 	out.Resilience = mergeResilience(shards)
 	out.Spend = mergeSpend(shards)
+	out.Replay = mergeReplay(shards)
 	out.Telemetry = mergeTelemetry(shards, dist)
 	seen := map[string]bool{}
 	for _, s := range shards {
@@ -197,6 +199,8 @@ func checkSame(shards []Shard) error {
 			return mismatch("gate policy", policyText(ra), policyText(rb))
 		case !reflect.DeepEqual(baseline(ra), baseline(rb)):
 			return mismatch("baseline", baselineText(ra), baselineText(rb))
+		case replayHash(ra) != replayHash(rb):
+			return mismatch("cassette", cmp.Or(replayHash(ra), "live models"), cmp.Or(replayHash(rb), "live models"))
 		}
 		if ba, bb := ra.Behavior, rb.Behavior; (ba == nil) != (bb == nil) {
 			return mismatch("Layer 1", ba != nil, bb != nil)
@@ -563,6 +567,40 @@ func addScores(a, b []report.Score) []report.Score {
 		}
 	}
 	return a
+}
+
+// replayHash is the cassette a shard replayed, "" when its models were
+// live.
+func replayHash(r *report.Report) string {
+	if r.Replay == nil {
+		return ""
+	}
+	return r.Replay.Hash
+}
+
+// mergeReplay joins the shards' replay accounts (one cassette, checked):
+// the answers add up, the stale turns are listed up to the report's bound.
+func mergeReplay(shards []Shard) *report.Replay {
+	var out *report.Replay
+	for _, s := range shards {
+		rp := s.Report.Replay
+		if rp == nil {
+			continue
+		}
+		if out == nil {
+			out = &report.Replay{Cassette: rp.Cassette, Hash: rp.Hash, Stale: []report.StaleTurn{}}
+		}
+		out.Answered += rp.Answered
+		out.MoreStale += rp.MoreStale
+		for _, st := range rp.Stale {
+			if len(out.Stale) < report.MaxStaleTurns {
+				out.Stale = append(out.Stale, st)
+			} else {
+				out.MoreStale++
+			}
+		}
+	}
+	return out
 }
 
 // mergeSpend adds the shards' spend. The caps are each shard's (every

@@ -72,3 +72,25 @@ func TestUnitsRunTwiceAreRefusedByName(t *testing.T) {
 		t.Errorf("err %v, want both files named", err)
 	}
 }
+
+// Shards replayed from one cassette merge into one replayed report (its
+// answers added up); a live shard and a replayed one are not one run.
+func TestReplayedShardsMergeAndMixedOnesAreRefused(t *testing.T) {
+	hash := "sha256:" + strings.Repeat("a", 64)
+	a, b := shard("a", 1, row([]float64{1}, true)), shard("b", 2, row([]float64{2}, true))
+	a.Report.Replay = &report.Replay{Cassette: "cassette/cassette.json", Hash: hash, Answered: 3, Stale: []report.StaleTurn{}}
+	b.Report.Replay = &report.Replay{Cassette: "cassette/cassette.json", Hash: hash, Answered: 4,
+		Stale: []report.StaleTurn{{Model: "m", Case: "b", Run: 1, Turn: 2, Diff: "tools[0].description"}}}
+	res, err := merge.Merge([]merge.Shard{a, b}, telemetry.Distribution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp := res.Report.Replay; rp == nil || rp.Hash != hash || rp.Answered != 7 || len(rp.Stale) != 1 {
+		t.Errorf("merged replay %+v, want one cassette, 7 answers, 1 stale turn", rp)
+	}
+	b.Report.Replay = nil
+	_, err = merge.Merge([]merge.Shard{a, b}, telemetry.Distribution)
+	if err == nil || !strings.Contains(err.Error(), "cassette") || !strings.Contains(err.Error(), "b.json") {
+		t.Errorf("a live shard merged with a replayed one: err %v, want a cassette mismatch naming b.json", err)
+	}
+}

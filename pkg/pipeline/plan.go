@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
+	"github.com/mcp-eval/mcp-eval-action/pkg/cassette"
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
@@ -367,6 +368,15 @@ func (p *Plan) resolveBehavior(s Settings) error {
 	}
 	p.Behavior = b
 	return nil
+}
+
+// ReplayHash is the hash of the cassette the run replays, "" for a live
+// run: the baseline search picks a report replayed from the same one.
+func (p *Plan) ReplayHash() (string, error) {
+	if p.Behavior.Replay == "" {
+		return "", nil
+	}
+	return cassette.HashFile(p.Behavior.Replay)
 }
 
 // resolveCassette checks --record and --replay, and turns a fork pull
