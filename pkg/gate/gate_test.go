@@ -496,7 +496,7 @@ func TestSlowSlide(t *testing.T) {
 	now.Gate = nil
 	g := evaluate(t, now, mk(9, 19), mk(9, 19), mk(6, 20), mk(3, 20))
 	wantStatus(t, one(t, g, report.KindSuite, report.ToolSelection, "m1"), report.ItemPass)
-	wantStatus(t, one(t, g, report.KindSlide, report.ToolSelection, "m1"), report.ItemWarn, "slow slide", "+5.0 pts")
+	wantStatus(t, one(t, g, report.KindSlide, report.ToolSelection, "m1"), report.ItemWarn, "slow slide", "5.0 pts worse")
 	if g.Verdict != report.GatePass {
 		t.Errorf("a slide is a warning, verdict %s", g.Verdict)
 	}

@@ -125,8 +125,8 @@ func (e *evaluation) slides(hist []Historic) {
 		e.add(report.GateItem{Layer: 1, Kind: report.KindSlide, Subject: it.Score, Model: it.Model, Score: it.Score, Status: report.ItemWarn,
 			Direction: it.Direction, Drop: ptr(best.drop), Bound: ptr(best.bound), Pairs: best.n, MaxDrop: ptr(e.p.MaxDrop),
 			Rule: fmt.Sprintf("no slide beyond max-drop %s against the best of the last %d green reports", num(e.p.MaxDrop), len(hist)),
-			Reason: fmt.Sprintf("slow slide: within max-drop of the baseline, but %s against the best recent green report (commit %s, run %d), one-sided %s%% bound %s",
-				pct(best.drop), shortCommit(bestRef.Commit), bestRef.WorkflowRunID, num(e.p.Confidence*100), pct(best.bound))})
+			Reason: fmt.Sprintf("slow slide: within max-drop of the baseline, but %s against the best recent green report (commit %s, run %d), one-sided %s%% bound: at least %s",
+				worse(best.drop), shortCommit(bestRef.Commit), bestRef.WorkflowRunID, num(e.p.Confidence*100), worse(best.bound))})
 	}
 }
 

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -95,30 +96,42 @@ func (e *evaluation) suites(l *l1) {
 		switch {
 		case !beyond(pd.drop, e.p.MaxDrop):
 			it.Status = report.ItemPass
-			it.Reason = fmt.Sprintf("paired drop %s over %d cases is within max-drop %s", pct(pd.drop), pd.n, num(e.p.MaxDrop))
+			it.Reason = fmt.Sprintf("%s over %d paired cases: within max-drop %s", worse(pd.drop), pd.n, num(e.p.MaxDrop))
 		case pd.n >= 2 && beyond(pd.bound, e.p.MaxDrop):
 			it.Status = report.ItemFail
-			it.Reason = fmt.Sprintf("regression: paired drop %s over %d cases, %s %s > max-drop %s", pct(pd.drop), pd.n, conf, pct(pd.bound), num(e.p.MaxDrop))
+			it.Reason = fmt.Sprintf("regression: %s over %d paired cases; %s: at least %s > max-drop %s", worse(pd.drop), pd.n, conf, worse(pd.bound), num(e.p.MaxDrop))
 		case pd.n >= 2 && !beyond(pd.bound, 0):
 			// A point drop beyond max-drop whose bound does not even
 			// exclude zero is what an unchanged suite shows by chance a
 			// quarter of the time at 20 × 5: calling it inconclusive made
 			// most A/A runs amber (docs/gate.md, "Measured error rates").
 			it.Status = report.ItemPass
-			it.Reason = fmt.Sprintf("paired drop %s over %d cases exceeds max-drop %s, but its %s is %s ≤ 0: no evidence of any drop, run-to-run noise", pct(pd.drop), pd.n, num(e.p.MaxDrop), conf, pct(pd.bound))
+			it.Reason = fmt.Sprintf("%s over %d paired cases, beyond max-drop %s, but its %s is %s: no evidence it got worse at all, run-to-run noise", worse(pd.drop), pd.n, num(e.p.MaxDrop), conf, worse(pd.bound))
 		default:
 			it.Status = report.ItemInconclusive
 			bound := "unknown with one case"
 			if pd.n >= 2 {
-				bound = pct(pd.bound)
+				bound = "at least " + worse(pd.bound)
 			}
-			it.Reason = fmt.Sprintf("paired drop %s over %d cases exceeds max-drop %s and its %s is %s: a real drop, but not clearly beyond max-drop (more runs or cases would tell)", pct(pd.drop), pd.n, num(e.p.MaxDrop), conf, bound)
+			it.Reason = fmt.Sprintf("%s over %d paired cases, beyond max-drop %s; its %s is %s: worse, but not clearly beyond max-drop (more runs or cases would tell)", worse(pd.drop), pd.n, num(e.p.MaxDrop), conf, bound)
 		}
 	}
 }
 
-// pct formats a rate difference in points.
-func pct(v float64) string { return fmt.Sprintf("%+.1f pts", 100*v) }
+// worse words a paired drop (positive: the score moved the wrong way,
+// whichever its direction) so that no reader meets "drop +x" for a rise or
+// a sign to decode; a difference of rates is never beyond 100 points, so
+// a bound past it (a t bound on few cases) is clipped there.
+func worse(drop float64) string {
+	pts := math.Min(100, math.Abs(100*drop))
+	switch {
+	case pts < 0.05:
+		return "no change"
+	case drop > 0:
+		return fmt.Sprintf("%.1f pts worse", pts)
+	}
+	return fmt.Sprintf("%.1f pts better", pts)
+}
 
 // scoreOrder is the order scores are listed in; unknown ones follow,
 // sorted.
