@@ -62,7 +62,7 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 		// must fit GitHub's 780 px comment column with four models.
 		var rows []string
 		for _, u := range t.Usage {
-			tokens := nbsp(grouped(u.InputTokens) + " · " + grouped(u.CachedInputTokens+u.CacheWriteTokens) + " · " + grouped(u.OutputTokens))
+			tokens := figures(grouped(u.InputTokens), grouped(u.CachedInputTokens+u.CacheWriteTokens), grouped(u.OutputTokens))
 			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %s | %s |", mdCode(u.Model), mdText(u.Role), u.Calls, tokens,
 				nbsp(usdOrUnknown(u.CostUSD)), nbsp(dashIfNil(u.CostPerCallUSD)), nbsp(dashIfNil(u.CostPerCaseUSD))))
 		}
@@ -111,7 +111,7 @@ func toolsBlock(tools []report.ToolUsage) mdBlock {
 		}
 		c := toolCells(r)
 		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(clip(r.Tool, maxToolNameRunes)), mdCode(r.Model),
-			c.callsWithErrors(), nbsp(c.p50+" · "+c.p95+" · "+c.max), nbsp(c.tokens), nbsp(c.perCall)))
+			c.callsWithErrors(), figures(c.p50, c.p95, c.max), nbsp(c.tokens), nbsp(c.perCall)))
 	}
 	var tail []string
 	if n := len(tools) - len(rows); n > 0 {
@@ -129,6 +129,17 @@ func toolsBlock(tools []report.ToolUsage) mdBlock {
 // nbsp keeps a cell's figures on one line: GitHub wraps a narrow column
 // at spaces, which splits "2.4 ms" into a number and a unit.
 func nbsp(s string) string { return strings.ReplaceAll(s, " ", "\u00a0") }
+
+// figures joins figures with " · " for one cell: each figure stays on one
+// line, but the cell may wrap after a separator, so that with four long
+// model ids the table still fits GitHub's 780 px comment column
+// (TestCommentFirstScreenAt780) instead of scrolling sideways.
+func figures(fs ...string) string {
+	for i, f := range fs {
+		fs[i] = nbsp(f)
+	}
+	return strings.Join(fs, "\u00a0· ")
+}
 
 // toolCellsOf are a per-tool row's cells, shared by Markdown and HTML.
 type toolCellsOf struct {
