@@ -3,6 +3,7 @@ package render_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,10 +31,11 @@ func TestCommentFirstScreenAt780(t *testing.T) {
 	script := filepath.Join(interop.Root(), "interop", "gfm", "page.mjs")
 	needGFM(t, script)
 	reports := map[string]*report.Report{
-		"full (two models)":  loadFixture(t, "full"),
-		"full (four models)": withFourModels(t),
-		"wide (four models)": loadFixture(t, "wide"),
-		"l0regress":          loadFixture(t, "l0regress"),
+		"full (two models)":      loadFixture(t, "full"),
+		"full (four models)":     withFourModels(t),
+		"wide (four models)":     loadFixture(t, "wide"),
+		"12 tools × four models": withManyTools(t, 12),
+		"l0regress":              loadFixture(t, "l0regress"),
 	}
 	for name, rep := range reports {
 		if name != "l0regress" {
@@ -136,4 +138,21 @@ document.body.setAttribute("data-measured", "verdict=" + within(verdict) + " att
 		t.Fatal("the measuring script did not run")
 	}
 	return html.UnescapeString(got[1])
+}
+
+// withManyTools is withFourModels with per tool call rows of tools tools
+// with long names (that a browser cannot wrap) × its four models.
+func withManyTools(t *testing.T, tools int) *report.Report {
+	t.Helper()
+	rep := withFourModels(t)
+	template := rep.Telemetry.Tools[0]
+	rep.Telemetry.Tools = nil
+	for i := range tools {
+		for j, m := range rep.Models {
+			u := template
+			u.Tool, u.Model, u.Errors = fmt.Sprintf("search_customer_invoices_%02d", i), m.ID, j%2
+			rep.Telemetry.Tools = append(rep.Telemetry.Tools, u)
+		}
+	}
+	return rep
 }

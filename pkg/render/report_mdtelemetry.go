@@ -71,7 +71,7 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 			"|---|---|--:|--:|--:|--:|--:|"}), rows: rows, tail: detailsEnd(), what: "models", prio: prioDetail, label: "tokens and cost"})
 	}
 	if len(t.Tools) > 0 {
-		b := toolsBlock(t.Tools)
+		b := toolsBlock(t.Tools, newModelLabels(rep))
 		b.prio, b.label = prioDetail, "per tool call"
 		d.add(b)
 	}
@@ -99,9 +99,11 @@ const (
 )
 
 // toolsBlock is the per tool call table. Six columns, figures that never
-// break between number and unit, so that it still reads in GitHub's
-// comment column with four long model names.
-func toolsBlock(tools []report.ToolUsage) mdBlock {
+// break between number and unit, and the models under the matrix's
+// labels (A, B … with the legend below, when the ids are long), so that
+// it still reads in GitHub's comment column with four long model names
+// beside tool names that cannot wrap (TestCommentFirstScreenAt780).
+func toolsBlock(tools []report.ToolUsage, labels modelLabels) mdBlock {
 	var rows []string
 	names, models := map[string]bool{}, map[string]bool{}
 	for i, r := range tools {
@@ -110,12 +112,15 @@ func toolsBlock(tools []report.ToolUsage) mdBlock {
 			continue
 		}
 		c := toolCells(r)
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(clip(r.Tool, maxToolNameRunes)), mdCode(r.Model),
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(clip(r.Tool, maxToolNameRunes)), labels.of(r.Model),
 			c.callsWithErrors(), figures(c.p50, c.p95, c.max), nbsp(c.tokens), nbsp(c.perCall)))
 	}
 	var tail []string
+	if labels.legend != "" {
+		tail = []string{"", labels.legend}
+	}
 	if n := len(tools) - len(rows); n > 0 {
-		tail = []string{"", fmt.Sprintf("… and %d more tool × model rows in `report.json` and the HTML report", n)}
+		tail = append(tail, "", fmt.Sprintf("… and %d more tool × model rows in `report.json` and the HTML report", n))
 	}
 	title := "**Per tool call** (latency: the calls that reached the server; tokens and cost: the model turn that made the call, shared among the calls it made)"
 	table := []string{"| Tool | Model | Calls | Latency p50 · p95 · max | Model tokens / call | Cost / call |", "|---|---|--:|--:|--:|--:|"}
