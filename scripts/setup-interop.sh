@@ -88,4 +88,5 @@ setup_go() {
 setup_npm ts
 setup_npm legacy
 setup_npm tokenizer
+setup_npm gfm
 setup_go

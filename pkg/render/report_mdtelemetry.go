@@ -62,7 +62,7 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 		// must fit GitHub's 780 px comment column with four models.
 		var rows []string
 		for _, u := range t.Usage {
-			tokens := nbsp(grouped(u.InputTokens) + " · " + grouped(u.CachedInputTokens+u.CacheWriteTokens) + " · " + grouped(u.OutputTokens))
+			tokens := figures(grouped(u.InputTokens), grouped(u.CachedInputTokens+u.CacheWriteTokens), grouped(u.OutputTokens))
 			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %s | %s | %s | %s |", mdCode(u.Model), mdText(u.Role), u.Calls, tokens,
 				nbsp(usdOrUnknown(u.CostUSD)), nbsp(dashIfNil(u.CostPerCallUSD)), nbsp(dashIfNil(u.CostPerCaseUSD))))
 		}
@@ -71,7 +71,7 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 			"|---|---|--:|--:|--:|--:|--:|"}), rows: rows, tail: detailsEnd(), what: "models", prio: prioDetail, label: "tokens and cost"})
 	}
 	if len(t.Tools) > 0 {
-		b := toolsBlock(t.Tools)
+		b := toolsBlock(t.Tools, newModelLabels(rep))
 		b.prio, b.label = prioDetail, "per tool call"
 		d.add(b)
 	}
@@ -99,9 +99,11 @@ const (
 )
 
 // toolsBlock is the per tool call table. Six columns, figures that never
-// break between number and unit, so that it still reads in GitHub's
-// comment column with four long model names.
-func toolsBlock(tools []report.ToolUsage) mdBlock {
+// break between number and unit, and the models under the matrix's
+// labels (A, B … with the legend below, when the ids are long), so that
+// it still reads in GitHub's comment column with four long model names
+// beside tool names that cannot wrap (TestCommentFirstScreenAt780).
+func toolsBlock(tools []report.ToolUsage, labels modelLabels) mdBlock {
 	var rows []string
 	names, models := map[string]bool{}, map[string]bool{}
 	for i, r := range tools {
@@ -110,12 +112,15 @@ func toolsBlock(tools []report.ToolUsage) mdBlock {
 			continue
 		}
 		c := toolCells(r)
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(clip(r.Tool, maxToolNameRunes)), mdCode(r.Model),
-			c.callsWithErrors(), nbsp(c.p50+" · "+c.p95+" · "+c.max), nbsp(c.tokens), nbsp(c.perCall)))
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(clip(r.Tool, maxToolNameRunes)), labels.of(r.Model),
+			c.callsWithErrors(), figures(c.p50, c.p95, c.max), nbsp(c.tokens), nbsp(c.perCall)))
 	}
 	var tail []string
+	if labels.legend != "" {
+		tail = []string{"", labels.legend}
+	}
 	if n := len(tools) - len(rows); n > 0 {
-		tail = []string{"", fmt.Sprintf("… and %d more tool × model rows in `report.json` and the HTML report", n)}
+		tail = append(tail, "", fmt.Sprintf("… and %d more tool × model rows in `report.json` and the HTML report", n))
 	}
 	title := "**Per tool call** (latency: the calls that reached the server; tokens and cost: the model turn that made the call, shared among the calls it made)"
 	table := []string{"| Tool | Model | Calls | Latency p50 · p95 · max | Model tokens / call | Cost / call |", "|---|---|--:|--:|--:|--:|"}
@@ -129,6 +134,17 @@ func toolsBlock(tools []report.ToolUsage) mdBlock {
 // nbsp keeps a cell's figures on one line: GitHub wraps a narrow column
 // at spaces, which splits "2.4 ms" into a number and a unit.
 func nbsp(s string) string { return strings.ReplaceAll(s, " ", "\u00a0") }
+
+// figures joins figures with " · " for one cell: each figure stays on one
+// line, but the cell may wrap after a separator, so that with four long
+// model ids the table still fits GitHub's 780 px comment column
+// (TestCommentFirstScreenAt780) instead of scrolling sideways.
+func figures(fs ...string) string {
+	for i, f := range fs {
+		fs[i] = nbsp(f)
+	}
+	return strings.Join(fs, "\u00a0· ")
+}
 
 // toolCellsOf are a per-tool row's cells, shared by Markdown and HTML.
 type toolCellsOf struct {
