@@ -298,6 +298,9 @@ func MessageIn(m *jsonrpc.Message) string {
 	if m == nil {
 		return ""
 	}
+	if m.Method == "" {
+		return m.Kind().String() // a response: its id tells which
+	}
 	return m.Kind().String() + " " + jsonrpc.Clip(strings.ToValidUTF8(m.Method, "�"), 80)
 }
 
