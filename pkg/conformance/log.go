@@ -167,4 +167,10 @@ var log1Monitor = &check.Monitor{
 		}
 		return true, ""
 	},
+	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
+		if logs := progByMethod(x.Exchange.Notifications, "notifications/message"); len(logs) > 0 {
+			return logs[0], "/method", false
+		}
+		return nil, "", false
+	},
 }

@@ -98,4 +98,18 @@ var prog1Monitor = &check.Monitor{
 		}
 		return true, ""
 	},
+	// The same notification Watch names: the first without a token asked
+	// for, or under another token.
+	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
+		token := x.Meta["progressToken"]
+		for _, m := range progByMethod(x.Exchange.Notifications, "notifications/progress") {
+			switch got := progParams(m)["progressToken"]; {
+			case token == nil:
+				return m, "/method", false
+			case !jsonrpc.SameID(got, token):
+				return m, "/params/progressToken", got == nil
+			}
+		}
+		return nil, "", false
+	},
 }
