@@ -32,6 +32,11 @@ type Monitor struct {
 	// finding is that the member is absent), so that the monitor's
 	// evidence points at it as a check's own does.
 	Locate func(x *Exchange) (ptr string, missing bool)
+	// LocateIn, when set, names a value in another message of the
+	// exchange than the response (a notification the request should not
+	// have got): the message and a pointer into it (AtMessage; missing:
+	// AbsentMessage).
+	LocateIn func(x *Exchange) (m *jsonrpc.Message, ptr string, missing bool)
 }
 
 // Exchange is one exchange as a monitor sees it: what the transport
@@ -184,6 +189,14 @@ func (m *Monitors) observe(s transport.Seen) {
 // problem is about when the monitor can say which.
 func locate(mon *Monitor, x *Exchange) *Evidence {
 	ev := x.Evidence()
+	if mon.LocateIn != nil {
+		if m, ptr, missing := mon.LocateIn(x); m != nil {
+			if missing {
+				return AbsentMessage(ev, m, ptr)
+			}
+			return AtMessage(ev, m, ptr)
+		}
+	}
 	if mon.Locate == nil {
 		return ev
 	}

@@ -285,3 +285,96 @@ func FromResponseAbsent(resp *mcpclient.Response, ptr string) *Evidence {
 // InResult turns a pointer into a result (as a schema validator reports
 // it, "" for the result itself) into one into the response message.
 func InResult(ptr string) string { return "/result" + ptr }
+
+// Locating a fault in another message than the response: a notification
+// or a request the server sent on the exchange (a log message at the wrong
+// level, a progress token of the wrong type, a notification that should
+// not have come). The pointer is into that message, which In names and
+// Message shows; Response keeps the response excerpt as it was.
+
+// MessageIn names a message for Evidence.In by its kind and method
+// ("notification notifications/message", "request ping").
+func MessageIn(m *jsonrpc.Message) string {
+	if m == nil {
+		return ""
+	}
+	if m.Method == "" {
+		return m.Kind().String() // a response: its id tells which
+	}
+	return m.Kind().String() + " " + jsonrpc.Clip(strings.ToValidUTF8(m.Method, "�"), 80)
+}
+
+// messageBytes is m as JSON (re-encoded: the transports keep a message
+// decoded); nil when m is nil.
+func messageBytes(m *jsonrpc.Message) []byte {
+	if m == nil {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// inMessage is ev located in m: In set, the response-side location
+// cleared. Nil m keeps ev as it is.
+func inMessage(ev *Evidence, m *jsonrpc.Message, ptr string) *Evidence {
+	out := located(ev, ptr)
+	out.In, out.Message = MessageIn(m), ""
+	out.Value, out.Missing, out.OnStatus = "", false, false
+	return out
+}
+
+// AtMessage is At for a value in m, a message the server sent other than
+// the response: Pointer and Value are into m, In names it and Message is
+// its excerpt centred on the value. As with At, a pointer that names
+// nothing in m keeps no Value (the bug signal the all-mutants test looks
+// for). "/method" points at a message that should not have been sent.
+func AtMessage(ev *Evidence, m *jsonrpc.Message, ptr string) *Evidence {
+	if m == nil {
+		return ev
+	}
+	out := inMessage(ev, m, ptr)
+	msg := messageBytes(m)
+	if start, end, ok := Locate(msg, ptr); ok {
+		out.Value = clipValue(msg[start:end])
+		out.Message = centred(msg, start, end, pointedExcerpt)
+	}
+	return out
+}
+
+// AbsentMessage is Absent for a member m lacks. A member whose parents are
+// missing too (a notification without params has no params._meta) is
+// reported at the first member missing on the way, which is what the
+// message lacks; a parent that is not an object keeps only Pointer.
+func AbsentMessage(ev *Evidence, m *jsonrpc.Message, ptr string) *Evidence {
+	if m == nil {
+		return ev
+	}
+	out := inMessage(ev, m, ptr)
+	msg := messageBytes(m)
+	tokens, ok := splitPointer(ptr)
+	if !ok || len(tokens) == 0 {
+		return out
+	}
+	parent := ""
+	for _, tok := range tokens {
+		start, end, ok := Locate(msg, parent)
+		if !ok {
+			return out
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(msg[start:end], &obj) != nil || obj == nil {
+			return out
+		}
+		if _, has := obj[tok]; !has {
+			out.Pointer = parent + Pointer(tok)
+			out.Missing = true
+			out.Message = centred(msg, start, end, pointedExcerpt)
+			return out
+		}
+		parent += Pointer(tok)
+	}
+	return out // the member is there: only Pointer, as Absent keeps it
+}

@@ -2,9 +2,12 @@ package check
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 )
 
 func TestLocateFollowsRFC6901(t *testing.T) {
@@ -66,6 +69,48 @@ func TestAbsentAndUnresolvedPointers(t *testing.T) {
 	for _, ev := range []*Evidence{Absent(nil, msg, "/result/contents"), Absent(nil, msg, "/result/contents/x"), At(nil, msg, "/result/ttlMs")} {
 		if ev.Missing || ev.Value != "" || ev.Pointer == "" {
 			t.Fatalf("unresolved pointer looks located: %+v", ev)
+		}
+	}
+}
+
+func TestAtMessageLocatesInANotification(t *testing.T) {
+	var n jsonrpc.Message
+	if err := json.Unmarshal([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"`+strings.Repeat("x", 900)+`","level":"debug"}}`), &n); err != nil {
+		t.Fatal(err)
+	}
+	resp := &Evidence{Request: "tools/call", Response: `{"jsonrpc":"2.0","id":3,"result":{}}`}
+	ev := AtMessage(resp, &n, "/params/level")
+	if ev.In != "notification notifications/message" || ev.Pointer != "/params/level" || ev.Value != `"debug"` {
+		t.Fatalf("evidence %+v", ev)
+	}
+	// The response excerpt stays the response's; the message excerpt is
+	// centred on the value at the end of a long message.
+	if ev.Response != resp.Response || !strings.HasPrefix(ev.Message, "…") || !strings.Contains(ev.Message, `"level":"debug"`) {
+		t.Fatalf("excerpts: response %q message %q", ev.Response, ev.Message)
+	}
+	if resp.In != "" || resp.Pointer != "" {
+		t.Fatalf("AtMessage changed its input: %+v", resp)
+	}
+	if ev := AtMessage(nil, &n, "/params/levl"); ev.Value != "" || ev.Message != "" || ev.In == "" {
+		t.Fatalf("unresolved pointer looks located: %+v", ev)
+	}
+}
+
+func TestAbsentMessageNamesTheFirstMissingMember(t *testing.T) {
+	var bare, noID jsonrpc.Message
+	_ = json.Unmarshal([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`), &bare)
+	_ = json.Unmarshal([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"other":1}}}`), &noID)
+	ptr := Pointer("params", "_meta", "io.modelcontextprotocol/subscriptionId")
+	for m, want := range map[*jsonrpc.Message]string{&bare: "/params", &noID: ptr} {
+		ev := AbsentMessage(nil, m, ptr)
+		if !ev.Missing || ev.Pointer != want || ev.In != "notification notifications/tools/list_changed" || ev.Message == "" {
+			t.Errorf("absent in %s: %+v, want missing at %s", m.Params, ev, want)
+		}
+	}
+	// There after all, or under a parent that is no object: only the pointer.
+	for _, p := range []string{"/params/_meta/other", "/params/_meta/other/x"} {
+		if ev := AbsentMessage(nil, &noID, p); ev.Missing || ev.Message != "" || ev.Pointer != p {
+			t.Errorf("AbsentMessage(%s) = %+v", p, ev)
 		}
 	}
 }

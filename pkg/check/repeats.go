@@ -23,7 +23,7 @@ type fault struct {
 }
 
 func faultOf(ev Evidence) fault {
-	where := "at\x00" + ev.Pointer + "\x00" + ev.Value + "\x00" + strconv.FormatBool(ev.Missing)
+	where := "at\x00" + ev.In + "\x00" + ev.Pointer + "\x00" + ev.Value + "\x00" + strconv.FormatBool(ev.Missing)
 	if ev.OnStatus {
 		where = "status\x00" + strconv.Itoa(ev.Status)
 	}

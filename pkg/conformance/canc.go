@@ -41,7 +41,7 @@ var CANC1 = &check.Check{
 			}
 			for _, n := range resp.Exchange.Notifications {
 				if n.Method == "notifications/cancelled" {
-					p.Failf(check.FromResponse(resp), "the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), r.method)
+					p.Failf(check.AtMessage(check.FromResponse(resp), n, "/method"), "the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), r.method)
 				}
 			}
 		}

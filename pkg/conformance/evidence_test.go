@@ -71,27 +71,30 @@ func TestEveryMutantsPointersResolve(t *testing.T) {
 	t.Logf("%d located findings, %d results that repeat another's fault, over %d mutants", pointed, repeats, len(ids))
 }
 
-// locatedMutants are the mutants whose fault is a value in a response:
-// their own check's finding must point at it.
+// locatedMutants are the mutants whose fault is a value in a response, or
+// in a notification the server sent on the exchange (the finding's In
+// names it; a notification that should not have come is pointed at by
+// its /method): their own check's finding must point at it.
 var locatedMutants = []string{
-	"CACHE-1", "CACHE-2", "CACHE-3",
+	"CACHE-1", "CACHE-2", "CACHE-3", "CANC-1",
 	"CALL-1", "CALL-2", "CALL-3", "CALL-4", "CALL-5", "CALL-6",
 	"COMP-1", "COMP-2", "COMP-3",
 	"DISC-1", "DISC-2", "DISC-3", "DISC-6", "DISC-7", "DISC-8", "DISC-9",
 	"ERR-1", "ERR-2", "ERR-3", "ERR-4",
-	"HDR-1", "HDR-2", "HDR-3", "HDR-4", "HDR-5", "HTTP-2",
-	"LOG-4",
+	"HDR-1", "HDR-2", "HDR-3", "HDR-4", "HDR-5", "HTTP-2", "HTTP-5",
+	"LOG-1", "LOG-2", "LOG-3", "LOG-4",
 	"META-1", "META-2", "META-3", "META-4",
 	"MRTR-1", "MRTR-2", "MRTR-3", "MRTR-4", "MRTR-5", "MRTR-6", "MRTR-7",
 	"OTEL-1", "OTEL-2",
-	"PAGE-2",
+	"PAGE-2", "PROG-1",
 	"PROMPT-1", "PROMPT-2",
 	"REM-1", "REM-2",
 	"RES-1", "RES-2", "RES-3", "RES-4",
-	"RPC-1", "RPC-2", "RPC-3", "RPC-5",
+	"RPC-1", "RPC-2", "RPC-3", "RPC-4", "RPC-5",
 	"RSRC-1", "RSRC-2", "RSRC-3", "RSRC-4",
 	"SCHEMA-1", "SCHEMA-2", "SCHEMA-3",
 	"STATE-1", "STDIO-5",
+	"SUB-2", "SUB-3", "SUB-4", "SUB-5",
 	"TOOL-1", "TOOL-2", "TOOL-3", "TOOL-4", "TOOL-5", "TOOL-6", "TOOL-7",
 	"VER-1", "VER-2", "VER-3",
 }
@@ -119,20 +122,9 @@ var unlocatedMutants = map[string]string{
 	// Not JSON.
 	"RPC-6":   "invalid UTF-8 bytes, named by their offset",
 	"STDIO-1": "a stdout line that is not JSON",
-	// A message other than the response: a notification or a request the
-	// server sent on the stream.
-	"LOG-1":   "a notifications/message the request did not ask for",
-	"LOG-2":   "the level of a notifications/message",
-	"LOG-3":   "a notifications/message against the declared capabilities",
-	"PROG-1":  "the progressToken of a progress notification",
-	"CANC-1":  "a notifications/cancelled the server sent",
-	"HTTP-5":  "a notification on a tools/call response stream",
-	"SUB-2":   "the subscriptionId of the acknowledgment notification",
-	"SUB-3":   "a list_changed notification not subscribed to",
-	"SUB-4":   "a list_changed notification without subscriptionId",
-	"SUB-5":   "a notifications/message on the listen stream",
-	"RPC-4":   "a ping request the server sent",
-	"STDIO-2": "a ping request the server sent",
+	// A request the server wrote on stdout, kept by the transport as the
+	// raw line of an anomaly, not as a message to point into.
+	"STDIO-2": "a ping request the server wrote on stdout (the raw line is the evidence)",
 	// Flagged by other checks: PAGE-3's moved page shows as a repeated or
 	// reordered tool (TOOL-3, TOOL-5, located), its own verdict depends on
 	// which page moves; SCHEMA-4 is informational (an unsupported dialect
@@ -169,7 +161,7 @@ func mutantPointers(t *testing.T, id string, byID map[string]*check.Check, tally
 				pointed++
 				own = own || r.ID == id
 				if why := pointerProblem(ev); why != "" {
-					t.Errorf("%s on mutant %s, evidence #%d at %s: %s\n  value %s\n  response %s", r.ID, id, i, ev.Pointer, why, ev.Value, ev.Response)
+					t.Errorf("%s on mutant %s, evidence #%d at %s in %q: %s\n  value %s\n  response %s\n  message %s", r.ID, id, i, ev.Pointer, ev.In, why, ev.Value, ev.Response, ev.Message)
 				}
 			}
 		}
@@ -192,20 +184,29 @@ func fullRun(t *testing.T, target Target) *Report {
 }
 
 // pointerProblem says what is wrong with located evidence, "" if nothing.
+// When In names another message than the response, the pointer is into
+// that message and judged against its excerpt, Message.
 func pointerProblem(ev check.Evidence) string {
 	if !ev.Missing && ev.Value == "" {
 		return "the pointer names nothing in the response (no value was found there)"
 	}
-	whole := !strings.HasPrefix(ev.Response, "…") && !strings.HasSuffix(ev.Response, "…")
+	excerpt := ev.Response
+	if ev.In != "" {
+		excerpt = ev.Message
+		if excerpt == "" {
+			return "the evidence names the message " + ev.In + " but keeps no excerpt of it"
+		}
+	}
+	whole := !strings.HasPrefix(excerpt, "…") && !strings.HasSuffix(excerpt, "…")
 	if !whole {
 		// Cut around the value: the value must be in the excerpt.
-		if v, clipped := strings.CutSuffix(ev.Value, "…"); !ev.Missing && !strings.Contains(ev.Response, v) && !(clipped && strings.Contains(ev.Response, v[:len(v)/2])) {
+		if v, clipped := strings.CutSuffix(ev.Value, "…"); !ev.Missing && !strings.Contains(excerpt, v) && !(clipped && strings.Contains(excerpt, v[:len(v)/2])) {
 			return "the excerpt does not show the value"
 		}
 		return ""
 	}
 	var doc any
-	if err := json.Unmarshal([]byte(ev.Response), &doc); err != nil {
+	if err := json.Unmarshal([]byte(excerpt), &doc); err != nil {
 		return "the excerpt is the whole response but not JSON: " + err.Error()
 	}
 	if ev.Missing {
@@ -290,7 +291,7 @@ func assertSameAs(t *testing.T, rep *Report, r check.Result) {
 	}
 	for _, ev := range r.Outcome.Evidence {
 		found := slices.ContainsFunc(first.Outcome.Evidence, func(o check.Evidence) bool {
-			return o.Pointer == ev.Pointer && o.Value == ev.Value && o.Missing == ev.Missing && o.OnStatus == ev.OnStatus && (!ev.OnStatus || o.Status == ev.Status)
+			return o.In == ev.In && o.Pointer == ev.Pointer && o.Value == ev.Value && o.Missing == ev.Missing && o.OnStatus == ev.OnStatus && (!ev.OnStatus || o.Status == ev.Status)
 		})
 		if !found {
 			t.Errorf("%s is sameAs %s, but its finding at %q = %s is not among %s's", r.ID, first.ID, ev.Pointer, ev.Value, first.ID)

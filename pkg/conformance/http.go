@@ -198,16 +198,20 @@ var HTTP5 = &check.Check{
 		for _, m := range append(append([]*jsonrpc.Message(nil), obs.Before...), obs.After...) {
 			switch {
 			case m.Kind() == jsonrpc.KindRequest:
-				p.Failf(obs.Ev, "the response stream carries a JSON-RPC request (%s)", jsonrpc.Clip(m.Method, 60))
+				p.Failf(check.AtMessage(obs.Ev, m, "/method"), "the response stream carries a JSON-RPC request (%s)", jsonrpc.Clip(m.Method, 60))
 			case m.Kind() == jsonrpc.KindResponse:
-				p.Failf(obs.Ev, "the response stream carries a response with id %s, not this request's", jsonrpc.Clip(string(m.ID), 40))
+				p.Failf(check.AtMessage(obs.Ev, m, "/id"), "the response stream carries a response with id %s, not this request's", jsonrpc.Clip(string(m.ID), 40))
 			case m.Method == "notifications/progress":
 				if got := progParams(m)["progressToken"]; !jsonrpc.SameID(got, tok) {
-					p.Failf(obs.Ev, "the response stream carries progress for token %s, not this request's %s", jsonrpc.Clip(string(got), 40), tok)
+					ev := check.AtMessage(obs.Ev, m, "/params/progressToken")
+					if got == nil {
+						ev = check.AbsentMessage(obs.Ev, m, "/params/progressToken")
+					}
+					p.Failf(ev, "the response stream carries progress for token %s, not this request's %s", jsonrpc.Clip(string(got), 40), tok)
 				}
 			case m.Method == "notifications/message":
 			default:
-				p.Failf(obs.Ev, "the response stream carries %s, which does not relate to the request", jsonrpc.Clip(m.Method, 60))
+				p.Failf(check.AtMessage(obs.Ev, m, "/method"), "the response stream carries %s, which does not relate to the request", jsonrpc.Clip(m.Method, 60))
 			}
 		}
 		if obs.Final == nil {

@@ -60,8 +60,8 @@ var LOG1 = &check.Check{
 		if err != nil {
 			return err
 		}
-		if n := len(progByMethod(append(obs.Before, obs.After...), "notifications/message")); n > 0 {
-			p.Failf(obs.Ev, "tools/call %s without a logLevel got %d notifications/message", t.Tool.Name, n)
+		if logs := progByMethod(append(obs.Before, obs.After...), "notifications/message"); len(logs) > 0 {
+			p.Failf(check.AtMessage(obs.Ev, logs[0], "/method"), "tools/call %s without a logLevel got %d notifications/message", t.Tool.Name, len(logs))
 		}
 		return nil
 	},
@@ -93,13 +93,13 @@ var LOG2 = &check.Check{
 			_ = json.Unmarshal(progParams(m)["level"], &got)
 			switch r := logRank(got); {
 			case r < 0:
-				p.Failf(obs.Ev, "notifications/message has level %q, want one of %v", jsonrpc.Clip(got, 40), logLevelOrder)
+				p.Failf(check.AtMessage(obs.Ev, m, "/params/level"), "notifications/message has level %q, want one of %v", jsonrpc.Clip(got, 40), logLevelOrder)
 			case r < logRank(level):
-				p.Failf(obs.Ev, "with logLevel %q the server sent a %q message", level, got)
+				p.Failf(check.AtMessage(obs.Ev, m, "/params/level"), "with logLevel %q the server sent a %q message", level, got)
 			}
 		}
-		if n := len(progByMethod(obs.After, "notifications/message")); n > 0 {
-			p.Failf(obs.Ev, "%d notifications/message arrived after the final response", n)
+		if late := progByMethod(obs.After, "notifications/message"); len(late) > 0 {
+			p.Failf(check.AtMessage(obs.Ev, late[0], "/method"), "%d notifications/message arrived after the final response", len(late))
 		}
 		return nil
 	},
@@ -119,7 +119,7 @@ var LOG3 = &check.Check{
 			progSkipNoEmitter(p, es, "notifications/message")
 			return nil
 		}
-		p.Failf(nil, "tool %s sent notifications/message, but capabilities has no \"logging\"", es.logs.Tool.Name)
+		p.Failf(es.logs.At("/method"), "tool %s sent notifications/message, but capabilities has no \"logging\"", es.logs.Tool.Name)
 		return nil
 	},
 }
@@ -166,5 +166,11 @@ var log1Monitor = &check.Monitor{
 			return true, fmt.Sprintf("%s without a logLevel got %d notifications/message", x.Method, n)
 		}
 		return true, ""
+	},
+	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
+		if logs := progByMethod(x.Exchange.Notifications, "notifications/message"); len(logs) > 0 {
+			return logs[0], "/method", false
+		}
+		return nil, "", false
 	},
 }

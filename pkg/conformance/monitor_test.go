@@ -28,6 +28,10 @@ func TestLOG1MonitorCatchesLogsOnLists(t *testing.T) {
 			if !strings.Contains(b.Outcome.Message, "/list without a logLevel got") || len(b.Outcome.Evidence) == 0 || !strings.Contains(b.Outcome.Evidence[0].Request, "/list") {
 				t.Fatalf("LOG-1 should name the list request and show it: %q %+v", b.Outcome.Message, b.Outcome.Evidence)
 			}
+			// The monitor's evidence points into the log message itself.
+			if ev := b.Outcome.Evidence[0]; ev.In != "notification notifications/message" || ev.Pointer != "/method" || ev.Value != `"notifications/message"` || !strings.Contains(ev.Message, `"logger":"lists"`) {
+				t.Fatalf("LOG-1's monitor evidence does not point into the log message: %+v", ev)
+			}
 			if b.Passes() >= b.Runs {
 				t.Fatalf("the monitor's failure must count against k/N: %d/%d", b.Passes(), b.Runs)
 			}

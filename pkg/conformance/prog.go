@@ -43,29 +43,33 @@ var PROG1 = &check.Check{
 		for _, m := range progByMethod(obs.Before, "notifications/progress") {
 			pm := progParams(m)
 			if got := pm["progressToken"]; !jsonrpc.SameID(got, want) {
-				p.Failf(obs.Ev, "a progress notification carried token %s, want %s (same value and JSON type)", jsonrpc.Clip(string(got), 40), want)
+				ev := check.AtMessage(obs.Ev, m, "/params/progressToken")
+				if got == nil {
+					ev = check.AbsentMessage(obs.Ev, m, "/params/progressToken")
+				}
+				p.Failf(ev, "a progress notification carried token %s, want %s (same value and JSON type)", jsonrpc.Clip(string(got), 40), want)
 				continue
 			}
 			var v float64
 			if json.Unmarshal(pm["progress"], &v) != nil {
-				p.Failf(obs.Ev, "a progress notification has progress %s, want a number", jsonrpc.Clip(string(pm["progress"]), 40))
+				p.Failf(check.AtMessage(obs.Ev, m, "/params/progress"), "a progress notification has progress %s, want a number", jsonrpc.Clip(string(pm["progress"]), 40))
 				continue
 			}
 			if have && v <= last {
-				p.Failf(obs.Ev, "progress went from %v to %v; it must strictly increase", last, v)
+				p.Failf(check.AtMessage(obs.Ev, m, "/params/progress"), "progress went from %v to %v; it must strictly increase", last, v)
 			}
 			last, have = v, true
 		}
-		if n := len(progByMethod(obs.After, "notifications/progress")); n > 0 {
-			p.Failf(obs.Ev, "%d progress notification(s) arrived after the final response", n)
+		if late := progByMethod(obs.After, "notifications/progress"); len(late) > 0 {
+			p.Failf(check.AtMessage(obs.Ev, late[0], "/method"), "%d progress notification(s) arrived after the final response", len(late))
 		}
 		// Without a progressToken there must be no progress at all.
 		obs2, err := progObserve(p.Ctx, c, "tools/call", call, logWindow)
 		if err != nil {
 			return err
 		}
-		if n := len(progByMethod(append(obs2.Before, obs2.After...), "notifications/progress")); n > 0 {
-			p.Failf(obs2.Ev, "tools/call %s without a progressToken got %d progress notification(s)", es.progress.Tool.Name, n)
+		if stray := progByMethod(append(obs2.Before, obs2.After...), "notifications/progress"); len(stray) > 0 {
+			p.Failf(check.AtMessage(obs2.Ev, stray[0], "/method"), "tools/call %s without a progressToken got %d progress notification(s)", es.progress.Tool.Name, len(stray))
 		}
 		return nil
 	},
@@ -93,5 +97,19 @@ var prog1Monitor = &check.Monitor{
 			}
 		}
 		return true, ""
+	},
+	// The same notification Watch names: the first without a token asked
+	// for, or under another token.
+	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
+		token := x.Meta["progressToken"]
+		for _, m := range progByMethod(x.Exchange.Notifications, "notifications/progress") {
+			switch got := progParams(m)["progressToken"]; {
+			case token == nil:
+				return m, "/method", false
+			case !jsonrpc.SameID(got, token):
+				return m, "/params/progressToken", got == nil
+			}
+		}
+		return nil, "", false
 	},
 }

@@ -213,6 +213,19 @@ func progPointer(root map[string]any, ref string) map[string]any {
 type progEmitter struct {
 	Tool mcpclient.Tool
 	Args map[string]any
+	// Sent is the notification that made it an emitter during the search
+	// and ev the evidence of that call (nil for a tool picked otherwise).
+	Sent *jsonrpc.Message
+	ev   *check.Evidence
+}
+
+// At is the evidence of the search call, located in the notification the
+// tool sent; nil when the tool was not found by the search.
+func (e *progEmitter) At(ptr string) *check.Evidence {
+	if e == nil || e.Sent == nil {
+		return nil
+	}
+	return check.AtMessage(e.ev, e.Sent, ptr)
 }
 
 // progEmitters is what one search found for one run's facts.
@@ -279,11 +292,11 @@ func (es *progEmitters) search(ctx context.Context, env check.Env) {
 			switch n.Method {
 			case "notifications/progress":
 				if es.progress == nil {
-					es.progress = &progEmitter{Tool: t, Args: args}
+					es.progress = &progEmitter{Tool: t, Args: args, Sent: n, ev: check.FromResponse(resp)}
 				}
 			case "notifications/message":
 				if es.logs == nil {
-					es.logs = &progEmitter{Tool: t, Args: args}
+					es.logs = &progEmitter{Tool: t, Args: args, Sent: n, ev: check.FromResponse(resp)}
 				}
 			}
 		}

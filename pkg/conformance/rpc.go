@@ -419,7 +419,7 @@ var RPC4 = &check.Check{
 				continue
 			}
 			for _, m := range resp.Exchange.ServerRequests {
-				p.Failf(check.FromResponse(resp), "while answering %s the server sent the JSON-RPC request %q (id %s)", pr.method, jsonrpc.Clip(m.Method, 60), jsonrpc.Clip(string(m.ID), 40))
+				p.Failf(check.AtMessage(check.FromResponse(resp), m, "/method"), "while answering %s the server sent the JSON-RPC request %q (id %s)", pr.method, jsonrpc.Clip(m.Method, 60), jsonrpc.Clip(string(m.ID), 40))
 			}
 		}
 		if p.Env.Stdio != nil {

@@ -73,16 +73,20 @@ var SUB2 = &check.Check{
 		}
 		for _, m := range a.Before {
 			if s.live != nil || jsonrpc.SameID(progSubID(m), s.ID) {
-				p.Failf(s.Ev(), "%s came before the acknowledgment", jsonrpc.Clip(m.Method, 60))
+				p.Failf(check.AtMessage(s.Ev(), m, "/method"), "%s came before the acknowledgment", jsonrpc.Clip(m.Method, 60))
 			}
 		}
 		if got := progSubID(a.Ack); !jsonrpc.SameID(got, s.ID) {
-			p.Failf(s.Ev(), "the acknowledgment's subscriptionId is %s, want the listen id %s with the same JSON type", subShowID(got), s.ID)
+			p.Failf(subIDAt(s.Ev(), a.Ack, got), "the acknowledgment's subscriptionId is %s, want the listen id %s with the same JSON type", subShowID(got), s.ID)
 		}
 		var ack map[string]json.RawMessage
 		_ = json.Unmarshal(progParams(a.Ack)["notifications"], &ack)
 		if ack == nil {
-			p.Failf(s.Ev(), "the acknowledgment has no notifications object")
+			ev := check.AtMessage(s.Ev(), a.Ack, "/params/notifications")
+			if _, there := progParams(a.Ack)["notifications"]; !there {
+				ev = check.AbsentMessage(s.Ev(), a.Ack, "/params/notifications")
+			}
+			p.Failf(ev, "the acknowledgment has no notifications object")
 			return nil
 		}
 		declared := subDeclared(p.Env.Facts)
@@ -92,22 +96,22 @@ var SUB2 = &check.Check{
 				continue
 			}
 			if filter[f.key] != true {
-				p.Failf(s.Ev(), "the acknowledgment grants %s, which was not requested", f.key)
+				p.Failf(check.AtMessage(s.Ev(), a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s, which was not requested", f.key)
 			}
 			ok := map[string]bool{"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[f.capName]
 			if !ok {
-				p.Warnf(s.Ev(), "the acknowledgment grants %s although capabilities.%s.listChanged is not declared; unsupported types must be left out", f.key, f.capName)
+				p.Warnf(check.AtMessage(s.Ev(), a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s although capabilities.%s.listChanged is not declared; unsupported types must be left out", f.key, f.capName)
 			}
 		}
 		if raw, ok := ack["resourceSubscriptions"]; ok {
 			var got []string
 			want, _ := filter["resourceSubscriptions"].([]string)
 			if json.Unmarshal(raw, &got) != nil {
-				p.Failf(s.Ev(), "the acknowledgment's resourceSubscriptions is not an array of strings")
+				p.Failf(check.AtMessage(s.Ev(), a.Ack, "/params/notifications/resourceSubscriptions"), "the acknowledgment's resourceSubscriptions is not an array of strings")
 			}
-			for _, u := range got {
+			for i, u := range got {
 				if !slices.Contains(want, u) {
-					p.Failf(s.Ev(), "the acknowledgment subscribes to %q, which was not requested", jsonrpc.Clip(u, 100))
+					p.Failf(check.AtMessage(s.Ev(), a.Ack, check.Pointer("params", "notifications", "resourceSubscriptions", i)), "the acknowledgment subscribes to %q, which was not requested", jsonrpc.Clip(u, 100))
 				}
 			}
 		}
@@ -150,10 +154,10 @@ var SUB3 = &check.Check{
 		after, _ := s.Watch(p.Ctx, subGrace)
 		for _, m := range append(a.Before, after...) {
 			if flag, ok := subTypeOf[m.Method]; ok && flag != key {
-				p.Failf(s.Ev(), "the subscription sent %s, but only %s was requested", m.Method, key)
+				p.Failf(check.AtMessage(s.Ev(), m, "/method"), "the subscription sent %s, but only %s was requested", m.Method, key)
 			}
 			if m.Method == "notifications/resources/updated" {
-				p.Failf(s.Ev(), "the subscription sent notifications/resources/updated, but no resourceSubscriptions were requested")
+				p.Failf(check.AtMessage(s.Ev(), m, "/method"), "the subscription sent notifications/resources/updated, but no resourceSubscriptions were requested")
 			}
 		}
 		return nil
@@ -181,7 +185,7 @@ var SUB4 = &check.Check{
 				continue
 			}
 			if got := progSubID(m); !jsonrpc.SameID(got, s.ID) {
-				p.Failf(s.Ev(), "%s on the subscription has subscriptionId %s, want %s", jsonrpc.Clip(m.Method, 60), subShowID(got), s.ID)
+				p.Failf(subIDAt(s.Ev(), m, got), "%s on the subscription has subscriptionId %s, want %s", jsonrpc.Clip(m.Method, 60), subShowID(got), s.ID)
 			}
 		}
 		return nil
@@ -206,7 +210,7 @@ var SUB5 = &check.Check{
 		after, _ := s.Watch(p.Ctx, subGrace)
 		for _, m := range append(a.Before, after...) {
 			if m.Method == "notifications/message" || m.Method == "notifications/progress" {
-				p.Failf(s.Ev(), "%s was sent on the listen stream", m.Method)
+				p.Failf(check.AtMessage(s.Ev(), m, "/method"), "%s was sent on the listen stream", m.Method)
 			}
 		}
 		return nil
@@ -312,3 +316,14 @@ var subFamily = family{name: "SUB", title: "subscriptions/listen", checks: []*ch
 		"SUB-6": "needs the server to end a subscription by itself, which the harness cannot cause on an arbitrary server",
 		"SUB-9": "needs a list to change while a subscription is open, which takes a fixture tool that changes it",
 	}}
+
+// subIDPtr is where a subscription notification carries its subscriptionId.
+var subIDPtr = check.Pointer("params", "_meta", mcpclient.MetaSubscriptionID)
+
+// subIDAt locates a wrong subscriptionId (got, nil when absent) in m.
+func subIDAt(ev *check.Evidence, m *jsonrpc.Message, got json.RawMessage) *check.Evidence {
+	if got == nil {
+		return check.AbsentMessage(ev, m, subIDPtr)
+	}
+	return check.AtMessage(ev, m, subIDPtr)
+}

@@ -58,7 +58,10 @@ type AttentionItem struct {
 type Cause struct {
 	Finding string // Layer 0: the outcome message
 	Method  string // the request whose response holds the value
-	Pointer string // RFC 6901 pointer into that response
+	Pointer string // RFC 6901 pointer into that response (or into In)
+	// In is the message Pointer is into when it is not the response (a
+	// notification sent during the request): kind and method.
+	In      string
 	Value   string // the value there ("" and Missing when absent)
 	Missing bool
 	Fix     string
@@ -552,7 +555,7 @@ func checkCause(r report.CheckResult, rep *report.Report) *Cause {
 	c := &Cause{Finding: r.Outcome.Message, Fix: r.Fix, Spec: r.Spec, SpecURL: specURL(r.Spec)}
 	for _, ev := range r.Outcome.Evidence {
 		if ev.Pointer != "" || ev.OnStatus {
-			c.Method, c.Pointer, c.Value, c.Missing = requestMethod(ev.Request), ev.Pointer, ev.Value, ev.Missing
+			c.Method, c.Pointer, c.Value, c.Missing, c.In = requestMethod(ev.Request), ev.Pointer, ev.Value, ev.Missing, ev.In
 			if ev.OnStatus {
 				c.Pointer, c.Value = "HTTP status", strconv.Itoa(ev.Status)
 			}
@@ -570,6 +573,10 @@ func checkCause(r report.CheckResult, rep *report.Report) *Cause {
 func requestMethod(req string) string {
 	m, _, _ := strings.Cut(strings.TrimSpace(req), " ")
 	if strings.ContainsAny(m, "{[\"") {
+		// The request as sent (check.FromResponse keeps the body).
+		if sm := methodRE.FindStringSubmatch(req); sm != nil {
+			return sm[1]
+		}
 		return ""
 	}
 	return m

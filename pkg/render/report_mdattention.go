@@ -89,7 +89,12 @@ func causeWith(c *Cause, code, text func(string) string) string {
 	var parts []string
 	if c.Pointer != "" {
 		at := code(c.Pointer)
-		if c.Method != "" {
+		switch kind, method, _ := strings.Cut(c.In, " "); {
+		case c.In != "" && c.Method != "":
+			at = text(kind) + " " + code(method) + " sent during " + code(c.Method) + " at " + at
+		case c.In != "":
+			at = text(kind) + " " + code(method) + " at " + at
+		case c.Method != "":
 			at = "response to " + code(c.Method) + " at " + at
 		}
 		switch {

@@ -245,7 +245,12 @@ func evidenceLine(ev report.Evidence) string {
 		b.WriteString(" →")
 	}
 	// The located value first: a line is cut at 300 characters, and a
-	// long response would push the fault past the cut.
+	// long response would push the fault past the cut. A value in another
+	// message than the response (a notification) names that message and
+	// shows its excerpt before the response's.
+	if ev.In != "" {
+		fmt.Fprintf(&b, " in the %s,", ev.In)
+	}
 	switch {
 	case ev.Missing:
 		fmt.Fprintf(&b, " %s is missing;", ev.Pointer)
@@ -253,6 +258,12 @@ func evidenceLine(ev report.Evidence) string {
 		fmt.Fprintf(&b, " at %s: %s;", ev.Pointer, ev.Value)
 	case ev.OnStatus:
 		b.WriteString(" (the status is the fault)")
+	}
+	if ev.In != "" && ev.Message != "" {
+		b.WriteString(" " + ev.Message)
+		if ev.Response != "" {
+			b.WriteString(" · response")
+		}
 	}
 	if ev.Response != "" {
 		b.WriteString(" " + ev.Response)

@@ -178,6 +178,15 @@ type Evidence struct {
 	// OnStatus says the fault is the HTTP status (httpStatus) the server
 	// answered with, not a value in the message.
 	OnStatus bool `json:"onStatus,omitempty"`
+	// In names the message Pointer is into when the fault is not in the
+	// response but in another message the server sent on the exchange (a
+	// notification or a server-to-client request): its kind and method,
+	// "notification notifications/message". Pointer and Value are then
+	// into that message, and Message is its excerpt.
+	In string `json:"in,omitempty"`
+	// Message is an excerpt of the message In names, centred on the value
+	// at Pointer as Response is.
+	Message string `json:"message,omitempty"`
 }
 
 // LegacyReport is what a 2025-11-25 (or older) server must change to serve
