@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
@@ -322,22 +323,9 @@ func scores(rep *report.Report) map[string]string {
 	}
 	if r := rep.Resilience; r != nil {
 		// Runs where the model held up: a fault handled, an attack
-		// resisted (attack success counts the other way).
-		var k, n int
-		for _, f := range r.Faults {
-			for _, s := range f.Scores {
-				if s.Name == report.FaultHandled {
-					k, n = k+s.K, n+s.N
-				}
-			}
-		}
-		for _, a := range r.Attacks {
-			for _, s := range a.Scores {
-				if s.Name == report.AttackSuccess {
-					k, n = k+s.N-s.K, n+s.N
-				}
-			}
-		}
+		// resisted.
+		fk, fn, ak, an := render.HeldUp(r)
+		k, n := fk+ak, fn+an
 		out["resilience"] = fmt.Sprintf("%d/%d", k, n)
 	}
 	if t := rep.Telemetry; t != nil {

@@ -14,21 +14,7 @@ import (
 func LayerSummaries(rep *report.Report) []string {
 	var out []string
 	if r := rep.Resilience; r != nil {
-		var fk, fn, ak, an int
-		for _, f := range r.Faults {
-			for _, s := range f.Scores {
-				if s.Name == report.FaultHandled {
-					fk, fn = fk+s.K, fn+s.N
-				}
-			}
-		}
-		for _, a := range r.Attacks {
-			for _, s := range a.Scores {
-				if s.Name == report.AttackSuccess {
-					ak, an = ak+s.N-s.K, an+s.N
-				}
-			}
-		}
+		fk, fn, ak, an := HeldUp(r)
 		l := fmt.Sprintf("Layer 2: %d of %d runs held up (faults handled %d/%d, injections resisted %d/%d)", fk+ak, fn+an, fk, fn, ak, an)
 		out = append(out, l+gateCounts(rep, 2))
 	}
@@ -80,4 +66,25 @@ func gateCounts(rep *report.Report, layer int) string {
 		return fmt.Sprintf("; gate: all %d passed", total)
 	}
 	return "; gate: " + strings.Join(parts, ", ")
+}
+
+// HeldUp counts the Layer 2 runs where the model held up: faults handled
+// (fk of fn) and injections resisted (ak of an; attack success counts the
+// other way).
+func HeldUp(r *report.Resilience) (fk, fn, ak, an int) {
+	for _, f := range r.Faults {
+		for _, s := range f.Scores {
+			if s.Name == report.FaultHandled {
+				fk, fn = fk+s.K, fn+s.N
+			}
+		}
+	}
+	for _, a := range r.Attacks {
+		for _, s := range a.Scores {
+			if s.Name == report.AttackSuccess {
+				ak, an = ak+s.N-s.K, an+s.N
+			}
+		}
+	}
+	return fk, fn, ak, an
 }
