@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -329,7 +330,7 @@ func (d *Draft) chains(tools []Tool) {
 			n++
 			var rest []string
 			for _, p := range b.required {
-				if !contains(fed, p) {
+				if !slices.Contains(fed, p) {
 					rest = append(rest, p)
 				}
 			}
@@ -621,15 +622,6 @@ func uniqueID(id string, seen map[string]bool) string {
 
 func validToolName(s string) bool {
 	return s != "" && len(s) <= 128 && strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) < 0
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,14 +87,14 @@ func TestDraftCoversEveryToolWithSchemaValidArguments(t *testing.T) {
 		if c.Negative {
 			negatives++
 		}
-		if !contains(c.Tags, draft.TagDraft) {
+		if !slices.Contains(c.Tags, draft.TagDraft) {
 			t.Errorf("%s: no draft tag: %v", c.ID, c.Tags)
 		}
 		if c.Chain() || c.Negative {
 			continue
 		}
 		covered[c.ExpectTool] = true
-		if contains(c.Tags, draft.TagNeedsValue) {
+		if slices.Contains(c.Tags, draft.TagNeedsValue) {
 			continue
 		}
 		args := c.ExpectArgs
@@ -137,7 +138,7 @@ func TestDraftCoversEveryToolWithSchemaValidArguments(t *testing.T) {
 
 	// A format nothing can vouch for is said, not invented.
 	h := byID["get_order_history"]
-	if !contains(h.Tags, draft.TagNeedsValue) || h.ExpectArgs["since"] != nil {
+	if !slices.Contains(h.Tags, draft.TagNeedsValue) || h.ExpectArgs["since"] != nil {
 		t.Errorf("get_order_history: tags %v args %v", h.Tags, h.ExpectArgs)
 	}
 	if !bytes.Contains(data, []byte(`TODO: no schema-valid value could be made for since (format "x-internal-cursor"`)) {
@@ -242,7 +243,7 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range set.Cases {
-		if c.ID == "get_order" && (c.Prompt != "Where is my order ORD-7 at?" || !contains(c.Tags, draft.TagModel)) {
+		if c.ID == "get_order" && (c.Prompt != "Where is my order ORD-7 at?" || !slices.Contains(c.Tags, draft.TagModel)) {
 			t.Errorf("get_order: %q %v", c.Prompt, c.Tags)
 		}
 	}
@@ -269,15 +270,6 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 	if !bytes.Contains(data2, []byte(`drafted prompt was not used (it leaves out "ORD-7"`)) || !bytes.Contains(data2, []byte(`with order id "ORD-7"`)) {
 		t.Errorf("the dropped value is not caught:\n%s", data2)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // A server's tools are untrusted: newlines, YAML syntax and huge values in

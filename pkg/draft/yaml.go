@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -27,7 +28,7 @@ func (d *Draft) Mark(id, model, note string) bool {
 			line += ": " + note
 		}
 		c.How = append(c.How, line)
-		if !contains(c.Tags, TagFailsDrafts) {
+		if !slices.Contains(c.Tags, TagFailsDrafts) {
 			c.Tags = append(c.Tags, TagFailsDrafts)
 		}
 		return true
