@@ -76,16 +76,10 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 			}
 		}
 	}
-	order := map[string]int{report.LatencyMethod: 0, report.LatencyTool: 1, report.LatencyModel: 2, report.LatencyCase: 3}
 	sort.SliceStable(lorder, func(i, j int) bool {
 		a, b := lorder[i], lorder[j]
-		if a.kind != b.kind {
-			return order[a.kind] < order[b.kind]
-		}
-		if a.subject != b.subject {
-			return a.subject < b.subject
-		}
-		return a.model < b.model
+		return report.CompareLatency(report.Latency{Kind: a.kind, Subject: a.subject, Model: a.model},
+			report.Latency{Kind: b.kind, Subject: b.subject, Model: b.model}) < 0
 	})
 	for _, k := range lorder {
 		a := lat[k]

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 )
@@ -233,4 +234,19 @@ func telemetryOK(t *Telemetry, bad func(string, ...any)) {
 			bad("/telemetry/usage/%d: a cost although %d calls have no price (an unknown cost is absent, never a partial sum)", i, u.UnpricedCalls)
 		}
 	}
+}
+
+// CompareLatency orders latency rows as a report lists them: method rows,
+// then tool, model-call and case-run rows; within a kind by subject, then
+// model. Every producer of rows (a run's summary, a merge of shards) sorts
+// by it.
+func CompareLatency(a, b Latency) int {
+	rank := map[string]int{LatencyMethod: 0, LatencyTool: 1, LatencyModel: 2, LatencyCase: 3}
+	if a.Kind != b.Kind {
+		return cmp.Compare(rank[a.Kind], rank[b.Kind])
+	}
+	if a.Subject != b.Subject {
+		return cmp.Compare(a.Subject, b.Subject)
+	}
+	return cmp.Compare(a.Model, b.Model)
 }

@@ -110,27 +110,13 @@ func latencyRows(ev Events) []report.Latency {
 			add(key{report.LatencyCase, "", c.Model}, ms(c.Duration), c.Outcome == report.RunError)
 		}
 	}
-	keys := make([]key, 0, len(samples))
+	rows := make([]report.Latency, 0, len(samples))
 	for k := range samples {
-		keys = append(keys, k)
-	}
-	order := map[string]int{report.LatencyMethod: 0, report.LatencyTool: 1, report.LatencyModel: 2, report.LatencyCase: 3}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.kind != b.kind {
-			return order[a.kind] < order[b.kind]
-		}
-		if a.subject != b.subject {
-			return a.subject < b.subject
-		}
-		return a.model < b.model
-	})
-	rows := make([]report.Latency, 0, len(keys))
-	for _, k := range keys {
 		p50, p95, mx, hist := Distribution(samples[k])
 		rows = append(rows, report.Latency{Kind: k.kind, Subject: k.subject, Model: k.model, Samples: len(samples[k]), Errors: errs[k],
 			P50Ms: p50, P95Ms: p95, MaxMs: mx, Histogram: hist, SamplesMs: kept(samples[k]), Direction: report.Lower})
 	}
+	slices.SortFunc(rows, report.CompareLatency)
 	return rows
 }
 
