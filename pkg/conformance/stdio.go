@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -162,9 +163,13 @@ var STDIO4 = &check.Check{
 // streaming call is in flight.
 const stdioInterleaved = 4
 
-// stdioHeadStart is how long the streaming call of STDIO-5 runs alone
-// before the quick requests are sent: far less than an emitter streams for.
-const stdioHeadStart = 50 * time.Millisecond
+// stdioRounds bounds how many rounds of quick requests STDIO-5 sends.
+const stdioRounds = 5
+
+// stdioBusyWait bounds how long STDIO-5 waits for the streaming call's
+// first notification before it sends the quick requests anyway, and how
+// long the call may run on after they were answered.
+const stdioBusyWait = 5 * time.Second
 
 var STDIO5 = &check.Check{
 	ID: "STDIO-5", Level: check.Must, Transports: check.Stdio,
@@ -173,60 +178,149 @@ var STDIO5 = &check.Check{
 	Fix:  "serve requests independently on one stdio stream and echo each request's progressToken",
 	Run: func(p *check.Pass) error {
 		es := progFindEmitters(p)
+		ctx, cancel := context.WithTimeout(p.Ctx, 30*time.Second)
+		defer cancel()
+		c := p.Env.Client
+		args := map[string]any(nil)
+		if es.progress != nil {
+			args = es.progress.Args
+			// The streaming call counts as far as it may, so that it is
+			// still running when the quick requests come. On a process of
+			// its own: one that outlasts the check dies with it instead of
+			// streaming into the next checks.
+			if p.Env.Fresh != nil {
+				if fc, closeFn, err := p.Env.Fresh(ctx); err == nil {
+					defer closeFn()
+					c, args = fc, progArgs(es.progress.Tool.InputSchema, true)
+				}
+			}
+		}
 		type answer struct {
 			what string
 			resp *mcpclient.Response
 			err  error
 		}
-		var wg sync.WaitGroup
-		answers := make(chan answer, stdioInterleaved+1)
-		ctx, cancel := context.WithTimeout(p.Ctx, 30*time.Second)
-		defer cancel()
+		answers := make(chan answer, stdioInterleaved*stdioRounds)
+		streamed := make(chan answer, 1)
 		token := "mcp-eval-stdio5"
+		var (
+			mu    sync.Mutex
+			notes []*jsonrpc.Message // what the streaming call received, as it came
+		)
+		ended := make(chan struct{})
 		if es.progress != nil {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := p.Env.Client.Do(ctx, "tools/call", map[string]any{"name": es.progress.Tool.Name, "arguments": es.progress.Args}, mcpclient.WithProgressToken(token))
-				answers <- answer{"tools/call " + es.progress.Tool.Name, resp, err}
-			}()
 			// The rule is about requests that arrive while the streaming
-			// call runs: give it a head start, or a scheduler that runs the
-			// quick requests first tests nothing (and a server that serves
-			// one request at a time passes by chance).
+			// call runs, so the quick requests wait for its first
+			// notification: then the server is busy with it, whatever the
+			// scheduler did (a delay guessed here made a server that
+			// serves one request at a time pass by chance).
+			busy := make(chan struct{}, 1)
+			go func() {
+				resp, err := c.Do(ctx, "tools/call", map[string]any{"name": es.progress.Tool.Name, "arguments": args},
+					mcpclient.WithProgressToken(token), mcpclient.WithNotificationHook(func(m *jsonrpc.Message) {
+						mu.Lock()
+						if len(notes) < 64 {
+							notes = append(notes, m)
+						}
+						mu.Unlock()
+						select {
+						case busy <- struct{}{}:
+						default:
+						}
+					}))
+				streamed <- answer{"tools/call " + es.progress.Tool.Name, resp, err}
+				close(ended)
+			}()
 			select {
-			case <-time.After(stdioHeadStart):
+			case <-busy:
+			case <-ended:
+			case <-time.After(stdioBusyWait):
 			case <-ctx.Done():
 			}
+		} else {
+			close(ended)
 		}
-		for i := 0; i < stdioInterleaved; i++ {
-			m := "server/discover"
-			if i%2 == 1 && p.Env.Facts.Has("tools") {
-				m = "tools/list"
+		// A quick request answered before the streaming call was is one
+		// the server served while busy with it: only those were
+		// interleaved. A loaded machine may be slow to send a round, so
+		// rounds go on until one lands while the call runs (or it ends).
+		var during atomic.Int32
+		sent := 0
+		for round := 0; round < stdioRounds; round++ {
+			var quick sync.WaitGroup
+			for i := 0; i < stdioInterleaved; i++ {
+				m := "server/discover"
+				if i%2 == 1 && p.Env.Facts.Has("tools") {
+					m = "tools/list"
+				}
+				quick.Add(1)
+				sent++
+				go func() {
+					defer quick.Done()
+					resp, err := c.Do(ctx, m, nil)
+					select {
+					case <-ended:
+					default:
+						during.Add(1)
+					}
+					answers <- answer{m, resp, err}
+				}()
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				resp, err := p.Env.Client.Do(ctx, m, nil)
-				answers <- answer{m, resp, err}
-			}()
+			quick.Wait()
+			if during.Load() > 0 || ctx.Err() != nil {
+				break
+			}
+			select {
+			case <-ended:
+				round = stdioRounds
+			default:
+			}
 		}
-		wg.Wait()
+		overlapped := during.Load() > 0
+		select {
+		case <-ended:
+		case <-time.After(stdioBusyWait):
+			// A call still counting is not a fault: its process is
+			// closed with the check.
+		case <-ctx.Done():
+		}
 		close(answers)
+		all := []answer{}
 		for a := range answers {
+			all = append(all, a)
+		}
+		select {
+		case a := <-streamed:
+			all = append(all, a)
+		default:
+		}
+		for _, a := range all {
 			ev := check.FromResponse(a.resp)
+			streaming := strings.HasPrefix(a.what, "tools/call")
 			switch {
+			case streaming && a.err != nil && overlapped && ctx.Err() == nil:
+				// Our own bound ran out on a long count; the quick
+				// requests were judged.
 			case a.err != nil:
 				p.Failf(ev, "%s sent among interleaved requests failed: %v", a.what, a.err)
 			case a.resp.Error != nil:
 				p.Failf(atResponse(ev, a.resp, "/error/code"), "%s sent among interleaved requests got error %d (%s)", a.what, a.resp.Error.Code, jsonrpc.Clip(a.resp.Error.Message, 120))
-			case strings.HasPrefix(a.what, "tools/call") && a.resp.Exchange != nil:
-				for _, n := range a.resp.Exchange.Notifications {
-					if n.Method == "notifications/progress" && !jsonrpc.SameID(progParams(n)["progressToken"], jsonrpc.StringID(token)) {
-						p.Failf(ev, "progress for the interleaved call carried token %s, want %q", jsonrpc.Clip(string(progParams(n)["progressToken"]), 40), token)
-					}
-				}
 			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range notes {
+			if m.Method == "notifications/progress" && !jsonrpc.SameID(progParams(m)["progressToken"], jsonrpc.StringID(token)) {
+				p.Failf(check.AtMessage(&check.Evidence{Transport: "stdio"}, m, "/params/progressToken"), "progress for the interleaved call carried token %s, want %q", jsonrpc.Clip(string(progParams(m)["progressToken"]), 40), token)
+			}
+		}
+		switch {
+		case overlapped:
+			p.Passf(nil, "%d concurrent requests were answered, %d of them while %s streamed progress", sent, during.Load(), es.progress.Tool.Name)
+		case es.progress != nil:
+			p.Passf(nil, "%d concurrent requests were answered; %s ended before they were, so they were not interleaved with a streaming call", sent, es.progress.Tool.Name)
+		default:
+			p.Passf(nil, "%d concurrent requests were answered (no tool that streams progress was found to interleave them with)", stdioInterleaved)
 		}
 		return nil
 	},

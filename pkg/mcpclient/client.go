@@ -163,6 +163,7 @@ type callOptions struct {
 	header       http.Header
 	noMeta       bool
 	timeout      time.Duration // overrides Config.RequestTimeout when > 0
+	onNote       func(*jsonrpc.Message)
 }
 
 // withTimeout bounds this request instead of Config.RequestTimeout.
@@ -188,6 +189,13 @@ func WithLogLevel(level string) CallOption { return WithMeta(MetaLogLevel, level
 // WithCapabilities sends these client capabilities instead of the default.
 func WithCapabilities(caps json.RawMessage) CallOption {
 	return func(o *callOptions) { o.capabilities = caps }
+}
+
+// WithNotificationHook calls fn with each notification the request
+// receives, while it runs (see transport.Outgoing.OnNotification: fn must
+// return at once).
+func WithNotificationHook(fn func(*jsonrpc.Message)) CallOption {
+	return func(o *callOptions) { o.onNote = fn }
 }
 
 // WithHeader adds an HTTP header to this request.
@@ -333,7 +341,7 @@ func (c *Client) outgoingTraced(req *Request, id json.RawMessage, tc *TraceConte
 	if err != nil {
 		return nil, nil, err
 	}
-	return &transport.Outgoing{Body: body, ID: id, Method: req.Method, Header: h}, sent, nil
+	return &transport.Outgoing{Body: body, ID: id, Method: req.Method, Header: h, OnNotification: req.opts.onNote}, sent, nil
 }
 
 // headers derives the Streamable HTTP request headers from the body

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,6 +172,29 @@ func TestProgressNotificationsReachTheExchange(t *testing.T) {
 		}
 		if progress != 3 || logs == 0 {
 			t.Fatalf("got %d progress and %d log notifications, want 3 and some", progress, logs)
+		}
+	})
+}
+
+// The hook is told of every notification the exchange keeps, progress
+// first, on either transport.
+func TestNotificationHookSeesEveryNotification(t *testing.T) {
+	bothTransports(t, mcpclient.Config{}, func(t *testing.T, c *mcpclient.Client) {
+		var mu sync.Mutex
+		var seen []string
+		res, err := c.CallTool(ctx(t), "slow_count", map[string]any{"n": 3}, mcpclient.WithProgressToken("tok-h"),
+			mcpclient.WithNotificationHook(func(m *jsonrpc.Message) {
+				mu.Lock()
+				seen = append(seen, m.Method)
+				mu.Unlock()
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) != len(res.Response.Exchange.Notifications) || len(seen) < 3 || seen[0] != "notifications/progress" {
+			t.Fatalf("hook saw %v; the exchange holds %d notifications", seen, len(res.Response.Exchange.Notifications))
 		}
 	})
 }

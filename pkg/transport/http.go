@@ -102,6 +102,9 @@ type RawRequest struct {
 	// StopAtID ends reading an SSE stream once the response with this id
 	// has arrived; nil reads the stream to its end (or the limits).
 	StopAtID json.RawMessage
+	// OnNotification is Outgoing.OnNotification, for each notification
+	// decoded from an SSE stream.
+	OnNotification func(*jsonrpc.Message)
 }
 
 // RawResponse is everything the raw layer saw.
@@ -157,7 +160,7 @@ func (t *HTTPTransport) Do(ctx context.Context, rr *RawRequest) (*RawResponse, e
 	body := io.LimitReader(resp.Body, t.cfg.MaxStreamBytes+1)
 	if mt == "text/event-stream" {
 		out.SSE = true
-		err = t.readSSE(body, rr.StopAtID, out)
+		err = t.readSSE(body, rr, out)
 	} else {
 		err = t.readJSON(body, out)
 	}
@@ -200,7 +203,8 @@ func (t *HTTPTransport) readJSON(body io.Reader, out *RawResponse) error {
 	return nil
 }
 
-func (t *HTTPTransport) readSSE(body io.Reader, stopAt json.RawMessage, out *RawResponse) error {
+func (t *HTTPTransport) readSSE(body io.Reader, rr *RawRequest, out *RawResponse) error {
+	stopAt := rr.StopAtID
 	var raw bytes.Buffer
 	sr := newSSEReader(io.TeeReader(body, &limitedBuffer{buf: &raw, max: int(t.cfg.MaxMessageBytes)}), int(t.cfg.MaxMessageBytes))
 	defer func() {
@@ -260,6 +264,9 @@ func (t *HTTPTransport) readSSE(body io.Reader, stopAt json.RawMessage, out *Raw
 				out.Anomalies = append(out.Anomalies, Anomaly{Kind: "malformed-event", Detail: err.Error(), Excerpt: excerpt([]byte(ev.Data))})
 			}
 			continue
+		}
+		if rr.OnNotification != nil && msg.Kind() == jsonrpc.KindNotification {
+			rr.OnNotification(msg)
 		}
 		isResp := msg.Kind() == jsonrpc.KindResponse
 		final := isResp && stopAt != nil && jsonrpc.SameID(msg.ID, stopAt)
@@ -344,7 +351,7 @@ func (t *HTTPTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchange
 		h[http.CanonicalHeaderKey(k)] = vs
 	}
 	start := time.Now()
-	rr, err := t.Do(ctx, &RawRequest{Body: out.Body, Header: h, StopAtID: out.ID})
+	rr, err := t.Do(ctx, &RawRequest{Body: out.Body, Header: h, StopAtID: out.ID, OnNotification: out.OnNotification})
 	ex := t.exchange(rr, out, start)
 	if err != nil {
 		if te, ok := err.(*Error); ok {

@@ -117,6 +117,7 @@ type pendingReq struct {
 	ch       chan *jsonrpc.Message
 	ex       *Exchange
 	budget   keepBudget // messages kept in ex
+	onNote   func(*jsonrpc.Message)
 	// err is why a nil was sent on ch: the answer came but was unusable.
 	// Written before the send, read after the receive.
 	err *Error
@@ -549,6 +550,9 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 		t.anomalyLocked(Anomaly{Kind: kind, Detail: "response to no request in flight", Excerpt: excerpt(line)})
 	case jsonrpc.KindNotification:
 		if p := t.attributeLocked(m); p != nil {
+			if p.onNote != nil {
+				p.onNote(m)
+			}
 			if p.keepLocked(len(line)) {
 				p.ex.Notifications = append(p.ex.Notifications, m)
 			}
@@ -646,7 +650,7 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: errors.New("request without an id")}
 	}
 	key := jsonrpc.IDKey(out.ID)
-	p := &pendingReq{id: out.ID, method: out.Method, progress: progressTokenOf(out.Body), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}}
+	p := &pendingReq{id: out.ID, method: out.Method, progress: progressTokenOf(out.Body), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}, onNote: out.OnNotification}
 	t.mu.Lock()
 	if _, dup := t.pending[key]; dup {
 		t.mu.Unlock()

@@ -31,6 +31,13 @@ type Outgoing struct {
 	// field, an odd id): watchers are not told of it, since the check that
 	// sent it judges the answer.
 	Raw bool
+	// OnNotification, when set, is called with each notification this
+	// request receives, as it arrives: a caller that must act while the
+	// request is still running (send another request once the server is
+	// busy with this one) learns it without guessing a delay. It runs on
+	// the transport's reader, on stdio with its lock held, so it must
+	// return at once and never call the transport.
+	OnNotification func(*jsonrpc.Message)
 }
 
 // Exchange is what came back for one request: the final response, and every
