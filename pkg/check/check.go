@@ -135,6 +135,10 @@ type Pass struct {
 	Check *Check
 	// Env is the server under test and the shared facts.
 	Env Env
+	// Run is which repetition this is (0 for a check that runs once):
+	// the observations it shares with the other checks of the same
+	// repetition (Pass.Do).
+	Run int
 	out Outcome
 	// unlocated counts the findings (failures and warnings) whose evidence
 	// names no pointer or was not kept: faults of this result alone,

@@ -55,6 +55,9 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	if env.Memo == nil {
 		env.Memo = &Memo{}
 	}
+	if env.Observed == nil {
+		env.Observed = NewObservations(ctx)
+	}
 	if opts.Runs <= 0 {
 		opts.Runs = 5
 	}
@@ -96,7 +99,7 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 				if ctx.Err() != nil {
 					o = Outcome{Verdict: Errored, Message: "run cancelled: " + ctx.Err().Error()}
 				} else {
-					o, all = runOnce(ctx, c, env)
+					o, all = runOnce(ctx, c, env, run)
 				}
 				outcomes[i][run], located[i][run] = o, all
 				mu.Lock()
@@ -171,8 +174,9 @@ func pick(cur, o *Outcome) *Outcome {
 
 // runOnce runs a check once; located says that every finding of the run
 // points at a response value (see markRepeats).
-func runOnce(ctx context.Context, c *Check, env Env) (out Outcome, located bool) {
+func runOnce(ctx context.Context, c *Check, env Env, run int) (out Outcome, located bool) {
 	p := NewPass(ctx, c, env)
+	p.Run = run
 	defer func() {
 		if v := recover(); v != nil {
 			// A check must never take the run down with it; a panic is

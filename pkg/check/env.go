@@ -47,6 +47,9 @@ type Env struct {
 	// and share (the poisoning scan of the tool list). Execute sets a new
 	// one when it is nil.
 	Memo *Memo
+	// Observed shares the plain requests of each repetition between its
+	// checks (see Pass.Do). Execute sets one when it is nil.
+	Observed *Observations
 }
 
 // Memo computes a value once per run for every check that asks for it.

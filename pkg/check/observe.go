@@ -1,0 +1,124 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
+
+// Observations are the plain requests of one repetition, asked once and
+// judged by every check of that repetition: run i of every MUST check (and
+// the one run of the others, with run 0) reads the same server/discover,
+// the same walk of each list, the same read of a resource. A rule that
+// holds on a response is judged where the response is, not by sending it
+// again per check; a MUST rule still sees one independent observation per
+// run, so a server that answers differently between runs is still flaky.
+//
+// Only requests sent on the shared client exactly as the client builds
+// them belong here; a check that varies headers, _meta, ids or bodies
+// sends its own.
+type Observations struct {
+	// ctx bounds every observation: the run's, not the first asking
+	// check's, whose end must not cut the answer the others wait for.
+	ctx     context.Context
+	mu      sync.Mutex
+	entries map[observeKey]*memoEntry
+	sent    int
+}
+
+type observeKey struct {
+	run    int
+	method string
+	params string
+	list   string // the item key when the request is a walk of a list
+}
+
+type observed struct {
+	resp  *mcpclient.Response
+	list  *mcpclient.ListResult
+	tools *mcpclient.Tools
+	err   error
+}
+
+// NewObservations is for drivers: ctx is the whole run's.
+func NewObservations(ctx context.Context) *Observations {
+	return &Observations{ctx: ctx, entries: map[observeKey]*memoEntry{}}
+}
+
+// Sent is how many observations were made (each one request, or one walk
+// of a list), for tests and benchmarks.
+func (o *Observations) Sent() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.sent
+}
+
+func (o *Observations) get(k observeKey, fetch func(ctx context.Context) observed) observed {
+	o.mu.Lock()
+	e := o.entries[k]
+	if e == nil {
+		e = &memoEntry{}
+		o.entries[k] = e
+		o.sent++
+	}
+	o.mu.Unlock()
+	e.once.Do(func() { e.v = fetch(o.ctx) })
+	v, _ := e.v.(observed)
+	return v
+}
+
+// Do is Env.Client.Do(method, params) as observed in this pass's
+// repetition: the first check of the repetition that asks sends it, the
+// others judge the same response. The response is shared: read it, never
+// change it.
+func (p *Pass) Do(method string, params any) (*mcpclient.Response, error) {
+	o := p.observations()
+	if o == nil {
+		return p.Env.Client.Do(p.Ctx, method, params)
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	v := o.get(observeKey{run: p.Run, method: method, params: string(b)}, func(ctx context.Context) observed {
+		resp, err := p.Env.Client.Do(ctx, method, params)
+		return observed{resp: resp, err: err}
+	})
+	return v.resp, v.err
+}
+
+// List is Env.Client.List(method, key) as observed in this pass's
+// repetition (every page, walked once).
+func (p *Pass) List(method, key string) (*mcpclient.ListResult, error) {
+	o := p.observations()
+	if o == nil {
+		return p.Env.Client.List(p.Ctx, method, key)
+	}
+	v := o.get(observeKey{run: p.Run, method: method, list: key}, func(ctx context.Context) observed {
+		lr, err := p.Env.Client.List(ctx, method, key)
+		return observed{list: lr, err: err}
+	})
+	return v.list, v.err
+}
+
+// ListTools is Env.Client.ListTools as observed in this pass's repetition.
+func (p *Pass) ListTools() (*mcpclient.Tools, error) {
+	o := p.observations()
+	if o == nil {
+		return p.Env.Client.ListTools(p.Ctx)
+	}
+	v := o.get(observeKey{run: p.Run, method: "tools/list", list: "tools (typed)"}, func(ctx context.Context) observed {
+		t, err := p.Env.Client.ListTools(ctx)
+		return observed{tools: t, err: err}
+	})
+	return v.tools, v.err
+}
+
+func (p *Pass) observations() *Observations {
+	if p.Env.Observed == nil || p.Env.Client == nil {
+		return nil
+	}
+	return p.Env.Observed
+}
