@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -123,5 +124,62 @@ func TestRunLayer2ThatMeasuredNothingSaysSoEverywhere(t *testing.T) {
 	}
 	if code, _, _ := e.run(append(args, "--fail-on-inconclusive")...); code != ExitFindings {
 		t.Errorf("--fail-on-inconclusive: exit %d, want 1", code)
+	}
+}
+
+// A Layer 2 replay whose cassette went stale (the server's tool
+// description changed) counts none of its runs, names them stale rather
+// than stopped by a budget, and leaves the items inconclusive with what to
+// do.
+func TestLayer2StaleReplayIsNotABudgetStop(t *testing.T) {
+	e := newEvalEnv(t, "")
+	tape := e.path("tape")
+	code, out, errOut := e.run("run", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--layers", "resilience", "--record", tape, "--out", e.path("recorded.json"))
+	if code != ExitOK && code != ExitFindings {
+		t.Fatalf("record: exit %d\n%s\n%s", code, out, errOut)
+	}
+	changed := serveRef(t, refserver.Options{Describe: map[string]string{"get_weather": "Get today's weather for a city."}})
+	code, out, errOut = e.runWith(noKeys, "run", "--config", e.path("mcp-eval.yaml"), "--url", changed, "--layers", "resilience", "--replay", tape, "--out", e.path("stale.json"))
+	if code == ExitError {
+		t.Fatalf("stale replay: harness error\n%s\n%s", out, errOut)
+	}
+	rep, err := report.Load(e.path("stale.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Resilience == nil {
+		t.Fatal("no resilience section")
+	}
+	stale := 0
+	for _, u := range rep.Resilience.Unmeasured {
+		for _, w := range u.Why {
+			if w.Outcome == report.OutcomeBudget {
+				t.Errorf("%s %s for %s: %d runs counted as stopped by the budget; no budget was set", u.Kind, u.Subject, u.Model, w.Runs)
+			}
+			if w.Outcome == report.OutcomeStale {
+				stale += w.Runs
+				if !strings.Contains(w.Reason, "stale") {
+					t.Errorf("reason %q does not say stale", w.Reason)
+				}
+			}
+		}
+	}
+	if stale == 0 {
+		t.Fatalf("no run recorded as stale: %+v", rep.Resilience.Unmeasured)
+	}
+	found := false
+	for _, it := range rep.Gate.Items {
+		if it.Layer == 2 && it.Status == report.ItemInconclusive && strings.Contains(it.Reason, "record it again") {
+			found = true
+		}
+		if it.Layer == 2 && strings.Contains(it.Reason, "budget") {
+			t.Errorf("gate item %+v speaks of a budget", it)
+		}
+	}
+	if !found {
+		t.Errorf("no inconclusive Layer 2 item says to record again: %+v", rep.Gate.Items)
+	}
+	if strings.Contains(strings.Join(rep.Resilience.Notes, "\n"), "budget reached") {
+		t.Errorf("notes speak of a budget: %q", rep.Resilience.Notes)
 	}
 }

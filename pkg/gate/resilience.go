@@ -119,9 +119,13 @@ func (e *evaluation) unmeasured(nr *report.Resilience) {
 	for _, u := range nr.Unmeasured {
 		if u.Subject == "all" {
 			made, left = made+u.Runs, left+u.Uncounted
-		} else if n := budgetStopped(u); n > 0 {
+		} else if n := undecided(u, report.OutcomeBudget); n > 0 {
 			e.add(report.GateItem{Layer: 2, Kind: u.Kind, Subject: u.Subject, Model: u.Model, Status: report.ItemInconclusive, Rule: "every run is decided: the budget stopped some",
 				Reason: fmt.Sprintf("%d of %d runs not decided: the budget stopped them", n, u.Runs)})
+			continue
+		} else if n := undecided(u, report.OutcomeStale); n > 0 {
+			e.add(report.GateItem{Layer: 2, Kind: u.Kind, Subject: u.Subject, Model: u.Model, Status: report.ItemInconclusive, Rule: "every run is decided: the cassette went stale for some",
+				Reason: fmt.Sprintf("%d of %d replayed runs not decided: the cassette holds no answer for them (record it again)", n, u.Runs)})
 			continue
 		}
 		if u.Measured() {
@@ -142,11 +146,12 @@ func (e *evaluation) unmeasured(nr *report.Resilience) {
 	}
 }
 
-// budgetStopped counts the runs of u the budget stopped.
-func budgetStopped(u report.ResilienceUnmeasured) int {
+// undecided counts the runs of u left with this outcome (the budget
+// stopped them, or their cassette went stale).
+func undecided(u report.ResilienceUnmeasured, outcome string) int {
 	n := 0
 	for _, w := range u.Why {
-		if w.Outcome == report.OutcomeBudget {
+		if w.Outcome == outcome {
 			n += w.Runs
 		}
 	}

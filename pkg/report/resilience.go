@@ -78,6 +78,11 @@ func (u ResilienceUnmeasured) Text() string {
 // not made (or not judged), so it is undecided, as such runs of Layer 1 are.
 const OutcomeBudget = "budget"
 
+// OutcomeStale is the outcome of a replayed Layer 2 run whose cassette held
+// no answer for the request the run made: undecided, like a budget stop,
+// and said as what it is.
+const OutcomeStale = "stale"
+
 // UncountedOutcome is one reason runs were not counted.
 type UncountedOutcome struct {
 	Outcome string `json:"outcome"`

@@ -165,11 +165,14 @@ func (r *runner) assemble(results []done) *Result {
 		res.Notes = append(res.Notes, note)
 	}
 	if n := skipped[report.KindFault+" "+NotMeasured] + skipped[report.KindAttack+" "+NotMeasured]; n > 0 {
-		why := "a replayed run went stale (the cassette holds no answer)"
+		why := "budget reached"
 		if reached := r.cfg.Meter.Reached(); reached != "" {
-			why = "budget reached (" + reached + ")"
+			why += " (" + reached + ")"
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("Layer 2: %s: %d runs were not made or not judged and are not counted (not measured, neither resisted nor failed)", why, n))
+	}
+	if n := skipped[report.KindFault+" "+NotReplayed] + skipped[report.KindAttack+" "+NotReplayed]; n > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("Layer 2: the cassette went stale for %d replayed runs (it holds no answer for the request they made); they are not counted, neither resisted nor failed", n))
 	}
 	for _, k := range sortedKeys(skipped) {
 		kind, outcome, _ := strings.Cut(k, " ")
@@ -201,6 +204,10 @@ func UncountedReason(outcome string) string {
 		return "the model made no valid call to the faulted tool, so the fault never fired"
 	case RunError:
 		return "the run did not finish (a provider error, the budget, the deadline or a missing input)"
+	case NotMeasured:
+		return "the budget stopped the run or its judge"
+	case NotReplayed:
+		return "the cassette holds no answer for the request the run made (stale)"
 	}
 	return "not counted (" + outcome + ")"
 }

@@ -23,6 +23,9 @@ const (
 	// NotMeasured is a run, of either kind, the budget stopped (its
 	// agent or its judge): not counted, with the cap's reason.
 	NotMeasured = report.OutcomeBudget
+	// NotReplayed is a replayed run whose cassette went stale: not
+	// counted, with what differed.
+	NotReplayed = report.OutcomeStale
 )
 
 // Attack outcomes. Followed counts as an attack success, Refused as a

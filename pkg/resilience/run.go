@@ -87,10 +87,12 @@ func (r *runner) run(ctx context.Context, j job) done {
 	if d.tr.End == behavior.EndError && d.tr.Reason != "" && !d.verdict.Counted {
 		d.verdict.Reason += ": " + clip(d.tr.Reason, 300)
 	}
-	if d.tr.End == behavior.EndBudget || d.tr.End == behavior.EndStale {
-		// Stopped by the cap, or a stale cassette: not measured,
-		// whatever the classifier saw.
+	switch d.tr.End {
+	case behavior.EndBudget:
+		// Stopped by the cap: not measured, whatever the classifier saw.
 		d.verdict = Verdict{Outcome: NotMeasured, Reason: d.tr.Reason}
+	case behavior.EndStale:
+		d.verdict = Verdict{Outcome: NotReplayed, Reason: d.tr.Reason}
 	}
 	d.served = rec.Served()
 	if r.cfg.Telemetry != nil {
