@@ -70,13 +70,18 @@ func newEvalEnv(t *testing.T, extraConfig string) *evalEnv {
 // newEvalEnvWith is newEvalEnv with models that answer as model does.
 func newEvalEnvWith(t *testing.T, extraConfig string, model func(*llmfake.Request) llmfake.Reply) *evalEnv {
 	t.Helper()
+	return newEvalEnvOpts(t, extraConfig, llmfake.Options{Default: model})
+}
+
+func newEvalEnvOpts(t *testing.T, extraConfig string, fake llmfake.Options) *evalEnv {
+	t.Helper()
 	srv := refserver.New(refserver.Options{})
 	t.Cleanup(srv.Close)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, llmfake.Options{Default: model})}
+	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, fake)}
 	cfg := `golden: tasks.yaml
 models:
   default: [openai:gpt-5-mini, anthropic:claude-sonnet-4-5]

@@ -19,7 +19,7 @@ const (
 	flagsServer = 1 << iota // --url, --cmd, --header, … and the deadlines
 	flagsConfig             // --config
 	flagsLayers             // --layers
-	flagsLayer0             // --conformance-runs, --conformance-concurrency, --call-tool, --only
+	flagsLayer0             // --conformance-runs, --conformance-concurrency, --call-tool, --only, --tool-tokens
 	flagsLayer1             // --golden, --models, --runs, --concurrency, …
 	flagsGate               // --baseline, --max-drop, --fail-on-inconclusive, the cost and tool-token gates, --lint
 	flagsOutput             // --out, --junit, --markdown, --html
@@ -72,6 +72,7 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 		fs.IntVar(&s.ConformanceConcurrency, "conformance-concurrency", 0, "Layer 0 check runs in flight at once (default: 8)")
 		fs.Var(&f.callTools, "call-tool", "allow calling this tool `NAME` although it is not annotated readOnlyHint: true (repeatable; by default only read-only tools are called)")
 		fs.Var(&f.only, "only", "run only these check ids or families, e.g. DISC or TOOL-3 (repeatable, or comma-separated)")
+		fs.StringVar(&s.ToolTokens, "tool-tokens", "", "how the tool surface's tokens are counted: estimate (the embedded tokenizer) or exact (also each model's provider, at its token-counting endpoint, where its key is set) (default: conformance.tool-tokens, else estimate)")
 	}
 	if groups&flagsLayer1 != 0 {
 		fs.StringVar(&s.Golden, "golden", "", "golden set: a YAML file or a directory of them (default: golden: in the config)")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 )
@@ -45,6 +46,7 @@ func InputSpecs() []Input {
 		{"max-tool-tokens", "", "Most tokens the tools array may cost in every model request. Default: from the config file (gate.max-tool-tokens), else not gated."},
 		{"max-tool-tokens-increase", "", "Largest rise of the tools array's tokens over the baseline: a fraction (0.1) or a percentage (10%). Default: from the config file (gate.max-tool-tokens-increase), else not gated."},
 		{"lint", "", "What a description-lint finding does: off, warn or fail. Default: from the config file (gate.lint), else warn."},
+		{"tool-tokens", "", "How the tool surface's tokens are counted: estimate (the embedded tokenizer only) or exact (also each model's provider, at its token-counting endpoint, on runs that hold its key). Default: from the config file (conformance.tool-tokens), else estimate."},
 		{"runs", "", "Runs per case (default: from the config file, else 5)."},
 		{"models", "", "Comma list of models, e.g. openai:gpt-5-mini,anthropic:claude-sonnet-4-5 (default: from the config file, per trigger)."},
 		{"prices", "", "Price override file, relative to the workspace, in the format of the built-in price table (dated rows). Its models replace or add to the built-in ones for the budget, the spend preview and the report's cost (default: pricing.file in the config file)."},
@@ -98,6 +100,7 @@ type Inputs struct {
 	MaxToolTokens    *int     // nil: from the config file
 	MaxToolTokensInc *float64 // nil: from the config file
 	Lint             string   // "": from the config file
+	ToolTokens       string   // estimate | exact; "": from the config file
 	Runs             int      // 0: from the config file
 	Models           []string
 	Prices           string // price override file, relative to the workspace
@@ -219,6 +222,13 @@ func ParseInputs(getenv func(string) string) (Inputs, error) {
 			bad("lint", "%q is not off, warn or fail", v)
 		} else {
 			in.Lint = v
+		}
+	}
+	if v := get("tool-tokens"); v != "" {
+		if err := config.CheckToolTokens(v); err != nil {
+			bad("tool-tokens", "%q is not estimate or exact", v)
+		} else {
+			in.ToolTokens = v
 		}
 	}
 	if v := get("runs"); v != "" {

@@ -57,7 +57,7 @@ func (p Plan) Settings() pipeline.Settings {
 	in := p.Inputs
 	s := pipeline.Settings{URL: in.ServerURL, Command: in.ServerCommand, User: in.ServerUser, Runs: in.Runs, Models: in.Models,
 		MaxDrop: in.MaxDrop, MaxCostIncrease: in.MaxCostIncrease, MaxCostPerRun: in.MaxCostPerRun,
-		MaxToolTokens: in.MaxToolTokens, MaxToolTokensIncrease: in.MaxToolTokensInc, Lint: in.Lint, Trigger: string(p.Trigger), Schedule: p.Schedule, Notes: p.Notes,
+		MaxToolTokens: in.MaxToolTokens, MaxToolTokensIncrease: in.MaxToolTokensInc, Lint: in.Lint, ToolTokens: in.ToolTokens, Trigger: string(p.Trigger), Schedule: p.Schedule, Notes: p.Notes,
 		Shard: in.Shard}
 	if in.ServerCommand != "" {
 		s.Cwd = p.Workspace

@@ -178,6 +178,26 @@ type Conformance struct {
 	Runs      int      `yaml:"runs"`
 	CallTools []string `yaml:"call-tools"`
 	Only      []string `yaml:"only"`
+	// ToolTokens is how the tool surface's tokens are counted: estimate
+	// (the default: the embedded tokenizer only) or exact (also each
+	// model's provider, at its token-counting endpoint, where the run
+	// holds that provider's key).
+	ToolTokens string `yaml:"tool-tokens"`
+}
+
+// Values of conformance.tool-tokens.
+const (
+	ToolTokensEstimate = "estimate"
+	ToolTokensExact    = "exact"
+)
+
+// CheckToolTokens accepts "" (unset), estimate and exact.
+func CheckToolTokens(v string) error {
+	switch v {
+	case "", ToolTokensEstimate, ToolTokensExact:
+		return nil
+	}
+	return fmt.Errorf("tool-tokens is %q, want estimate or exact", v)
 }
 
 // Models says which models run on which trigger.
@@ -380,6 +400,9 @@ func (c *Config) validate(path string, src []byte) error {
 	}
 	if c.Conformance.Runs < 0 || c.Conformance.Runs > 100 {
 		return at("runs", fmt.Sprintf("conformance.runs is %d, want 1..100", c.Conformance.Runs), "")
+	}
+	if err := CheckToolTokens(c.Conformance.ToolTokens); err != nil {
+		return at("tool-tokens", "conformance."+err.Error(), "exact also asks each model's provider to count the tools, on runs that hold its key; estimate counts with the embedded tokenizer only")
 	}
 	if v := c.Gate.MaxToolTokens; v != nil && *v < 1 {
 		return at("max-tool-tokens", fmt.Sprintf("gate.max-tool-tokens is %d, want a whole number of tokens ≥ 1", *v), "")

@@ -166,6 +166,12 @@ type wire struct {
 	apiVersion string
 	headers    map[string]string // auth and custom headers, values final
 	secrets    []string          // values to redact from every error
+	// key is the endpoint's API key ("" when it takes none), for a
+	// counting endpoint that wants it in another header (Gemini's).
+	key string
+	// basePath is the base URL's path, without the dialect's path: a
+	// counting endpoint is found from it.
+	basePath string
 }
 
 func resolveWire(sp Spec, ep config.Endpoint, lookupEnv func(string) (string, bool)) (*wire, error) {
@@ -194,6 +200,7 @@ func resolveWire(sp Spec, ep config.Endpoint, lookupEnv func(string) (string, bo
 	if ep.Dialect == DialectAnthropic && strings.HasSuffix(u.Path, "/v1") {
 		path = "/messages" // a base URL written with /v1 already
 	}
+	w.basePath = u.Path
 	u.Path += path
 	w.apiVersion = ep.APIVersion
 	if ep.Dialect != DialectAnthropic && ep.APIVersion != "" {
@@ -229,6 +236,7 @@ func resolveWire(sp Spec, ep config.Endpoint, lookupEnv func(string) (string, bo
 				w.headers[header] = key
 			}
 			w.secrets = append(w.secrets, key)
+			w.key = key
 		case sp.Endpoint == EndpointOpenAICompatible && ep.KeyEnv == EnvOpenAICompatibleKey:
 			// Local servers (Ollama, vLLM, llama.cpp) take no key.
 		default:

@@ -63,12 +63,25 @@ type exchange struct {
 	attempts  int
 }
 
+// target is where a request goes: the dialect's one path, or a
+// token-counting endpoint beside it, with its headers and a bound on the
+// reply.
+type target struct {
+	url      string
+	headers  map[string]string
+	maxBytes int
+}
+
 // post sends body to the endpoint, retrying 429, 5xx and network errors
 // with exponential backoff or the server's Retry-After, each attempt under
 // AttemptTimeout and all of them under ctx.
 func (p *provider) post(ctx context.Context, body []byte) (*exchange, error) {
+	return p.postTo(ctx, target{url: p.wire.url, headers: p.wire.headers, maxBytes: maxResponseBytes}, body)
+}
+
+func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchange, error) {
 	for attempt := 1; ; attempt++ {
-		ex, apiErr, netErr := p.attempt(ctx, body)
+		ex, apiErr, netErr := p.attempt(ctx, to, body)
 		if ex != nil {
 			ex.attempts = attempt
 			return ex, nil
@@ -124,17 +137,17 @@ type apiErrorWait struct {
 }
 
 // attempt makes one HTTP request. Exactly one result is non-nil.
-func (p *provider) attempt(ctx context.Context, body []byte) (*exchange, *apiErrorWait, error) {
+func (p *provider) attempt(ctx context.Context, to target, body []byte) (*exchange, *apiErrorWait, error) {
 	actx, cancel := context.WithTimeout(ctx, p.opts.AttemptTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, p.wire.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, to.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", p.opts.UserAgent)
-	for k, v := range p.wire.headers {
+	for k, v := range to.headers {
 		req.Header.Set(k, v)
 	}
 	resp, err := p.opts.HTTPClient.Do(req)
@@ -142,7 +155,7 @@ func (p *provider) attempt(ctx context.Context, body []byte) (*exchange, *apiErr
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(to.maxBytes)+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the response: %w", err)
 	}
@@ -151,8 +164,8 @@ func (p *provider) attempt(ctx context.Context, body []byte) (*exchange, *apiErr
 		rid = resp.Header.Get("request-id") // Anthropic
 	}
 	if resp.StatusCode/100 == 2 {
-		if len(b) > maxResponseBytes {
-			return nil, &apiErrorWait{APIError: &APIError{Status: resp.StatusCode, Message: fmt.Sprintf("response larger than %d bytes", maxResponseBytes), RequestID: rid}}, nil
+		if len(b) > to.maxBytes {
+			return nil, &apiErrorWait{APIError: &APIError{Status: resp.StatusCode, Message: fmt.Sprintf("response larger than %d bytes", to.maxBytes), RequestID: rid}}, nil
 		}
 		return &exchange{body: b, requestID: rid}, nil, nil
 	}

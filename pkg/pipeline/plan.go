@@ -101,7 +101,10 @@ type Plan struct {
 	Layers []string
 	// Conformance is Layer 0's runs, lanes, --only and call-tools.
 	Conformance conformance.Options
-	Behavior    BehaviorPlan
+	// ExactToolTokens asks each model's provider to count the tool
+	// surface too (tool-tokens: exact).
+	ExactToolTokens bool
+	Behavior        BehaviorPlan
 	// Shard, when set, runs one share of Layers 1 and 2 (and Layer 0 in
 	// shard 1 only); the report records it for `mcp-eval report merge`.
 	Shard *Shard
@@ -325,6 +328,10 @@ func (p *Plan) resolveConformance(s Settings) error {
 	if err := conformance.KnownIDs(only); err != nil {
 		return fmt.Errorf("--only: %w", err)
 	}
+	if err := config.CheckToolTokens(s.ToolTokens); err != nil {
+		return fmt.Errorf("%w (--tool-tokens, the tool-tokens input, conformance.tool-tokens)", err)
+	}
+	p.ExactToolTokens = s.ToolTokens == config.ToolTokensExact
 	p.Conformance.Runs, p.Conformance.Concurrency, p.Conformance.Only = runs, lanes, only
 	p.Conformance.CallTools = append([]string(nil), s.CallTools...)
 	return nil

@@ -80,6 +80,9 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		if err := countToolTokens(tokens.NewMeter(), rep, tools, p.modelsUsed()); err != nil {
 			return nil, err
 		}
+		if p.ExactToolTokens && rep.ToolTokens != nil {
+			p.exactToolTokens(ctx, rep.ToolTokens, tools)
+		}
 	}
 	var notes []string
 	if p.Has(Behavior) || p.Has(Resilience) {

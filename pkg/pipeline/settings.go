@@ -43,6 +43,9 @@ type Settings struct {
 	Only                   []string
 	// CallTools add up over the sources: each allows calling more tools.
 	CallTools []string
+	// ToolTokens is estimate or exact (config.ToolTokensExact): exact also
+	// asks the models' providers to count the tool surface.
+	ToolTokens string
 
 	// Layers 1 and 2.
 	Golden string
@@ -168,7 +171,7 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 	out.User = s.User
 	out.Layers = cfg.Layers
 	c := cfg.Conformance
-	out.ConformanceRuns, out.CallTools, out.Only = c.Runs, c.CallTools, c.Only
+	out.ConformanceRuns, out.CallTools, out.Only, out.ToolTokens = c.Runs, c.CallTools, c.Only, c.ToolTokens
 	out.Golden = rel(cfg.Golden)
 	m := cfg.Models
 	out.ModelSets = &m

@@ -219,6 +219,7 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 		{"Server", name}, {"Era", strings.TrimSpace(rep.Server.Era + " " + rep.Server.ProtocolVersion)}, {"Transport", rep.Server.Transport},
 		{"Commit", rep.Run.Commit}, {"Ref", rep.Run.Ref}, {"Event", rep.Run.Event}, {"Tool surface", rep.ToolSurfaceHash},
 		{"Tool tokens", toolTokensLine(rep)},
+		{"Tool tokens per provider", strings.Join(exactTokensLines(rep), "; ")},
 	} {
 		if kv.Value != "" {
 			v.Context = append(v.Context, htmlKV{kv.Key, line(kv.Value)})

@@ -47,6 +47,33 @@ func toolTokensLine(rep *report.Report) string {
 	return strings.Join(parts, " · ") + " · largest: " + strings.Join(big, ", ")
 }
 
+// exactTokensLines are the providers' own counts (tool-tokens: exact),
+// one per model, each beside the embedded estimate for that model:
+// "anthropic:claude-x: 712 exact (provider) at POST /v1/messages/count_tokens
+// · 625 o200k_base estimate", or why that model was not counted.
+func exactTokensLines(rep *report.Report) []string {
+	tt := rep.ToolTokens
+	if tt == nil {
+		return nil
+	}
+	var out []string
+	if tt.ExactNote != "" {
+		out = append(out, tt.ExactNote)
+	}
+	for _, e := range tt.Exact {
+		est := fmt.Sprintf("%d %s estimate", e.Estimate, e.Encoding)
+		if e.Tokens == nil {
+			out = append(out, fmt.Sprintf("%s: %s · %s", e.Model, e.Note, est))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %d exact (provider) at %s · %s", e.Model, *e.Tokens, e.Endpoint, est))
+	}
+	return out
+}
+
+// exactTokensMethod is the short form of report.ExactMethod for labels.
+const exactTokensMethod = "exact: the tools' share of a request as the provider counts it (a fixed message with the tools minus without, the provider's own tool prompt included); the gates read the estimate"
+
 // toolTokensDelta is the change of c's total against the baseline, from
 // the gate's item for its encoding ("" without a baseline count).
 func toolTokensDelta(g *report.Gate, c report.ToolTokenCount) string {
@@ -95,6 +122,9 @@ func surfaceText(w io.Writer, rep *report.Report) {
 	if l := toolTokensLine(rep); l != "" {
 		fmt.Fprintf(w, "tool surface: %s\n", Line(l))
 	}
+	for _, l := range exactTokensLines(rep) {
+		fmt.Fprintf(w, "tool tokens of %s\n", Line(l))
+	}
 	for _, wv := range activeWaivers(rep.Gate) {
 		fmt.Fprintf(w, "waived: %s until %s: %s\n", Line(waiverLabel(wv)), wv.Until, Line(wv.Reason))
 	}
@@ -106,6 +136,23 @@ func surfaceBlocks(d *mdDoc, rep *report.Report) {
 	var lines []string
 	if l := toolTokensLine(rep); l != "" {
 		lines = append(lines, "**Tool surface:** "+mdText(l)+" <sub>(the tools array as sent to a model, counted offline)</sub>")
+	}
+	if ex := exactTokensLines(rep); len(ex) > 0 {
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, "**Tool tokens per provider:** <sub>("+mdText(exactTokensMethod)+")</sub>")
+		if n := rep.ToolTokens.ExactNote; n != "" {
+			lines = append(lines, "- "+mdText(n))
+		}
+		for _, e := range rep.ToolTokens.Exact {
+			est := fmt.Sprintf("%d %s estimate", e.Estimate, mdText(e.Encoding))
+			if e.Tokens == nil {
+				lines = append(lines, fmt.Sprintf("- %s: %s · %s", mdCode(e.Model), mdText(e.Note), est))
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("- %s: **%d** exact (provider) at %s · %s", mdCode(e.Model), *e.Tokens, mdCode(e.Endpoint), est))
+		}
 	}
 	if ws := activeWaivers(rep.Gate); len(ws) > 0 {
 		if len(lines) > 0 {

@@ -61,6 +61,10 @@ type Options struct {
 	// Default answers once the script is used up; nil fails the test
 	// and answers 500.
 	Default func(*Request) Reply
+	// Count answers the token-counting endpoints (count.go) when set: a
+	// Reply with Status or RawBody answers that; a zero Reply answers
+	// the fake's count. Counting requests never use the script.
+	Count func(*Request) Reply
 }
 
 // Server is a running fake.
@@ -146,6 +150,12 @@ const maxBody = 32 << 20
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req := &Request{Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone()}
 	switch {
+	case strings.HasSuffix(r.URL.Path, "/messages/count_tokens"):
+		req.Dialect, req.Count = Messages, true
+	case strings.HasSuffix(r.URL.Path, "/responses/input_tokens"):
+		req.Dialect, req.Count = Responses, true
+	case strings.HasSuffix(r.URL.Path, ":countTokens") && strings.Contains(r.URL.Path, "/models/"):
+		req.Dialect, req.Count = Gemini, true
 	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		req.Dialect = Chat
 	case strings.HasSuffix(r.URL.Path, "/responses"):
@@ -168,7 +178,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, req, http.StatusBadRequest, "anthropic-version: header is required")
 		return
 	}
-	if s.opts.APIVersion != "" && req.Dialect != Messages && req.Query.Get("api-version") != s.opts.APIVersion {
+	if s.opts.APIVersion != "" && req.Dialect != Messages && req.Dialect != Gemini && req.Query.Get("api-version") != s.opts.APIVersion {
 		s.reject(w, req, http.StatusNotFound, "Resource not found (api-version "+strconv.Quote(req.Query.Get("api-version"))+" is not supported)")
 		return
 	}
@@ -184,6 +194,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := json.Unmarshal(body, &req.Params); err != nil {
 		s.reject(w, req, http.StatusBadRequest, "We could not parse the JSON body of your request.")
+		return
+	}
+	if req.Count {
+		s.serveCount(w, req)
 		return
 	}
 	var verr error
@@ -283,6 +297,19 @@ func (s *Server) checkAuth(req *Request) string {
 		}
 		return ""
 	}
+	if req.Dialect == Gemini {
+		// The native API takes the key in x-goog-api-key (or ?key=), not
+		// as a bearer token, which it reads as an OAuth access token.
+		switch k := h.Get("x-goog-api-key"); {
+		case k == "" && hasBearer:
+			return "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."
+		case k == "":
+			return "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API."
+		case k != s.opts.Key:
+			return "API key not valid. Please pass a valid API key."
+		}
+		return ""
+	}
 	if req.Dialect == Messages {
 		// The API prefers x-api-key when both are present.
 		if k := h.Get("x-api-key"); k != "" {
@@ -333,6 +360,18 @@ func (s *Server) writeError(w http.ResponseWriter, req *Request, status int, msg
 	rid := s.setRequestID(w, req)
 	w.Header().Set("Content-Type", "application/json")
 	var body any
+	if req.Dialect == Gemini {
+		st := map[int]string{400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}[status]
+		if st == "" {
+			st = "INTERNAL"
+		}
+		if msg == "" {
+			msg = "An internal error has occurred."
+		}
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": st}})
+		return
+	}
 	if req.Dialect == Messages {
 		typ := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
 			404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[status]

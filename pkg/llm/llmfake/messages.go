@@ -17,11 +17,18 @@ func (s *Server) parseMessages(req *Request) error {
 		return errors.New("model: Field required")
 	}
 	var maxTokens int
-	if !req.Has("max_tokens") {
+	switch {
+	case req.Count:
+		// count_tokens takes a Messages request without max_tokens.
+		if req.Has("max_tokens") {
+			return errors.New("max_tokens: Extra inputs are not permitted")
+		}
+	case !req.Has("max_tokens"):
 		return errors.New("max_tokens: Field required")
-	}
-	if err := decode(p["max_tokens"], &maxTokens); err != nil || maxTokens < 1 {
-		return errors.New("max_tokens: Input should be greater than or equal to 1")
+	default:
+		if err := decode(p["max_tokens"], &maxTokens); err != nil || maxTokens < 1 {
+			return errors.New("max_tokens: Input should be greater than or equal to 1")
+		}
 	}
 	// anthropic-version 2026-10-21 removed the sampling parameters
 	// (llm-providers.md §2.3): "rejects temperature, top_p, top_k with 400

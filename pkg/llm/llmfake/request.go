@@ -11,6 +11,9 @@ const (
 	Chat      = "openai-chat"
 	Responses = "openai-responses"
 	Messages  = "anthropic-messages"
+	// Gemini is the native Gemini API, of which the fake serves only
+	// models/{model}:countTokens.
+	Gemini = "gemini"
 )
 
 // Request is one request the fake received, parsed the way the real API
@@ -35,6 +38,13 @@ type Request struct {
 	OutputStrict bool
 	// Messages is the transcript, dialect-neutral.
 	Messages []Message
+
+	// Count is true for a token-counting request (Anthropic's
+	// /v1/messages/count_tokens, OpenAI's /responses/input_tokens,
+	// Gemini's models/{model}:countTokens); Counted is the count
+	// answered.
+	Count   bool
+	Counted int
 
 	// Status is the HTTP status answered; Rejected is the validation
 	// error when the fake refused the request as the real API would
