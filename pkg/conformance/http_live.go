@@ -475,3 +475,65 @@ func (rc *httpRawCall) EvAnswer(want int64) *check.Evidence {
 	}
 	return check.At(ev, msg, ptr)
 }
+
+// httpSeen is a plain request's answer as the repetition observed it
+// (Pass.Do), read the way an httpRawCall reads a raw one: a check that
+// only judges what a plain request got judges the answer the other checks
+// of the repetition judge, instead of sending it again. It is shared:
+// read it, never change it.
+type httpSeen struct {
+	resp *mcpclient.Response
+	info *transport.HTTPInfo
+}
+
+// httpObserve is Pass.Do on Streamable HTTP. The error is the transport's
+// when no HTTP response came at all (as httpPost's).
+func httpObserve(p *check.Pass, method string, params any) (*httpSeen, error) {
+	resp, err := p.Do(method, params)
+	if resp == nil || resp.Exchange == nil || resp.Exchange.HTTP == nil {
+		if err == nil {
+			err = fmt.Errorf("%s: no HTTP response", method)
+		}
+		return nil, err
+	}
+	return &httpSeen{resp: resp, info: resp.Exchange.HTTP}, nil
+}
+
+// final is the response message (the transport's, as httpRawCall.final).
+func (s *httpSeen) final() *jsonrpc.Message { return s.resp.Exchange.Response }
+
+// Status is the HTTP status.
+func (s *httpSeen) Status() int { return s.info.Status }
+
+// Error is the JSON-RPC error that answered the request, if any.
+func (s *httpSeen) Error() *jsonrpc.Error {
+	if m := s.final(); m != nil {
+		return m.Error
+	}
+	return nil
+}
+
+// Describe is httpRawCall.Describe.
+func (s *httpSeen) Describe() string {
+	return httpDescribe(&transport.RawResponse{HTTPInfo: *s.info}, s.final())
+}
+
+// Ev is the exchange as evidence.
+func (s *httpSeen) Ev() *check.Evidence { return check.FromResponse(s.resp) }
+
+// EvAnswer is httpRawCall.EvAnswer: located at the error code or result
+// of the response, or at the status when the code was want.
+func (s *httpSeen) EvAnswer(want int64) *check.Evidence {
+	m := s.final()
+	switch {
+	case m == nil:
+		return s.Ev()
+	case m.Error != nil && m.Error.Code == want:
+		ev := s.Ev()
+		ev.OnStatus = s.info.Status != 0
+		return ev
+	case m.Error != nil:
+		return check.FromResponseAt(s.resp, "/error/code")
+	}
+	return check.FromResponseAt(s.resp, "/result")
+}
