@@ -283,30 +283,29 @@ var HTTP7 = &check.Check{
 	Doc:  "each JSON-RPC error comes with its defined HTTP status: 400 for missing _meta, -32020, -32021 and -32022, 404 for -32601",
 	Fix:  "map errors to HTTP statuses: 400 for malformed _meta and -32020/-32021/-32022, 404 for -32601",
 	Run: func(p *check.Pass) error {
+		// Every probe is a request other checks send alike in the same
+		// repetition (the variants: META-1, VER-1/2, HDR-3; the plain
+		// ones: HTTP-6 and the error checks), so HTTP-7 judges their
+		// answers' statuses instead of sending them again.
 		type probe struct {
 			what      string
 			method    string
 			params    any
-			edit      func(h http.Header, body *[]byte)
-			opts      []mcpclient.CallOption
+			variant   func() (*reply, error)
+			mismatch  bool // httpSendMethodMismatch
 			malformed bool // a -32602 here is the malformed-_meta one (400)
-			// plain: the request as the client builds it, judged as the
-			// repetition observed it (the error checks judge the same).
-			plain bool
 		}
 		probes := []probe{
-			{what: "tools/list without _meta", method: "tools/list", malformed: true, edit: func(_ http.Header, b *[]byte) {
-				*b = httpEditBody(*b, func(m map[string]any) { delete(httpBodyParams(m), "_meta") })
-			}},
-			{what: "server/discover with version 1900-01-01", method: "server/discover", opts: []mcpclient.CallOption{mcpclient.WithMeta(mcpclient.MetaProtocolVersion, "1900-01-01")}, edit: func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderProtocolVersion, "1900-01-01") }},
-			{what: "server/discover with Mcp-Method tools/list", method: "server/discover", edit: func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderMethod, "tools/list") }},
-			{what: httpUnknownMethod, method: httpUnknownMethod, plain: true},
+			{what: "tools/list without _meta", malformed: true, variant: func() (*reply, error) { return metaSendMissing(p, p.Env.Client, "tools/list", metaNoMeta) }},
+			{what: "server/discover with version " + verUnsupported, variant: func() (*reply, error) { return verRejected(p, "server/discover") }},
+			{what: httpMethodMismatch, mismatch: true},
+			{what: httpUnknownMethod, method: httpUnknownMethod},
 		}
 		if p.Env.Facts.Has("tools") {
-			probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}, plain: true})
+			probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
 		}
 		if p.Env.Facts.Has("resources") {
-			probes = append(probes, probe{what: "a missing resource", method: "resources/read", params: map[string]any{"uri": httpMissingResource}, plain: true})
+			probes = append(probes, probe{what: "a missing resource", method: "resources/read", params: map[string]any{"uri": httpMissingResource}})
 		}
 		seen := 0
 		for _, pr := range probes {
@@ -315,18 +314,31 @@ var HTTP7 = &check.Check{
 				status int
 				evAt   func(int64) *check.Evidence
 			)
-			if pr.plain {
+			switch {
+			case pr.variant != nil:
+				r, err := pr.variant()
+				if err != nil {
+					return err
+				}
+				if r.raw == nil && r.status == 0 {
+					return fmt.Errorf("%s: no answer within %s", pr.what, wireTimeout)
+				}
+				if re, ok := r.rpcError(); ok {
+					e = re
+				}
+				status, evAt = r.status, func(int64) *check.Evidence { return r.evidenceAt(atStatus) }
+			case pr.mismatch:
+				rc, err := httpSendMethodMismatch(p)
+				if err != nil {
+					return err
+				}
+				e, status, evAt = rc.Error(), rc.RR.Status, rc.EvAnswer
+			default:
 				s, err := httpObserve(p, pr.method, pr.params)
 				if s == nil {
 					return err
 				}
 				e, status, evAt = s.Error(), s.Status(), s.EvAnswer
-			} else {
-				rc, err := httpPost(p.Ctx, p.Env, pr.method, pr.params, pr.edit, pr.opts...)
-				if err != nil {
-					return err
-				}
-				e, status, evAt = rc.Error(), rc.RR.Status, rc.EvAnswer
 			}
 			if e == nil {
 				continue // no error to judge (other checks judge whether there should be one)

@@ -537,3 +537,41 @@ func (s *httpSeen) EvAnswer(want int64) *check.Evidence {
 	}
 	return check.FromResponseAt(s.resp, "/result")
 }
+
+// httpSharedKey is the Memo key of one repetition's raw variant named name.
+type httpSharedKey struct {
+	run  int
+	name string
+}
+
+type httpShared struct {
+	rc  *httpRawCall
+	err error
+}
+
+// httpPostShared is httpPost for a variant several checks send alike (the
+// same method, params and edit, which name must say in full): sent once
+// per repetition, every check judges the same exchange. The call is
+// shared: read it only.
+func httpPostShared(p *check.Pass, name, method string, params any, edit func(h http.Header, body *[]byte)) (*httpRawCall, error) {
+	if p.Env.Memo == nil {
+		return httpPost(p.Ctx, p.Env, method, params, edit)
+	}
+	v, ok := p.Env.Memo.Do(httpSharedKey{p.Run, name}, func() any {
+		rc, err := httpPost(p.Ctx, p.Env, method, params, edit)
+		return httpShared{rc, err}
+	}).(httpShared)
+	if !ok {
+		return nil, fmt.Errorf("%s: the shared request failed (a harness bug: see the check that sent it)", name)
+	}
+	return v.rc, v.err
+}
+
+// httpMethodMismatch names the variant HDR-3, HDR-6 and HTTP-7 share:
+// server/discover whose Mcp-Method header says tools/list.
+const httpMethodMismatch = "server/discover with Mcp-Method tools/list"
+
+// httpSendMethodMismatch sends (once per repetition) httpMethodMismatch.
+func httpSendMethodMismatch(p *check.Pass) (*httpRawCall, error) {
+	return httpPostShared(p, httpMethodMismatch, "server/discover", nil, func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderMethod, "tools/list") })
+}

@@ -38,10 +38,52 @@ type metaVariant struct {
 	noMeta bool
 }
 
+// metaNoMeta is the metaMissing variant without params._meta.
+const metaNoMeta = 2
+
 var metaMissing = []metaVariant{
 	{"without _meta io.modelcontextprotocol/protocolVersion", func(w *wire) { delete(w.meta(), mcpclient.MetaProtocolVersion) }, true, false},
 	{"without _meta io.modelcontextprotocol/clientCapabilities", func(w *wire) { delete(w.meta(), mcpclient.MetaClientCapabilities) }, false, false},
 	{"without params._meta", func(w *wire) { delete(w.params(), "_meta") }, true, true},
+}
+
+// metaMissingKey is the Memo key of one repetition's request of method
+// with metaMissing[variant] on the shared client.
+type metaMissingKey struct {
+	run     int
+	method  string
+	variant int
+}
+
+type metaReply struct {
+	r   *reply
+	err error
+}
+
+// metaSendMissing sends method with metaMissing[variant] on c. On the
+// shared client (HTTP: on stdio META-1 has a process of its own) it is sent
+// once per repetition: META-1 and HTTP-7 judge the same answer (its code,
+// its status). The reply is shared: read it only.
+func metaSendMissing(p *check.Pass, c *mcpclient.Client, method string, variant int) (*reply, error) {
+	send := func() (*reply, error) {
+		w, err := newWire(c, method, nil)
+		if err != nil {
+			return nil, err
+		}
+		metaMissing[variant].edit(w)
+		return sendWire(p.Ctx, c.Transport(), w)
+	}
+	if c != p.Env.Client || p.Env.Memo == nil {
+		return send()
+	}
+	v, ok := p.Env.Memo.Do(metaMissingKey{p.Run, method, variant}, func() any {
+		r, err := send()
+		return metaReply{r, err}
+	}).(metaReply)
+	if !ok {
+		return nil, fmt.Errorf("%s %s: the shared request failed (a harness bug: see the check that sent it)", method, metaMissing[variant].what)
+	}
+	return v.r, v.err
 }
 
 var META1 = &check.Check{
@@ -72,13 +114,8 @@ var META1 = &check.Check{
 		}
 		var ok passTally
 		for _, method := range metaMethods(p.Env.Facts) {
-			for _, v := range metaMissing {
-				w, err := newWire(c, method, nil)
-				if err != nil {
-					return err
-				}
-				v.edit(w)
-				r, err := sendWire(p.Ctx, c.Transport(), w)
+			for i, v := range metaMissing {
+				r, err := metaSendMissing(p, c, method, i)
 				if err != nil {
 					return err
 				}
