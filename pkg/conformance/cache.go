@@ -107,7 +107,7 @@ var CACHE2 = &check.Check{
 	Fix:  "leave ttlMs and cacheScope out of InputRequiredResult",
 	Run: func(p *check.Pass) error {
 		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
-			resp, note, err := stateAsk(p, target)
+			resp, note, err := stateAskShared(p, target)
 			if resp == nil {
 				return mrtrNA, note, nil, err
 			}
