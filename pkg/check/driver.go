@@ -57,6 +57,7 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	}
 	if env.Observed == nil {
 		env.Observed = NewObservations(ctx)
+		env.Observed.seed(env.Facts)
 	}
 	if opts.Runs <= 0 {
 		opts.Runs = 5
@@ -199,12 +200,19 @@ func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 	if f.Discover == nil {
 		// Connected without a usable probe (a server checked as modern
 		// although its discover was off): ask once more for the facts.
-		if resp, err := c.Do(ctx, "server/discover", nil); err == nil && resp.Error == nil {
+		resp, err := c.Do(ctx, "server/discover", nil)
+		if err == nil && resp.Error == nil {
 			var dr mcpclient.DiscoverResult
 			if json.Unmarshal(resp.Result, &dr) == nil {
 				f.Discover, f.DiscoverRaw = &dr, resp.Result
 			}
 		}
+		f.saw(observeKey{method: "server/discover", params: "null"}, observed{resp: resp, err: err})
+	} else if d := info.Discover; d != nil && (d.Result != nil || d.Error != nil) {
+		// The probe's server/discover, sent on this client as Pass.Do
+		// sends it (the same params, _meta and headers; only its id and
+		// its wait differ): it is repetition 0's.
+		f.saw(observeKey{method: "server/discover", params: "null"}, observed{resp: d})
 	}
 	caps := info.Capabilities
 	if f.Discover != nil {
@@ -215,9 +223,29 @@ func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 	f.ToolsErr = err
 	if tools != nil {
 		f.Tools, f.Dropped = tools.Tools, tools.Dropped
+		f.saw(observeKey{method: "tools/list", list: toolsTyped}, observed{tools: tools, err: err})
 	}
-	f.Resources, _, f.ResourcesErr = c.ListResources(ctx)
-	f.Templates, _, f.TemplatesErr = c.ListResourceTemplates(ctx)
-	f.Prompts, _, f.PromptsErr = c.ListPrompts(ctx)
+	var lr *mcpclient.ListResult
+	f.Resources, lr, f.ResourcesErr = c.ListResources(ctx)
+	f.sawList("resources/list", "resources", lr, f.Resources == nil, f.ResourcesErr)
+	f.Templates, lr, f.TemplatesErr = c.ListResourceTemplates(ctx)
+	f.sawList("resources/templates/list", "resourceTemplates", lr, f.Templates == nil, f.TemplatesErr)
+	f.Prompts, lr, f.PromptsErr = c.ListPrompts(ctx)
+	f.sawList("prompts/list", "prompts", lr, f.Prompts == nil, f.PromptsErr)
 	return f
 }
+
+// sawList keeps a typed list's walk as Pass.List would have observed it:
+// the walk's own error (failed, from a list that got no entries decoded),
+// not an entry that does not decode, which Client.List does not report.
+func (f *Facts) sawList(method, key string, lr *mcpclient.ListResult, failed bool, err error) {
+	if lr == nil {
+		return
+	}
+	if !failed {
+		err = nil
+	}
+	f.saw(observeKey{method: method, list: key}, observed{list: lr, err: err})
+}
+
+func (f *Facts) saw(k observeKey, v observed) { f.seen = append(f.seen, seenFact{k, v}) }

@@ -100,6 +100,16 @@ type Facts struct {
 	TemplatesErr error
 	Prompts      []mcpclient.Prompt
 	PromptsErr   error
+	// seen are the requests GatherFacts made on the shared client, to be
+	// repetition 0's observations of them (Observations.seed).
+	seen []seenFact
+}
+
+// seenFact is one request GatherFacts made, as Pass.Do, List or ListTools
+// would have observed it.
+type seenFact struct {
+	key observeKey
+	v   observed
 }
 
 // Has reports whether the server declared a capability in server/discover.

@@ -96,6 +96,15 @@ func (p *Pass) List(method, key string) (*mcpclient.ListResult, error) {
 	if o == nil {
 		return p.Env.Client.List(p.Ctx, method, key)
 	}
+	if method == "tools/list" && key == "tools" {
+		// ListTools is this walk (Client.ListTools lists with these
+		// arguments): one walk of the tools serves both.
+		t, err := p.ListTools()
+		if t == nil {
+			return nil, err
+		}
+		return t.List, err
+	}
 	v := o.get(observeKey{run: p.Run, method: method, list: key}, func(ctx context.Context) observed {
 		lr, err := p.Env.Client.List(ctx, method, key)
 		return observed{list: lr, err: err}
@@ -109,11 +118,38 @@ func (p *Pass) ListTools() (*mcpclient.Tools, error) {
 	if o == nil {
 		return p.Env.Client.ListTools(p.Ctx)
 	}
-	v := o.get(observeKey{run: p.Run, method: "tools/list", list: "tools (typed)"}, func(ctx context.Context) observed {
+	v := o.get(observeKey{run: p.Run, method: "tools/list", list: toolsTyped}, func(ctx context.Context) observed {
 		t, err := p.Env.Client.ListTools(ctx)
 		return observed{tools: t, err: err}
 	})
 	return v.tools, v.err
+}
+
+// toolsTyped is the list key of ListTools's observation.
+const toolsTyped = "tools (typed)"
+
+// seed makes the requests GatherFacts made on the shared client (the
+// probe's server/discover, every list's walk) repetition 0's observations:
+// they are the requests Pass.Do, List and ListTools send, on the same
+// client, so run 0 judges them instead of asking again; runs 1..N-1 still
+// ask for themselves. They do not count as sent.
+func (o *Observations) seed(f *Facts) {
+	if f == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, s := range f.seen {
+		k := s.key
+		k.run = 0
+		if o.entries[k] != nil {
+			continue
+		}
+		e := &memoEntry{}
+		v := s.v
+		e.once.Do(func() { e.v = v })
+		o.entries[k] = e
+	}
 }
 
 func (p *Pass) observations() *Observations {

@@ -31,16 +31,17 @@ type cacheSample struct {
 }
 
 // cacheSamples gathers the results of every cacheable method the server
-// answers: server/discover, every page of every list, and a few reads.
+// answers: server/discover, every page of every list, and a few reads, as
+// the repetition observed them (the same answers other checks judge).
 func cacheSamples(p *check.Pass) ([]cacheSample, error) {
 	var out []cacheSample
-	resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+	resp, err := p.Do("server/discover", nil)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, cacheSample{"server/discover", resp})
 	for _, l := range pageLists(p.Env.Facts) {
-		lr, err := p.Env.Client.List(p.Ctx, l.method, l.key)
+		lr, err := p.List(l.method, l.key)
 		if lr == nil {
 			return nil, err
 		}
@@ -54,7 +55,7 @@ func cacheSamples(p *check.Pass) ([]cacheSample, error) {
 		if i == cacheMaxReads {
 			break
 		}
-		resp, err := p.Env.Client.Do(p.Ctx, "resources/read", map[string]any{"uri": r.URI})
+		resp, err := p.Do("resources/read", map[string]any{"uri": r.URI})
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +107,7 @@ var CACHE2 = &check.Check{
 	Fix:  "leave ttlMs and cacheScope out of InputRequiredResult",
 	Run: func(p *check.Pass) error {
 		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
-			resp, note, err := stateAsk(p, target)
+			resp, note, err := stateAskShared(p, target)
 			if resp == nil {
 				return mrtrNA, note, nil, err
 			}
@@ -132,7 +133,7 @@ var CACHE3 = &check.Check{
 	Run: func(p *check.Pass) error {
 		compared := 0
 		for _, l := range pageLists(p.Env.Facts) {
-			lr, err := p.Env.Client.List(p.Ctx, l.method, l.key)
+			lr, err := p.List(l.method, l.key)
 			if lr == nil {
 				return err
 			}

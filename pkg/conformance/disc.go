@@ -20,7 +20,9 @@ var DISC1 = &check.Check{
 	Doc:  "server/discover answers with a result, and supportedVersions holds a version the harness speaks",
 	Fix:  "implement server/discover and list 2026-07-28 in supportedVersions",
 	Run: func(p *check.Pass) error {
-		resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+		// The repetition's one server/discover: DISC-1, DISC-2, DISC-8 and
+		// CACHE-1 judge the same answer, each its own rule.
+		resp, err := p.Do("server/discover", nil)
 		if err != nil {
 			return err
 		}
@@ -50,7 +52,7 @@ var DISC2 = &check.Check{
 	Doc:  "the discover result has resultType \"complete\", supportedVersions, capabilities, an integer ttlMs >= 0 and cacheScope public|private",
 	Fix:  "return every required DiscoverResult field, including ttlMs and cacheScope",
 	Run: func(p *check.Pass) error {
-		resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+		resp, err := p.Do("server/discover", nil)
 		if err != nil {
 			return err
 		}
@@ -261,7 +263,7 @@ var DISC8 = &check.Check{
 	Doc:  "server/discover never answers with an input_required result",
 	Fix:  "answer server/discover directly; MRTR is only for tools/call, resources/read and prompts/get",
 	Run: func(p *check.Pass) error {
-		resp, err := p.Env.Client.Do(p.Ctx, "server/discover", nil)
+		resp, err := p.Do("server/discover", nil)
 		if err != nil {
 			return err
 		}

@@ -26,12 +26,21 @@ type hdrCase struct {
 	edit   func(h http.Header)
 	// lenient makes a rejection of an accept case a warning (a SHOULD).
 	lenient bool
+	// shared, when set, sends the case instead of edit: a variant other
+	// checks send alike, once per repetition (httpPostShared).
+	shared func(p *check.Pass) (*httpRawCall, error)
 }
 
 // hdrRun sends each case and reports the ones the server got wrong.
 func hdrRun(p *check.Pass, method string, params any, cases []hdrCase) error {
 	for _, c := range cases {
-		rc, err := httpPost(p.Ctx, p.Env, method, params, func(h http.Header, _ *[]byte) { c.edit(h) })
+		var rc *httpRawCall
+		var err error
+		if c.shared != nil {
+			rc, err = c.shared(p)
+		} else {
+			rc, err = httpPost(p.Ctx, p.Env, method, params, func(h http.Header, _ *[]byte) { c.edit(h) })
+		}
 		if err != nil {
 			return err
 		}
@@ -125,9 +134,13 @@ var HDR3 = &check.Check{
 			if m == "tools/list" {
 				other = "server/discover"
 			}
+			mismatch := hdrCase{what: "with Mcp-Method " + other, edit: func(h http.Header) { httpSetHeader(h, mcpclient.HeaderMethod, other) }}
+			if m == "server/discover" {
+				mismatch.shared = httpSendMethodMismatch // HDR-6 and HTTP-7 judge it too
+			}
 			cases := []hdrCase{
 				{what: "without Mcp-Method", edit: func(h http.Header) { httpDelHeader(h, mcpclient.HeaderMethod) }},
-				{what: "with Mcp-Method " + other, edit: func(h http.Header) { httpSetHeader(h, mcpclient.HeaderMethod, other) }},
+				mismatch,
 				{what: "with Mcp-Method " + strings.ToUpper(m), edit: func(h http.Header) { httpSetHeader(h, mcpclient.HeaderMethod, strings.ToUpper(m)) }},
 				{what: "with the header name written mcp-method", accept: true, edit: func(h http.Header) { httpSetHeader(h, "mcp-method", m) }},
 				{what: "with the header name written MCP-METHOD", accept: true, edit: func(h http.Header) { httpSetHeader(h, "MCP-METHOD", m) }},
@@ -434,7 +447,7 @@ var HDR6 = &check.Check{
 	Doc:  "a -32020 error has a free-text message naming the header; the spec's example has no data, which the schema allows",
 	Fix:  "send -32020 with a message naming the header",
 	Run: func(p *check.Pass) error {
-		rc, err := httpPost(p.Ctx, p.Env, "server/discover", nil, func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderMethod, "tools/list") })
+		rc, err := httpSendMethodMismatch(p) // HDR-3's case, as this repetition sent it
 		if err != nil {
 			return err
 		}

@@ -31,13 +31,20 @@ var HTTP1 = &check.Check{
 				methods = append(methods, m)
 			}
 		}
+		// The plain requests as the repetition observed them: the rule is
+		// about what any POST of them got.
 		for _, m := range methods {
-			rc, err := httpPost(p.Ctx, p.Env, m, nil, nil)
-			if err != nil {
+			s, err := httpObserve(p, m, nil)
+			if s == nil {
 				return err
 			}
-			if rc.final() == nil {
-				p.Failf(rc.Ev(), "POST of %s to the MCP endpoint got %s, want a JSON-RPC response", m, rc.Describe())
+			switch {
+			case s.final() == nil:
+				p.Failf(s.Ev(), "POST of %s to the MCP endpoint got %s, want a JSON-RPC response", m, s.Describe())
+			case s.resp.Reissued:
+				// The first answer was a stream that ended before the
+				// response; the client asked again.
+				p.Failf(s.Ev(), "POST of %s to the MCP endpoint got an event stream that ended before the response (the request was sent again)", m)
 			}
 		}
 		return nil
@@ -88,29 +95,32 @@ var HTTP3 = &check.Check{
 	Fix:     "answer requests with application/json (one response) or text/event-stream",
 	Monitor: http3Monitor,
 	Run: func(p *check.Pass) error {
-		type probe struct {
-			method string
-			params any
-			opts   []mcpclient.CallOption
+		judge := func(method, contentType string, ev *check.Evidence) {
+			switch mt := httpMediaType(contentType); mt {
+			case "application/json", "text/event-stream":
+			default:
+				p.Failf(ev, "%s was answered with Content-Type %q, want application/json or text/event-stream", method, contentType)
+			}
 		}
-		probes := []probe{{method: "server/discover"}}
+		// The plain requests as the repetition observed them.
+		methods := []string{"server/discover"}
 		if p.Env.Facts.Has("tools") {
-			probes = append(probes, probe{method: "tools/list"})
+			methods = append(methods, "tools/list")
+		}
+		for _, m := range methods {
+			s, err := httpObserve(p, m, nil)
+			if s == nil {
+				return err
+			}
+			judge(m, s.info.ContentType, s.Ev())
 		}
 		// A call that may stream, so an SSE answer is judged too.
 		if es := progFindEmitters(p); es.progress != nil {
-			probes = append(probes, probe{method: "tools/call", params: map[string]any{"name": es.progress.Tool.Name, "arguments": es.progress.Args}, opts: []mcpclient.CallOption{mcpclient.WithProgressToken("mcp-eval-http3")}})
-		}
-		for _, pr := range probes {
-			rc, err := httpPost(p.Ctx, p.Env, pr.method, pr.params, nil, pr.opts...)
+			rc, err := httpPost(p.Ctx, p.Env, "tools/call", map[string]any{"name": es.progress.Tool.Name, "arguments": es.progress.Args}, nil, mcpclient.WithProgressToken("mcp-eval-http3"))
 			if err != nil {
 				return err
 			}
-			switch mt := httpMediaType(rc.RR.ContentType); mt {
-			case "application/json", "text/event-stream":
-			default:
-				p.Failf(rc.Ev(), "%s was answered with Content-Type %q, want application/json or text/event-stream", pr.method, rc.RR.ContentType)
-			}
+			judge("tools/call", rc.RR.ContentType, rc.Ev())
 		}
 		return nil
 	},
@@ -239,17 +249,22 @@ var HTTP6 = &check.Check{
 	Doc:  "a method the server does not implement is answered with HTTP 404 and JSON-RPC error -32601",
 	Fix:  "answer unknown methods with HTTP 404 and a -32601 error body",
 	Run: func(p *check.Pass) error {
-		rc, err := httpPost(p.Ctx, p.Env, httpUnknownMethod, nil, nil)
-		if err != nil {
+		// A plain request: the one HTTP-7 and the error checks judge too.
+		s, err := httpObserve(p, httpUnknownMethod, nil)
+		if s == nil {
 			return err
 		}
-		e := rc.Error()
-		if rc.RR.Status != http.StatusNotFound || e == nil || e.Code != jsonrpc.CodeMethodNotFound {
-			p.Failf(rc.EvAnswer(jsonrpc.CodeMethodNotFound), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, rc.Describe())
+		e := s.Error()
+		if s.Status() != http.StatusNotFound || e == nil || e.Code != jsonrpc.CodeMethodNotFound {
+			p.Failf(s.EvAnswer(jsonrpc.CodeMethodNotFound), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, s.Describe())
 		}
 		return nil
 	},
 }
+
+// httpMissingResource is a resource no server has: the URI the error
+// checks (ERR, RPC) read too, so the repetition observes it once.
+const httpMissingResource = "mcp-eval://does-not-exist/0"
 
 // httpStatusRule is the HTTP status a JSON-RPC error must come with (HTTP-7).
 func httpStatusRule(code int64, malformed bool) (want string, ok func(int) bool) {
@@ -268,42 +283,70 @@ var HTTP7 = &check.Check{
 	Doc:  "each JSON-RPC error comes with its defined HTTP status: 400 for missing _meta, -32020, -32021 and -32022, 404 for -32601",
 	Fix:  "map errors to HTTP statuses: 400 for malformed _meta and -32020/-32021/-32022, 404 for -32601",
 	Run: func(p *check.Pass) error {
+		// Every probe is a request other checks send alike in the same
+		// repetition (the variants: META-1, VER-1/2, HDR-3; the plain
+		// ones: HTTP-6 and the error checks), so HTTP-7 judges their
+		// answers' statuses instead of sending them again.
 		type probe struct {
 			what      string
 			method    string
 			params    any
-			edit      func(h http.Header, body *[]byte)
-			opts      []mcpclient.CallOption
+			variant   func() (*reply, error)
+			mismatch  bool // httpSendMethodMismatch
 			malformed bool // a -32602 here is the malformed-_meta one (400)
 		}
 		probes := []probe{
-			{what: "tools/list without _meta", method: "tools/list", malformed: true, edit: func(_ http.Header, b *[]byte) {
-				*b = httpEditBody(*b, func(m map[string]any) { delete(httpBodyParams(m), "_meta") })
-			}},
-			{what: "server/discover with version 1900-01-01", method: "server/discover", opts: []mcpclient.CallOption{mcpclient.WithMeta(mcpclient.MetaProtocolVersion, "1900-01-01")}, edit: func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderProtocolVersion, "1900-01-01") }},
-			{what: "server/discover with Mcp-Method tools/list", method: "server/discover", edit: func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderMethod, "tools/list") }},
+			{what: "tools/list without _meta", malformed: true, variant: func() (*reply, error) { return metaSendMissing(p, p.Env.Client, "tools/list", metaNoMeta) }},
+			{what: "server/discover with version " + verUnsupported, variant: func() (*reply, error) { return verRejected(p, "server/discover") }},
+			{what: httpMethodMismatch, mismatch: true},
 			{what: httpUnknownMethod, method: httpUnknownMethod},
 		}
 		if p.Env.Facts.Has("tools") {
 			probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
 		}
 		if p.Env.Facts.Has("resources") {
-			probes = append(probes, probe{what: "a missing resource", method: "resources/read", params: map[string]any{"uri": "mcp-eval://no-such-resource"}})
+			probes = append(probes, probe{what: "a missing resource", method: "resources/read", params: map[string]any{"uri": httpMissingResource}})
 		}
 		seen := 0
 		for _, pr := range probes {
-			rc, err := httpPost(p.Ctx, p.Env, pr.method, pr.params, pr.edit, pr.opts...)
-			if err != nil {
-				return err
+			var (
+				e      *jsonrpc.Error
+				status int
+				evAt   func(int64) *check.Evidence
+			)
+			switch {
+			case pr.variant != nil:
+				r, err := pr.variant()
+				if err != nil {
+					return err
+				}
+				if r.raw == nil && r.status == 0 {
+					return fmt.Errorf("%s: no answer within %s", pr.what, wireTimeout)
+				}
+				if re, ok := r.rpcError(); ok {
+					e = re
+				}
+				status, evAt = r.status, func(int64) *check.Evidence { return r.evidenceAt(atStatus) }
+			case pr.mismatch:
+				rc, err := httpSendMethodMismatch(p)
+				if err != nil {
+					return err
+				}
+				e, status, evAt = rc.Error(), rc.RR.Status, rc.EvAnswer
+			default:
+				s, err := httpObserve(p, pr.method, pr.params)
+				if s == nil {
+					return err
+				}
+				e, status, evAt = s.Error(), s.Status(), s.EvAnswer
 			}
-			e := rc.Error()
 			if e == nil {
 				continue // no error to judge (other checks judge whether there should be one)
 			}
 			seen++
 			want, ok := httpStatusRule(e.Code, pr.malformed)
-			if !ok(rc.RR.Status) {
-				p.Failf(rc.EvAnswer(e.Code), "%s: error %d came with HTTP %d, want %s", pr.what, e.Code, rc.RR.Status, want)
+			if !ok(status) {
+				p.Failf(evAt(e.Code), "%s: error %d came with HTTP %d, want %s", pr.what, e.Code, status, want)
 			}
 		}
 		if seen == 0 {

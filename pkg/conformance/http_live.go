@@ -475,3 +475,103 @@ func (rc *httpRawCall) EvAnswer(want int64) *check.Evidence {
 	}
 	return check.At(ev, msg, ptr)
 }
+
+// httpSeen is a plain request's answer as the repetition observed it
+// (Pass.Do), read the way an httpRawCall reads a raw one: a check that
+// only judges what a plain request got judges the answer the other checks
+// of the repetition judge, instead of sending it again. It is shared:
+// read it, never change it.
+type httpSeen struct {
+	resp *mcpclient.Response
+	info *transport.HTTPInfo
+}
+
+// httpObserve is Pass.Do on Streamable HTTP. The error is the transport's
+// when no HTTP response came at all (as httpPost's).
+func httpObserve(p *check.Pass, method string, params any) (*httpSeen, error) {
+	resp, err := p.Do(method, params)
+	if resp == nil || resp.Exchange == nil || resp.Exchange.HTTP == nil {
+		if err == nil {
+			err = fmt.Errorf("%s: no HTTP response", method)
+		}
+		return nil, err
+	}
+	return &httpSeen{resp: resp, info: resp.Exchange.HTTP}, nil
+}
+
+// final is the response message (the transport's, as httpRawCall.final).
+func (s *httpSeen) final() *jsonrpc.Message { return s.resp.Exchange.Response }
+
+// Status is the HTTP status.
+func (s *httpSeen) Status() int { return s.info.Status }
+
+// Error is the JSON-RPC error that answered the request, if any.
+func (s *httpSeen) Error() *jsonrpc.Error {
+	if m := s.final(); m != nil {
+		return m.Error
+	}
+	return nil
+}
+
+// Describe is httpRawCall.Describe.
+func (s *httpSeen) Describe() string {
+	return httpDescribe(&transport.RawResponse{HTTPInfo: *s.info}, s.final())
+}
+
+// Ev is the exchange as evidence.
+func (s *httpSeen) Ev() *check.Evidence { return check.FromResponse(s.resp) }
+
+// EvAnswer is httpRawCall.EvAnswer: located at the error code or result
+// of the response, or at the status when the code was want.
+func (s *httpSeen) EvAnswer(want int64) *check.Evidence {
+	m := s.final()
+	switch {
+	case m == nil:
+		return s.Ev()
+	case m.Error != nil && m.Error.Code == want:
+		ev := s.Ev()
+		ev.OnStatus = s.info.Status != 0
+		return ev
+	case m.Error != nil:
+		return check.FromResponseAt(s.resp, "/error/code")
+	}
+	return check.FromResponseAt(s.resp, "/result")
+}
+
+// httpSharedKey is the Memo key of one repetition's raw variant named name.
+type httpSharedKey struct {
+	run  int
+	name string
+}
+
+type httpShared struct {
+	rc  *httpRawCall
+	err error
+}
+
+// httpPostShared is httpPost for a variant several checks send alike (the
+// same method, params and edit, which name must say in full): sent once
+// per repetition, every check judges the same exchange. The call is
+// shared: read it only.
+func httpPostShared(p *check.Pass, name, method string, params any, edit func(h http.Header, body *[]byte)) (*httpRawCall, error) {
+	if p.Env.Memo == nil {
+		return httpPost(p.Ctx, p.Env, method, params, edit)
+	}
+	v, ok := p.Env.Memo.Do(httpSharedKey{p.Run, name}, func() any {
+		rc, err := httpPost(p.Ctx, p.Env, method, params, edit)
+		return httpShared{rc, err}
+	}).(httpShared)
+	if !ok {
+		return nil, fmt.Errorf("%s: the shared request failed (a harness bug: see the check that sent it)", name)
+	}
+	return v.rc, v.err
+}
+
+// httpMethodMismatch names the variant HDR-3, HDR-6 and HTTP-7 share:
+// server/discover whose Mcp-Method header says tools/list.
+const httpMethodMismatch = "server/discover with Mcp-Method tools/list"
+
+// httpSendMethodMismatch sends (once per repetition) httpMethodMismatch.
+func httpSendMethodMismatch(p *check.Pass) (*httpRawCall, error) {
+	return httpPostShared(p, httpMethodMismatch, "server/discover", nil, func(h http.Header, _ *[]byte) { httpSetHeader(h, mcpclient.HeaderMethod, "tools/list") })
+}

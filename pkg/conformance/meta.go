@@ -38,10 +38,52 @@ type metaVariant struct {
 	noMeta bool
 }
 
+// metaNoMeta is the metaMissing variant without params._meta.
+const metaNoMeta = 2
+
 var metaMissing = []metaVariant{
 	{"without _meta io.modelcontextprotocol/protocolVersion", func(w *wire) { delete(w.meta(), mcpclient.MetaProtocolVersion) }, true, false},
 	{"without _meta io.modelcontextprotocol/clientCapabilities", func(w *wire) { delete(w.meta(), mcpclient.MetaClientCapabilities) }, false, false},
 	{"without params._meta", func(w *wire) { delete(w.params(), "_meta") }, true, true},
+}
+
+// metaMissingKey is the Memo key of one repetition's request of method
+// with metaMissing[variant] on the shared client.
+type metaMissingKey struct {
+	run     int
+	method  string
+	variant int
+}
+
+type metaReply struct {
+	r   *reply
+	err error
+}
+
+// metaSendMissing sends method with metaMissing[variant] on c. On the
+// shared client (HTTP: on stdio META-1 has a process of its own) it is sent
+// once per repetition: META-1 and HTTP-7 judge the same answer (its code,
+// its status). The reply is shared: read it only.
+func metaSendMissing(p *check.Pass, c *mcpclient.Client, method string, variant int) (*reply, error) {
+	send := func() (*reply, error) {
+		w, err := newWire(c, method, nil)
+		if err != nil {
+			return nil, err
+		}
+		metaMissing[variant].edit(w)
+		return sendWire(p.Ctx, c.Transport(), w)
+	}
+	if c != p.Env.Client || p.Env.Memo == nil {
+		return send()
+	}
+	v, ok := p.Env.Memo.Do(metaMissingKey{p.Run, method, variant}, func() any {
+		r, err := send()
+		return metaReply{r, err}
+	}).(metaReply)
+	if !ok {
+		return nil, fmt.Errorf("%s %s: the shared request failed (a harness bug: see the check that sent it)", method, metaMissing[variant].what)
+	}
+	return v.r, v.err
 }
 
 var META1 = &check.Check{
@@ -72,13 +114,8 @@ var META1 = &check.Check{
 		}
 		var ok passTally
 		for _, method := range metaMethods(p.Env.Facts) {
-			for _, v := range metaMissing {
-				w, err := newWire(c, method, nil)
-				if err != nil {
-					return err
-				}
-				v.edit(w)
-				r, err := sendWire(p.Ctx, c.Transport(), w)
+			for i, v := range metaMissing {
+				r, err := metaSendMissing(p, c, method, i)
 				if err != nil {
 					return err
 				}
@@ -106,19 +143,56 @@ var META1 = &check.Check{
 	},
 }
 
+// metaTraceContext is the metaAccepted variant with W3C trace context.
+const metaTraceContext = 2
+
 var metaAccepted = []metaVariant{
 	{"without _meta io.modelcontextprotocol/clientInfo", func(w *wire) { delete(w.meta(), mcpclient.MetaClientInfo) }, false, false},
 	{"with logLevel and progressToken in _meta", func(w *wire) {
 		w.meta()[mcpclient.MetaLogLevel] = "error"
 		w.meta()["progressToken"] = "mcp-eval-progress"
 	}, false, false},
-	{"with traceparent, tracestate and baggage in _meta", func(w *wire) {
+	metaTraceContext: {"with traceparent, tracestate and baggage in _meta", func(w *wire) {
+		// OTEL-1's values: the two checks judge the same request.
 		m := w.meta()
-		m["traceparent"] = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
-		m["tracestate"] = "mcpeval=00f067aa0ba902b7"
-		m["baggage"] = "mcpeval.probe=1"
+		m["traceparent"] = otelSentTraceparent
+		m["tracestate"] = otelSentTracestate
+		m["baggage"] = otelSentBaggage
 	}, false, false},
 	{"with an unknown vendor key in _meta", func(w *wire) { w.meta()["com.example.mcp-eval/probe"] = map[string]any{"n": 1} }, false, false},
+}
+
+// metaAcceptedKey is the Memo key of one repetition's request of method
+// with metaAccepted[variant].
+type metaAcceptedKey struct {
+	run     int
+	method  string
+	variant int
+}
+
+// metaSendAccepted sends method with metaAccepted[variant] on the shared
+// client, once per repetition: META-2 and OTEL-1 judge the same answer to
+// the trace-context variant. The reply is shared: read it only.
+func metaSendAccepted(p *check.Pass, method string, variant int) (*reply, error) {
+	send := func() (*reply, error) {
+		w, err := newWire(p.Env.Client, method, nil)
+		if err != nil {
+			return nil, err
+		}
+		metaAccepted[variant].edit(w)
+		return sendWire(p.Ctx, p.Env.Client.Transport(), w)
+	}
+	if p.Env.Memo == nil {
+		return send()
+	}
+	v, ok := p.Env.Memo.Do(metaAcceptedKey{p.Run, method, variant}, func() any {
+		r, err := send()
+		return metaReply{r, err}
+	}).(metaReply)
+	if !ok {
+		return nil, fmt.Errorf("%s %s: the shared request failed (a harness bug: see the check that sent it)", method, metaAccepted[variant].what)
+	}
+	return v.r, v.err
 }
 
 var META2 = &check.Check{
@@ -129,13 +203,8 @@ var META2 = &check.Check{
 	Run: func(p *check.Pass) error {
 		var ok passTally
 		for _, method := range metaMethods(p.Env.Facts) {
-			for _, v := range metaAccepted {
-				w, err := newWire(p.Env.Client, method, nil)
-				if err != nil {
-					return err
-				}
-				v.edit(w)
-				r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+			for i, v := range metaAccepted {
+				r, err := metaSendAccepted(p, method, i)
 				if err != nil {
 					return err
 				}

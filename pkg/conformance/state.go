@@ -85,7 +85,7 @@ var STATE2 = &check.Check{
 		listed := false
 		defer func() { closeFresh() }()
 		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
-			first, note, err := stateAsk(p, target)
+			first, note, err := stateAskShared(p, target)
 			if first == nil {
 				return mrtrNA, note, nil, err
 			}

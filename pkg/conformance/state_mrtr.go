@@ -101,6 +101,38 @@ func stateAsk(p *check.Pass, t *stateTarget) (*mcpclient.Response, string, error
 	return resp, "", nil
 }
 
+// stateAskedKey is the Memo key of one repetition's stateAsk of a target.
+type stateAskedKey struct {
+	run            int
+	method, params string
+}
+
+type stateAsked struct {
+	resp *mcpclient.Response
+	note string
+	err  error
+}
+
+// stateAskShared is stateAsk sent once per repetition: CACHE-2 judges the
+// input_required answer's hints and STATE-2 retries it on a new
+// connection, so both take the same first answer. (META-3 asks for
+// itself: its rule is about the request right before its own.) The
+// response is shared: read it only.
+func stateAskShared(p *check.Pass, t *stateTarget) (*mcpclient.Response, string, error) {
+	params, err := json.Marshal(t.Params)
+	if err != nil || p.Env.Memo == nil {
+		return stateAsk(p, t)
+	}
+	v, ok := p.Env.Memo.Do(stateAskedKey{p.Run, t.Method, string(params)}, func() any {
+		resp, note, err := stateAsk(p, t)
+		return stateAsked{resp, note, err}
+	}).(stateAsked)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: the shared request failed (a harness bug: see the check that sent it)", t.Label)
+	}
+	return v.resp, v.note, v.err
+}
+
 // stateSend sends the target with the given capabilities on c.
 func stateSend(ctx context.Context, c *mcpclient.Client, t *stateTarget, caps json.RawMessage) (*mcpclient.Response, error) {
 	return c.Do(ctx, t.Method, t.Params, mcpclient.WithCapabilities(caps))

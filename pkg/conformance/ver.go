@@ -28,6 +28,36 @@ func verSend(p *check.Pass, c *mcpclient.Client, method, version string) (*reply
 	return sendWire(p.Ctx, c.Transport(), w)
 }
 
+// verRejectedKey is the Memo key of one repetition's request of method
+// naming verUnsupported on the shared client.
+type verRejectedKey struct {
+	run    int
+	method string
+}
+
+type verReply struct {
+	r   *reply
+	err error
+}
+
+// verRejected is verSend(method, verUnsupported) on the shared client, sent
+// once per repetition: VER-1, VER-2, VER-4 and HTTP-7 judge the same
+// answer, each its own rule (the code and data, every method, the list in
+// data.supported, the HTTP status). The reply is shared: read it only.
+func verRejected(p *check.Pass, method string) (*reply, error) {
+	if p.Env.Memo == nil {
+		return verSend(p, p.Env.Client, method, verUnsupported)
+	}
+	v, ok := p.Env.Memo.Do(verRejectedKey{p.Run, method}, func() any {
+		r, err := verSend(p, p.Env.Client, method, verUnsupported)
+		return verReply{r, err}
+	}).(verReply)
+	if !ok {
+		return nil, fmt.Errorf("%s with protocol version %q: the shared request failed (a harness bug: see the check that sent it)", method, verUnsupported)
+	}
+	return v.r, v.err
+}
+
 // ver32022 lists what is wrong with the answer to a request that named
 // verUnsupported: the code, data.supported, data.requested and (HTTP) 400.
 func ver32022(r *reply) []problem {
@@ -54,7 +84,7 @@ var VER1 = &check.Check{
 	Run: func(p *check.Pass) error {
 		var ok passTally
 		for _, method := range metaMethods(p.Env.Facts) {
-			r, err := verSend(p, p.Env.Client, method, verUnsupported)
+			r, err := verRejected(p, method)
 			if err != nil {
 				return err
 			}
@@ -83,7 +113,7 @@ var VER2 = &check.Check{
 		}
 		var ok passTally
 		for _, method := range methods {
-			r, err := verSend(p, p.Env.Client, method, verUnsupported)
+			r, err := verRejected(p, method)
 			if err != nil {
 				return err
 			}
@@ -157,7 +187,7 @@ var VER4 = &check.Check{
 			p.Skipf("no discover result to compare with")
 			return nil
 		}
-		r, err := verSend(p, p.Env.Client, "server/discover", verUnsupported)
+		r, err := verRejected(p, "server/discover")
 		if err != nil {
 			return err
 		}
