@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -115,7 +116,9 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		}
 		s.missingMeta = w.meta()[mcpclient.MetaClientCapabilities] == nil
 		if s.r, err = sendWire(p.Ctx, c.Transport(), w); err != nil {
-			return nil, err
+			// What was answered before is still judged by the checks that
+			// need only that (RPC-1, RPC-2).
+			return out, &errProbeFailed{method: pr.method, rpc2: pr.rpc2, err: err}
 		}
 		out = append(out, s)
 	}
@@ -126,11 +129,34 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		}
 		r, err := sendWire(p.Ctx, c.Transport(), w)
 		if err != nil {
-			return nil, err
+			return out, &errProbeFailed{method: target.Method, err: err}
 		}
 		out = append(out, errSample{what: target.Label + " without client capabilities", method: target.Method, r: r, version: version, id: w.id()})
 	}
 	return out, nil
+}
+
+// errProbeFailed is a request of the error sweep that got no answer (the
+// server is gone, or the run's time is up); the samples before it were
+// answered.
+type errProbeFailed struct {
+	method string
+	rpc2   bool
+	err    error
+}
+
+func (e *errProbeFailed) Error() string { return e.err.Error() }
+func (e *errProbeFailed) Unwrap() error { return e.err }
+
+// errNeeds reports whether err, from errSamples, stops a check that
+// judges only the samples pick selects: the failed request is one of
+// them, or the sweep failed before sending any.
+func errNeeds(err error, pick func(method string, rpc2 bool) bool) bool {
+	var pf *errProbeFailed
+	if !errors.As(err, &pf) {
+		return err != nil
+	}
+	return pick(pf.method, pf.rpc2)
 }
 
 // errResult is a sample answered with an error that has an integer code.

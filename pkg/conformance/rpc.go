@@ -76,7 +76,7 @@ var RPC1 = &check.Check{
 		// The error response: the unknown method of this repetition's
 		// error sweep, sent under a string id.
 		samples, err := errSamples(p)
-		if err != nil {
+		if errNeeds(err, func(m string, _ bool) bool { return m == errUnknownMethod }) {
 			return err
 		}
 		for _, s := range samples {
@@ -138,7 +138,7 @@ var RPC2 = &check.Check{
 		// The requests that should fail are ERR's sweep of this
 		// repetition: RPC-2 judges their envelopes, ERR their codes.
 		samples, err := errSamples(p)
-		if err != nil {
+		if errNeeds(err, func(_ string, rpc2 bool) bool { return rpc2 }) {
 			return err
 		}
 		judged, asked := 0, 0
