@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -21,13 +22,45 @@ type errSample struct {
 	version string // the protocol version the request named ("" when none)
 	// missingMeta: the request lacked a required _meta field (META-1, HTTP 400).
 	missingMeta bool
+	// id is the request id sent.
+	id json.RawMessage
+	// rpc2: a request RPC-2 judges (one that should fail, the method's
+	// capability declared).
+	rpc2 bool
 }
 
-// errSamples provokes the errors any server can be made to return: an
+// errUnknownMethod is the method no server serves.
+const errUnknownMethod = "mcp-eval/no-such-method"
+
+// errSweepKey names one repetition's errSweep in Env.Memo.
+type errSweepKey struct{ run int }
+
+type errSweep struct {
+	samples []errSample
+	err     error
+}
+
+// errSamples is the repetition's sweep of errors (errProvoke), sent once
+// and judged by ERR-1..4, RPC-2 (the requests that should fail) and RPC-1
+// (the envelope of the unknown method's error).
+func errSamples(p *check.Pass) ([]errSample, error) {
+	if p.Env.Memo == nil {
+		return errProvoke(p)
+	}
+	v, _ := p.Env.Memo.Do(errSweepKey{p.Run}, func() any {
+		s, err := errProvoke(p)
+		return errSweep{s, err}
+	}).(errSweep)
+	return v.samples, v.err
+}
+
+// errProvoke provokes the errors any server can be made to return: an
 // unknown method, tool, resource and prompt, a bogus cursor, an unsupported
 // version, a missing _meta field, an unknown log level, and, when a request
-// asks for input, the same request without client capabilities.
-func errSamples(p *check.Pass) ([]errSample, error) {
+// asks for input, the same request without client capabilities. The
+// unknown method and resource go under a string id, the unknown tool and
+// prompt under an integer one, for RPC-2 to judge both kinds echoed.
+func errProvoke(p *check.Pass) ([]errSample, error) {
 	f := p.Env.Facts
 	c := p.Env.Client
 	version := c.Info().ProtocolVersion
@@ -36,16 +69,18 @@ func errSamples(p *check.Pass) ([]errSample, error) {
 		params       map[string]any
 		opts         []mcpclient.CallOption
 		edit         func(w *wire)
+		id           json.RawMessage
+		rpc2         bool
 	}
-	probes := []probe{{what: "an unknown method", method: "mcp-eval/no-such-method"}}
+	probes := []probe{{what: "an unknown method", method: errUnknownMethod, id: wireStringID(false), rpc2: true}}
 	if f.Has("tools") || f.ToolsErr == nil {
-		probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
+		probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}, id: wireNumberID(), rpc2: true})
 	}
 	if f.Has("resources") || f.ResourcesErr == nil {
-		probes = append(probes, probe{what: "a resource that does not exist", method: "resources/read", params: map[string]any{"uri": "mcp-eval://does-not-exist/0"}})
+		probes = append(probes, probe{what: "a resource that does not exist", method: "resources/read", params: map[string]any{"uri": "mcp-eval://does-not-exist/0"}, id: wireStringID(false), rpc2: f.Has("resources")})
 	}
 	if f.Has("prompts") || f.PromptsErr == nil {
-		probes = append(probes, probe{what: "an unknown prompt", method: "prompts/get", params: map[string]any{"name": "mcp-eval-no-such-prompt"}})
+		probes = append(probes, probe{what: "an unknown prompt", method: "prompts/get", params: map[string]any{"name": "mcp-eval-no-such-prompt"}, id: wireNumberID(), rpc2: f.Has("prompts")})
 	}
 	methods := metaMethods(f)
 	if len(methods) > 1 {
@@ -68,16 +103,22 @@ func errSamples(p *check.Pass) ([]errSample, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := errSample{what: pr.what, method: pr.method, version: version}
+		s := errSample{what: pr.what, method: pr.method, version: version, rpc2: pr.rpc2}
 		if pr.edit != nil {
 			pr.edit(w)
 		}
+		if pr.id != nil {
+			w.setID(pr.id)
+		}
+		s.id = w.id()
 		if v, ok := w.meta()[mcpclient.MetaProtocolVersion].(string); ok {
 			s.version = v
 		}
 		s.missingMeta = w.meta()[mcpclient.MetaClientCapabilities] == nil
 		if s.r, err = sendWire(p.Ctx, c.Transport(), w); err != nil {
-			return nil, err
+			// What was answered before is still judged by the checks that
+			// need only that (RPC-1, RPC-2).
+			return out, &errProbeFailed{method: pr.method, rpc2: pr.rpc2, err: err}
 		}
 		out = append(out, s)
 	}
@@ -88,11 +129,34 @@ func errSamples(p *check.Pass) ([]errSample, error) {
 		}
 		r, err := sendWire(p.Ctx, c.Transport(), w)
 		if err != nil {
-			return nil, err
+			return out, &errProbeFailed{method: target.Method, err: err}
 		}
-		out = append(out, errSample{what: target.Label + " without client capabilities", method: target.Method, r: r, version: version})
+		out = append(out, errSample{what: target.Label + " without client capabilities", method: target.Method, r: r, version: version, id: w.id()})
 	}
 	return out, nil
+}
+
+// errProbeFailed is a request of the error sweep that got no answer (the
+// server is gone, or the run's time is up); the samples before it were
+// answered.
+type errProbeFailed struct {
+	method string
+	rpc2   bool
+	err    error
+}
+
+func (e *errProbeFailed) Error() string { return e.err.Error() }
+func (e *errProbeFailed) Unwrap() error { return e.err }
+
+// errNeeds reports whether err, from errSamples, stops a check that
+// judges only the samples pick selects: the failed request is one of
+// them, or the sweep failed before sending any.
+func errNeeds(err error, pick func(method string, rpc2 bool) bool) bool {
+	var pf *errProbeFailed
+	if !errors.As(err, &pf) {
+		return err != nil
+	}
+	return pick(pf.method, pf.rpc2)
 }
 
 // errResult is a sample answered with an error that has an integer code.

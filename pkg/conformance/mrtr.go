@@ -48,7 +48,9 @@ var MRTR1 = &check.Check{
 			probes = append(probes, probe{"completion/complete", map[string]any{"ref": refs[0].ref, "argument": map[string]any{"name": refs[0].arg, "value": ""}}})
 		}
 		for _, pr := range probes {
-			resp, err := p.Env.Client.Do(p.Ctx, pr.method, pr.params, mcpclient.WithCapabilities(mrtrCaps))
+			// Every capability declared (stateAllCaps declares what mrtrCaps
+			// does and more), in the sweep RPC-4 judges too.
+			resp, err := doWithCaps(p, stateAllCaps, pr.method, pr.params)
 			if err != nil {
 				return err
 			}

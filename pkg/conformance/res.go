@@ -24,7 +24,7 @@ type resSample struct {
 	resp *mcpclient.Response
 }
 
-// resSamples sends one request of every kind the server serves: discover,
+// resSamples is one request of every kind the server serves: discover,
 // the first page of each list, a resource read, a prompt, a tool call (only
 // a tool the harness may call) and a completion.
 func resSamples(p *check.Pass) ([]resSample, error) {
@@ -55,7 +55,10 @@ func resSamples(p *check.Pass) ([]resSample, error) {
 	}
 	var out []resSample
 	for _, pr := range probes {
-		resp, err := p.Env.Client.Do(p.Ctx, pr.method, pr.params)
+		// Plain requests, each sent once per repetition for every check
+		// that asks the same (RES-1..5, and the others that judge discover,
+		// a list's first page or a read).
+		resp, err := p.Do(pr.method, pr.params)
 		if err != nil {
 			if p.Ctx.Err() != nil || pr.method == "server/discover" {
 				return nil, err
@@ -184,7 +187,7 @@ var RES3 = &check.Check{
 			return err
 		}
 		if target, _, err := stateFindTarget(p); err == nil && target != nil {
-			if resp, err := stateSend(p.Ctx, p.Env.Client, target, stateAllCaps); err == nil {
+			if resp, err := doWithCaps(p, stateAllCaps, target.Method, target.Params); err == nil {
 				samples = append(samples, resSample{target.Label + " (input_required)", resp})
 			}
 		}

@@ -35,11 +35,33 @@ var RPC1 = &check.Check{
 		}{
 			{"server/discover", wireStringID(false), "a string id"},
 			{"server/discover", wireStringID(true), "a string id of digits"},
-			{"server/discover", wireNumberID(), "an integer id"},
-			{"mcp-eval/no-such-method", wireStringID(false), "a string id (unknown method, so an error response)"},
+			{"server/discover", nil, "an integer id"}, // the client's own
 		}
 		var ok passTally
+		judge := func(method, what string, r *reply, id json.RawMessage) {
+			problems := rpcEnvelopeAt(r, id)
+			for _, pb := range problems {
+				p.Failf(r.evidenceFor(pb), "%s sent with %s: %s", method, what, pb.msg)
+			}
+			if len(problems) == 0 {
+				ok.add(r.evidence())
+			}
+		}
 		for _, pr := range probes {
+			if pr.id == nil {
+				// An integer id, as the client numbers its own: on HTTP
+				// the repetition's server/discover, as the server wrote
+				// it (stdio keeps no bytes of a shared answer).
+				if p.Env.Transport == "http" {
+					if resp, err := p.Do(pr.method, nil); err == nil {
+						if r := replyOfHTTP(resp); r != nil {
+							judge(pr.method, pr.what, r, resp.ID)
+							continue
+						}
+					}
+				}
+				pr.id = wireNumberID()
+			}
 			w, err := newWire(p.Env.Client, pr.method, nil)
 			if err != nil {
 				return err
@@ -49,13 +71,17 @@ var RPC1 = &check.Check{
 			if err != nil {
 				return err
 			}
-			ev := r.evidence()
-			problems := rpcEnvelopeAt(r, pr.id)
-			for _, pb := range problems {
-				p.Failf(r.evidenceFor(pb), "%s sent with %s: %s", pr.method, pr.what, pb.msg)
-			}
-			if len(problems) == 0 {
-				ok.add(ev)
+			judge(pr.method, pr.what, r, pr.id)
+		}
+		// The error response: the unknown method of this repetition's
+		// error sweep, sent under a string id.
+		samples, err := errSamples(p)
+		if errNeeds(err, func(m string, _ bool) bool { return m == errUnknownMethod }) {
+			return err
+		}
+		for _, s := range samples {
+			if s.method == errUnknownMethod {
+				judge(s.method, "a string id (unknown method, so an error response)", s.r, s.id)
 			}
 		}
 		ok.report(p, "%d responses to string, digit-string and integer ids carried jsonrpc \"2.0\", the same id and one of result or error", ok.n)
@@ -109,35 +135,22 @@ var RPC2 = &check.Check{
 	Doc:  "error.code is an integer, error.message a string, and the id is left out only when the request id could not be read",
 	Fix:  "answer with {\"code\": <integer>, \"message\": <string>} and the request's id",
 	Run: func(p *check.Pass) error {
-		f := p.Env.Facts
-		probes := []rpcProbe{{"mcp-eval/no-such-method", nil}}
-		if f.Has("tools") || f.ToolsErr == nil {
-			probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
+		// The requests that should fail are ERR's sweep of this
+		// repetition: RPC-2 judges their envelopes, ERR their codes.
+		samples, err := errSamples(p)
+		if errNeeds(err, func(_ string, rpc2 bool) bool { return rpc2 }) {
+			return err
 		}
-		if f.Has("resources") {
-			probes = append(probes, rpcProbe{"resources/read", map[string]any{"uri": "mcp-eval://does-not-exist/0"}})
-		}
-		if f.Has("prompts") {
-			probes = append(probes, rpcProbe{"prompts/get", map[string]any{"name": "mcp-eval-no-such-prompt"}})
-		}
-		judged := 0
-		for i, pr := range probes {
-			w, err := newWire(p.Env.Client, pr.method, pr.params)
-			if err != nil {
-				return err
+		judged, asked := 0, 0
+		for _, s := range samples {
+			if !s.rpc2 {
+				continue
 			}
-			id := wireNumberID()
-			if i%2 == 0 {
-				id = wireStringID(false)
-			}
-			w.setID(id)
-			r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
-			if err != nil {
-				return err
-			}
+			asked++
+			r, id := s.r, s.id
 			ev := r.evidence()
 			if r.raw == nil {
-				p.Failf(ev, "%s: %s", pr.method, r.describe())
+				p.Failf(ev, "%s: %s", s.method, r.describe())
 				continue
 			}
 			if !r.has("error") {
@@ -145,20 +158,20 @@ var RPC2 = &check.Check{
 			}
 			judged++
 			for _, pb := range rpcErrorShapeAt(r.fields["error"]) {
-				p.Failf(r.evidenceFor(pb), "%s: %s", pr.method, pb.msg)
+				p.Failf(r.evidenceFor(pb), "%s: %s", s.method, pb.msg)
 			}
 			got, hasID := r.fields["id"]
 			switch {
 			case !hasID:
-				p.Failf(r.evidenceFor(problem{at: "/id", absent: true}), "%s: the error response has no id although the request id %s was readable", pr.method, id)
+				p.Failf(r.evidenceFor(problem{at: "/id", absent: true}), "%s: the error response has no id although the request id %s was readable", s.method, id)
 			case string(bytes.TrimSpace(got)) == "null":
-				p.Failf(r.evidenceAt("/id"), "%s: the error response has id null although the request id %s was readable", pr.method, id)
+				p.Failf(r.evidenceAt("/id"), "%s: the error response has id null although the request id %s was readable", s.method, id)
 			case !jsonrpc.SameID(got, id):
-				p.Failf(r.evidenceAt("/id"), "%s: the error response id is %s, want %s", pr.method, shown(got), id)
+				p.Failf(r.evidenceAt("/id"), "%s: the error response id is %s, want %s", s.method, shown(got), id)
 			}
 		}
 		if judged == 0 {
-			p.Skipf("none of the %d requests that should fail got an error response", len(probes))
+			p.Skipf("none of the %d requests that should fail got an error response", asked)
 		}
 		return nil
 	},
@@ -411,7 +424,9 @@ var RPC4 = &check.Check{
 			probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": tools[0].Name, "arguments": stateGuessArgs(tools[0].InputSchema)}})
 		}
 		for _, pr := range probes {
-			resp, err := p.Env.Client.Do(p.Ctx, pr.method, pr.params, mcpclient.WithCapabilities(stateAllCaps))
+			// Every capability declared, so a server that asks only a
+			// client that can answer asks; the same sweep as MRTR-1's.
+			resp, err := doWithCaps(p, stateAllCaps, pr.method, pr.params)
 			if err != nil && (resp == nil || resp.Exchange == nil) {
 				if p.Ctx.Err() != nil {
 					return err
@@ -560,6 +575,7 @@ var RPC6 = &check.Check{
 		for _, l := range pageLists(f) {
 			probes = append(probes, rpcProbe{l.method, nil})
 		}
+		shared := len(probes)
 		if f.Has("tools") || f.ToolsErr == nil {
 			probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": rpcNonASCII, "arguments": map[string]any{}}})
 		}
@@ -569,7 +585,24 @@ var RPC6 = &check.Check{
 		if f.Has("prompts") {
 			probes = append(probes, rpcProbe{"prompts/get", map[string]any{"name": rpcNonASCII}})
 		}
-		for _, pr := range probes {
+		for i, pr := range probes {
+			if i < shared && p.Env.Transport == "http" {
+				// Discover and the lists as every check of this
+				// repetition asks them: the HTTP exchange keeps the body
+				// as the server wrote it.
+				resp, err := p.Do(pr.method, pr.params)
+				if err == nil && resp.Exchange != nil && resp.Exchange.HTTP != nil {
+					if body := resp.Exchange.HTTP.Body; !utf8.Valid(body) {
+						p.Failf(check.FromResponse(resp), "the answer to %s is not valid UTF-8 (first bad byte at offset %d)", pr.method, rpcBadUTF8(body))
+					}
+					continue
+				}
+				if p.Ctx.Err() != nil {
+					return p.Ctx.Err()
+				}
+				// No HTTP answer to judge: ask once more on the raw layer,
+				// which keeps what came whatever it is.
+			}
 			w, err := newWire(p.Env.Client, pr.method, pr.params)
 			if err != nil {
 				return err

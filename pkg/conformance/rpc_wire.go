@@ -256,34 +256,58 @@ func httpWire(ctx context.Context, t *transport.HTTPTransport, body []byte, head
 		return nil, err
 	}
 	r := &reply{transport: "http", sent: body, header: h, status: rr.Status, http: rr}
-	if !rr.SSE {
-		if len(bytes.TrimSpace(rr.Body)) > 0 {
-			r.setRaw(rr.Body)
-		}
-	} else {
-		var candidate []byte
-		for _, ev := range rr.Events {
-			data := []byte(ev.Data)
-			if len(bytes.TrimSpace(data)) == 0 {
-				continue
-			}
-			switch answers(data, id) {
-			case answerExact:
-				candidate = data
-			case answerLoose, answerNoID:
-				if candidate == nil {
-					candidate = data
-				}
-			}
-		}
-		if candidate != nil {
-			r.setRaw(candidate)
-		}
-	}
+	r.pickHTTP(&rr.HTTPInfo, id)
 	if err != nil && r.raw == nil {
 		return r, err
 	}
 	return r, nil
+}
+
+// pickHTTP takes the response to id from an HTTP body: the body itself,
+// or the event of a stream that answers id (the last exact answer, else
+// the first loose one).
+func (r *reply) pickHTTP(h *transport.HTTPInfo, id json.RawMessage) {
+	if !h.SSE {
+		if len(bytes.TrimSpace(h.Body)) > 0 {
+			r.setRaw(h.Body)
+		}
+		return
+	}
+	var candidate []byte
+	for _, ev := range h.Events {
+		data := []byte(ev.Data)
+		if len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		switch answers(data, id) {
+		case answerExact:
+			candidate = data
+		case answerLoose, answerNoID:
+			if candidate == nil {
+				candidate = data
+			}
+		}
+	}
+	if candidate != nil {
+		r.setRaw(candidate)
+	}
+}
+
+// replyOfHTTP is a client response on HTTP as a reply, with the bytes the
+// server wrote, so that a wire-level rule can judge a request every check
+// shares (Pass.Do). Nil on stdio, whose exchange keeps only the decoded
+// message, and when no HTTP answer came.
+func replyOfHTTP(resp *mcpclient.Response) *reply {
+	if resp == nil || resp.Exchange == nil || resp.Exchange.HTTP == nil {
+		return nil
+	}
+	h := resp.Exchange.HTTP
+	r := &reply{transport: "http", sent: resp.Sent, header: httpHeader(resp.SentHeader), status: h.Status, http: &transport.RawResponse{HTTPInfo: *h}}
+	r.pickHTTP(h, resp.ID)
+	if r.raw == nil {
+		return nil
+	}
+	return r
 }
 
 func (r *reply) setRaw(raw []byte) {
