@@ -66,7 +66,7 @@ var RSRC1 = &check.Check{
 // implement it (-32601) gets a warning, since templates are optional
 // content but the method belongs to the capability.
 func rsrcTemplates(p *check.Pass) (*mcpclient.ListResult, bool, error) {
-	_, err := p.Env.Client.List(p.Ctx, "resources/templates/list", "resourceTemplates")
+	_, err := p.List("resources/templates/list", "resourceTemplates")
 	if err != nil {
 		if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok && rpc.Code() == jsonrpc.CodeMethodNotFound {
 			p.Warnf(check.FromResponseAt(rpc.Response, "/error/code"), "resources/templates/list gave -32601 although the server declares resources")
@@ -136,7 +136,7 @@ func rsrcReads(p *check.Pass) ([]*rsrcRead, error) {
 		if r.URI == "" {
 			continue
 		}
-		res, err := p.Env.Client.ReadResource(p.Ctx, r.URI)
+		res, err := observedResult(p, "resources/read", map[string]any{"uri": r.URI})
 		rd := &rsrcRead{uri: r.URI, res: res}
 		if err != nil {
 			if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok {
@@ -257,7 +257,7 @@ var RSRC3 = &check.Check{
 			return nil
 		}
 		uri := rsrcMissingURI(p.Env.Facts)
-		resp, err := p.Env.Client.Do(p.Ctx, "resources/read", map[string]any{"uri": uri})
+		resp, err := p.Do("resources/read", map[string]any{"uri": uri})
 		if err != nil {
 			return err
 		}

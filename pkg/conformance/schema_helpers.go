@@ -55,7 +55,7 @@ func schemaOracleAt(def string, raw json.RawMessage) (problems, at string, err e
 // that is not complete or does not validate against def. ok is false when
 // the list could not be read whole (the failure is reported).
 func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.ListResult, ok bool, err error) {
-	lr, lerr := p.Env.Client.List(p.Ctx, method, key)
+	lr, lerr := p.List(method, key)
 	bad := false
 	for i, pg := range lr.Pages {
 		resp := pg.Response
@@ -106,6 +106,23 @@ func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.List
 		p.Warnf(nil, "%s was not read to its end (page cap or a repeated cursor)", method)
 	}
 	return lr, !bad, nil
+}
+
+// observedResult is a request that may ask for input (resources/read,
+// prompts/get, tools/call of a tool the harness may call: read-only or
+// allowed by the user) as observed in the pass's repetition, read as the
+// client's ReadResource, GetPrompt and CallTool read it. Every check of the
+// repetition that asks the same judges the same answer; the result is
+// new, its Response shared and never to be changed.
+func observedResult(p *check.Pass, method string, params map[string]any) (*mcpclient.Result, error) {
+	resp, err := p.Do(method, params)
+	if method == "tools/call" && err == nil && resp.Error != nil && resp.Error.Code == jsonrpc.CodeHeaderMismatch {
+		// The client's own call re-lists the tools and retries (the
+		// server's x-mcp-header declarations moved): let it.
+		name, _ := params["name"].(string)
+		return p.Env.Client.CallTool(p.Ctx, name, params["arguments"])
+	}
+	return mcpclient.ResultOf(method, resp, err)
 }
 
 // schemaTransportErr reports whether err is a failure to talk to the server at
