@@ -70,13 +70,7 @@ var PROMPT1 = &check.Check{
 			return err
 		}
 		if ok {
-			c, closeFresh, err := p.Env.Fresh(p.Ctx)
-			if err != nil {
-				return fmt.Errorf("opening a fresh connection: %w", err)
-			}
-			err = rsrcSameOnFresh(p, c, "prompts/list", "prompts", "name", lr)
-			closeFresh()
-			if err != nil {
+			if err := rsrcSameOnFresh(p, "prompts/list", "prompts", "name", lr); err != nil {
 				return err
 			}
 		}

@@ -40,18 +40,13 @@ var RSRC1 = &check.Check{
 		if err != nil {
 			return err
 		}
-		c, closeFresh, err := p.Env.Fresh(p.Ctx)
-		if err != nil {
-			return fmt.Errorf("opening a fresh connection: %w", err)
-		}
-		defer closeFresh()
 		if resOK {
-			if err := rsrcSameOnFresh(p, c, "resources/list", "resources", "uri", res); err != nil {
+			if err := rsrcSameOnFresh(p, "resources/list", "resources", "uri", res); err != nil {
 				return err
 			}
 		}
 		if tmplOK && tmpl != nil {
-			if err := rsrcSameOnFresh(p, c, "resources/templates/list", "resourceTemplates", "uriTemplate", tmpl); err != nil {
+			if err := rsrcSameOnFresh(p, "resources/templates/list", "resourceTemplates", "uriTemplate", tmpl); err != nil {
 				return err
 			}
 		}
@@ -76,9 +71,13 @@ func rsrcTemplates(p *check.Pass) (*mcpclient.ListResult, bool, error) {
 	return schemaJudgeList(p, "resources/templates/list", "resourceTemplates", "ListResourceTemplatesResult")
 }
 
-// rsrcSameOnFresh lists again on a fresh connection and compares the keys.
-func rsrcSameOnFresh(p *check.Pass, c *mcpclient.Client, method, key, id string, first *mcpclient.ListResult) error {
-	lr, err := c.List(p.Ctx, method, key)
+// rsrcSameOnFresh compares the keys with the repetition's list on a
+// fresh connection.
+func rsrcSameOnFresh(p *check.Pass, method, key, id string, first *mcpclient.ListResult) error {
+	lr, err, openErr := freshList(p, method)
+	if openErr != nil {
+		return fmt.Errorf("opening a fresh connection: %w", openErr)
+	}
 	if err != nil {
 		if schemaTransportErr(err) {
 			return err

@@ -136,12 +136,10 @@ var TOOL2 = &check.Check{
 		if added, removed := schemaSetDiff(a, b); len(added)+len(removed) > 0 {
 			p.Failf(toolListAt(lr2, "tools"), "after a tools/call of %q the same connection lists a different tool set: %s", called, schemaDiffText(added, removed))
 		}
-		c, closeFresh, err := p.Env.Fresh(p.Ctx)
-		if err != nil {
-			return fmt.Errorf("opening a fresh connection: %w", err)
+		lr3, err, openErr := freshList(p, "tools/list")
+		if openErr != nil {
+			return fmt.Errorf("opening a fresh connection: %w", openErr)
 		}
-		defer closeFresh()
-		lr3, err := c.List(p.Ctx, "tools/list", "tools")
 		if err != nil {
 			if schemaTransportErr(err) {
 				return err
