@@ -11,7 +11,9 @@ import (
 
 // SUB: subscriptions/listen (basic/patterns/subscriptions.mdx, checklist
 // §1.12). Each run opens its own listen request (on stdio in a fresh
-// process) and watches it briefly after the acknowledgment.
+// process) and watches it briefly after the acknowledgment; the checks that
+// only read a plain listen with the same filter (SUB-1, SUB-2, SUB-4) read
+// one per repetition (subWatched).
 
 var SUB1 = &check.Check{
 	ID: "SUB-1", Level: check.Must, Transports: check.HTTP,
