@@ -90,7 +90,9 @@ func (p *Pass) Do(method string, params any) (*mcpclient.Response, error) {
 }
 
 // List is Env.Client.List(method, key) as observed in this pass's
-// repetition (every page, walked once).
+// repetition (every page, walked once). The walk of tools/list is the one
+// ListTools made: checks that judge the raw list and those that read the
+// typed tools see the same pages.
 func (p *Pass) List(method, key string) (*mcpclient.ListResult, error) {
 	o := p.observations()
 	if o == nil {

@@ -24,10 +24,40 @@ var CANC1 = &check.Check{
 			params any
 			opts   []mcpclient.CallOption
 		}
-		reqs := []req{{method: "server/discover"}}
-		if p.Env.Facts.Has("tools") {
-			reqs = append(reqs, req{method: "tools/list"})
+		judge := func(method string, resp *mcpclient.Response) {
+			if resp.Exchange == nil {
+				return
+			}
+			for _, n := range resp.Exchange.Notifications {
+				if n.Method == "notifications/cancelled" {
+					p.Failf(check.AtMessage(check.FromResponse(resp), n, "/method"), "the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), method)
+				}
+			}
 		}
+		// server/discover and every page of tools/list as the repetition
+		// observed them (plain requests); the tool call, with a progress
+		// token, is this check's own.
+		resp, err := p.Do("server/discover", nil)
+		if resp == nil {
+			return err
+		}
+		judge("server/discover", resp)
+		if p.Env.Facts.Has("tools") {
+			lr, err := p.List("tools/list", "tools")
+			judged := false
+			if lr != nil {
+				for _, pg := range lr.Pages {
+					if pg.Response != nil {
+						judge("tools/list", pg.Response)
+						judged = true
+					}
+				}
+			}
+			if !judged && err != nil {
+				return err
+			}
+		}
+		var reqs []req
 		if t := logTool(p); t != nil {
 			reqs = append(reqs, req{method: "tools/call", params: map[string]any{"name": t.Tool.Name, "arguments": t.Args}, opts: []mcpclient.CallOption{mcpclient.WithProgressToken("mcp-eval-canc1")}})
 		}
@@ -36,14 +66,7 @@ var CANC1 = &check.Check{
 			if resp == nil {
 				return err
 			}
-			if resp.Exchange == nil {
-				continue
-			}
-			for _, n := range resp.Exchange.Notifications {
-				if n.Method == "notifications/cancelled" {
-					p.Failf(check.AtMessage(check.FromResponse(resp), n, "/method"), "the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), r.method)
-				}
-			}
+			judge(r.method, resp)
 		}
 		return nil
 	},

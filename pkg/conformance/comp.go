@@ -74,7 +74,7 @@ var COMP1 = &check.Check{
 		}
 		missing := 0
 		for _, r := range refs[:min(len(refs), compMaxRefs)] {
-			resp, err := p.Env.Client.Do(p.Ctx, "completion/complete", map[string]any{"ref": r.ref, "argument": map[string]any{"name": r.arg, "value": ""}})
+			resp, err := p.Do("completion/complete", map[string]any{"ref": r.ref, "argument": map[string]any{"name": r.arg, "value": ""}})
 			if err != nil {
 				return err
 			}
@@ -122,7 +122,7 @@ var COMP2 = &check.Check{
 	Run: func(p *check.Pass) error {
 		ref := map[string]any{"type": "ref/prompt", "name": promptNoSuchPrompt}
 		params := map[string]any{"ref": ref, "argument": map[string]any{"name": "x", "value": ""}}
-		resp, err := p.Env.Client.Do(p.Ctx, "completion/complete", params)
+		resp, err := p.Do("completion/complete", params)
 		if err != nil {
 			return err
 		}
@@ -166,7 +166,7 @@ var COMP3 = &check.Check{
 		asks = append(asks, ask{"unknown prompt " + quoteClip(promptNoSuchPrompt), map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": promptNoSuchPrompt}, "argument": map[string]any{"name": "x", "value": ""}}})
 		judged := 0
 		for _, a := range asks {
-			resp, err := p.Env.Client.Do(p.Ctx, "completion/complete", a.params)
+			resp, err := p.Do("completion/complete", a.params)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/poison"
 )
 
@@ -81,8 +82,13 @@ type poisonScanKey struct{}
 func scanPoison(p *check.Pass) *poisonScan {
 	v := p.Env.Memo.Do(poisonScanKey{}, func() any {
 		tools := p.Env.Facts.Tools
-		fs, err := poison.ScanServer(p.Ctx, p.Env.Client, tools)
-		if err != nil {
+		// The second listing is the repetition's walk of tools/list
+		// (after the facts', so a description that moved shows).
+		var fs []poison.Finding
+		again, err := p.ListTools()
+		if err == nil {
+			fs = poison.Scan(tools, poisonAgain(again.Tools))
+		} else {
 			// The second listing failed; what the first showed is still
 			// scanned, and the drift rule is skipped.
 			fs = poison.Scan(tools, nil)
@@ -94,6 +100,15 @@ func scanPoison(p *check.Pass) *poisonScan {
 		return s
 	})
 	return v.(*poisonScan)
+}
+
+// poisonAgain is a second listing for poison.Scan: never nil, so an empty
+// answer is compared (every tool gone) rather than taken for no listing.
+func poisonAgain(tools []mcpclient.Tool) []mcpclient.Tool {
+	if tools == nil {
+		return []mcpclient.Tool{}
+	}
+	return tools
 }
 
 // poisonRule reports one rule's findings: the first as the headline, the

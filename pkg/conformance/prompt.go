@@ -38,8 +38,9 @@ func promptArgs(p *check.Pass, pr mcpclient.Prompt) map[string]string {
 		if !p.Env.Facts.Has("completions") {
 			continue
 		}
-		resp, err := p.Env.Client.Complete(p.Ctx, map[string]any{"type": "ref/prompt", "name": pr.Name}, a.Name, "")
-		if err != nil || resp == nil {
+		// The same request COMP-1 and COMP-3 send: the repetition's answer.
+		resp, err := p.Do("completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": pr.Name}, "argument": map[string]any{"name": a.Name, "value": ""}})
+		if err != nil || resp == nil || resp.Error != nil {
 			continue
 		}
 		var r struct {
@@ -69,13 +70,7 @@ var PROMPT1 = &check.Check{
 			return err
 		}
 		if ok {
-			c, closeFresh, err := p.Env.Fresh(p.Ctx)
-			if err != nil {
-				return fmt.Errorf("opening a fresh connection: %w", err)
-			}
-			err = rsrcSameOnFresh(p, c, "prompts/list", "prompts", "name", lr)
-			closeFresh()
-			if err != nil {
+			if err := rsrcSameOnFresh(p, "prompts/list", "prompts", "name", lr); err != nil {
 				return err
 			}
 		}
@@ -84,7 +79,7 @@ var PROMPT1 = &check.Check{
 			if got == promptMaxGets {
 				break
 			}
-			res, err := p.Env.Client.GetPrompt(p.Ctx, pr.Name, promptArgs(p, pr))
+			res, err := observedResult(p, "prompts/get", map[string]any{"name": pr.Name, "arguments": promptArgs(p, pr)})
 			name := jsonrpc.Clip(pr.Name, 80)
 			if err != nil {
 				if rpc, isRPC := errors.AsType[*mcpclient.RPCError](err); isRPC {
@@ -159,7 +154,7 @@ func promptExpect32602(p *check.Pass, name string, args map[string]string, what 
 	if args != nil {
 		params["arguments"] = args
 	}
-	resp, err := p.Env.Client.Do(p.Ctx, "prompts/get", params)
+	resp, err := p.Do("prompts/get", params)
 	if err != nil {
 		return err
 	}

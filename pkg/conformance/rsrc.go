@@ -40,18 +40,13 @@ var RSRC1 = &check.Check{
 		if err != nil {
 			return err
 		}
-		c, closeFresh, err := p.Env.Fresh(p.Ctx)
-		if err != nil {
-			return fmt.Errorf("opening a fresh connection: %w", err)
-		}
-		defer closeFresh()
 		if resOK {
-			if err := rsrcSameOnFresh(p, c, "resources/list", "resources", "uri", res); err != nil {
+			if err := rsrcSameOnFresh(p, "resources/list", "resources", "uri", res); err != nil {
 				return err
 			}
 		}
 		if tmplOK && tmpl != nil {
-			if err := rsrcSameOnFresh(p, c, "resources/templates/list", "resourceTemplates", "uriTemplate", tmpl); err != nil {
+			if err := rsrcSameOnFresh(p, "resources/templates/list", "resourceTemplates", "uriTemplate", tmpl); err != nil {
 				return err
 			}
 		}
@@ -66,7 +61,7 @@ var RSRC1 = &check.Check{
 // implement it (-32601) gets a warning, since templates are optional
 // content but the method belongs to the capability.
 func rsrcTemplates(p *check.Pass) (*mcpclient.ListResult, bool, error) {
-	_, err := p.Env.Client.List(p.Ctx, "resources/templates/list", "resourceTemplates")
+	_, err := p.List("resources/templates/list", "resourceTemplates")
 	if err != nil {
 		if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok && rpc.Code() == jsonrpc.CodeMethodNotFound {
 			p.Warnf(check.FromResponseAt(rpc.Response, "/error/code"), "resources/templates/list gave -32601 although the server declares resources")
@@ -76,9 +71,13 @@ func rsrcTemplates(p *check.Pass) (*mcpclient.ListResult, bool, error) {
 	return schemaJudgeList(p, "resources/templates/list", "resourceTemplates", "ListResourceTemplatesResult")
 }
 
-// rsrcSameOnFresh lists again on a fresh connection and compares the keys.
-func rsrcSameOnFresh(p *check.Pass, c *mcpclient.Client, method, key, id string, first *mcpclient.ListResult) error {
-	lr, err := c.List(p.Ctx, method, key)
+// rsrcSameOnFresh compares the keys with the repetition's list on a
+// fresh connection.
+func rsrcSameOnFresh(p *check.Pass, method, key, id string, first *mcpclient.ListResult) error {
+	lr, err, openErr := freshList(p, method)
+	if openErr != nil {
+		return fmt.Errorf("opening a fresh connection: %w", openErr)
+	}
 	if err != nil {
 		if schemaTransportErr(err) {
 			return err
@@ -136,7 +135,7 @@ func rsrcReads(p *check.Pass) ([]*rsrcRead, error) {
 		if r.URI == "" {
 			continue
 		}
-		res, err := p.Env.Client.ReadResource(p.Ctx, r.URI)
+		res, err := observedResult(p, "resources/read", map[string]any{"uri": r.URI})
 		rd := &rsrcRead{uri: r.URI, res: res}
 		if err != nil {
 			if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok {
@@ -257,7 +256,7 @@ var RSRC3 = &check.Check{
 			return nil
 		}
 		uri := rsrcMissingURI(p.Env.Facts)
-		resp, err := p.Env.Client.Do(p.Ctx, "resources/read", map[string]any{"uri": uri})
+		resp, err := p.Do("resources/read", map[string]any{"uri": uri})
 		if err != nil {
 			return err
 		}

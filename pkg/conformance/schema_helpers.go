@@ -55,7 +55,7 @@ func schemaOracleAt(def string, raw json.RawMessage) (problems, at string, err e
 // that is not complete or does not validate against def. ok is false when
 // the list could not be read whole (the failure is reported).
 func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.ListResult, ok bool, err error) {
-	lr, lerr := p.Env.Client.List(p.Ctx, method, key)
+	lr, lerr := p.List(method, key)
 	bad := false
 	for i, pg := range lr.Pages {
 		resp := pg.Response
@@ -106,6 +106,83 @@ func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.List
 		p.Warnf(nil, "%s was not read to its end (page cap or a repeated cursor)", method)
 	}
 	return lr, !bad, nil
+}
+
+// observedResult is a request that may ask for input (resources/read,
+// prompts/get, tools/call of a tool the harness may call: read-only or
+// allowed by the user) as observed in the pass's repetition, read as the
+// client's ReadResource, GetPrompt and CallTool read it. Every check of the
+// repetition that asks the same judges the same answer; the result is
+// new, its Response shared and never to be changed.
+func observedResult(p *check.Pass, method string, params map[string]any) (*mcpclient.Result, error) {
+	resp, err := p.Do(method, params)
+	if method == "tools/call" && err == nil && resp.Error != nil && resp.Error.Code == jsonrpc.CodeHeaderMismatch {
+		// The client's own call re-lists the tools and retries (the
+		// server's x-mcp-header declarations moved): let it.
+		name, _ := params["name"].(string)
+		return p.Env.Client.CallTool(p.Ctx, name, params["arguments"])
+	}
+	return mcpclient.ResultOf(method, resp, err)
+}
+
+// freshListsKey is the Memo key of one repetition's lists on a connection
+// of their own.
+type freshListsKey struct{ run int }
+
+type freshWalks struct {
+	open  error // opening the connection failed
+	lists map[string]freshWalk
+}
+
+type freshWalk struct {
+	lr  *mcpclient.ListResult
+	err error
+}
+
+// freshList is method's walk on a fresh connection (a new process on
+// stdio), for the checks that compare a list across connections (TOOL-2,
+// RSRC-1, PROMPT-1). One connection per repetition walks every list the
+// server answered when the facts were gathered and is closed; each check
+// compares its own list with it. openErr is the failure to open it.
+func freshList(p *check.Pass, method string) (lr *mcpclient.ListResult, err, openErr error) {
+	v := p.Env.Memo.Do(freshListsKey{run: p.Run}, func() any {
+		c, closeFresh, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return &freshWalks{open: err}
+		}
+		defer closeFresh()
+		w := &freshWalks{lists: map[string]freshWalk{}}
+		for _, l := range pageLists(p.Env.Facts) {
+			lr, err := c.List(p.Ctx, l.method, l.key)
+			w.lists[l.method] = freshWalk{lr, err}
+		}
+		return w
+	})
+	w, _ := v.(*freshWalks)
+	switch {
+	case w == nil:
+		return nil, nil, errors.New("the fresh connection's lists were not read")
+	case w.open != nil:
+		return nil, nil, w.open
+	}
+	if fw, ok := w.lists[method]; ok {
+		return fw.lr, fw.err, nil
+	}
+	// A list that failed when the facts were gathered and answers now:
+	// a connection of this check's own.
+	c, closeFresh, err := p.Env.Fresh(p.Ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer closeFresh()
+	key := ""
+	for _, l := range pageAllLists {
+		if l.method == method {
+			key = l.key
+		}
+	}
+	lr, err = c.List(p.Ctx, method, key)
+	return lr, err, nil
 }
 
 // schemaTransportErr reports whether err is a failure to talk to the server at

@@ -11,7 +11,9 @@ import (
 
 // SUB: subscriptions/listen (basic/patterns/subscriptions.mdx, checklist
 // §1.12). Each run opens its own listen request (on stdio in a fresh
-// process) and watches it briefly after the acknowledgment.
+// process) and watches it briefly after the acknowledgment; the checks that
+// only read a plain listen with the same filter (SUB-1, SUB-2, SUB-4) read
+// one per repetition (subWatched).
 
 var SUB1 = &check.Check{
 	ID: "SUB-1", Level: check.Must, Transports: check.HTTP,
@@ -19,28 +21,27 @@ var SUB1 = &check.Check{
 	Doc:  "subscriptions/listen is answered with a text/event-stream response that stays open",
 	Fix:  "answer subscriptions/listen with an SSE stream and keep it open until the client closes it",
 	Run: func(p *check.Pass) error {
-		s, a, err := subOpenAck(p, subFullFilter(p.Env.Facts))
-		if err != nil || s == nil {
+		w := subWatched(p, subFullFilter(p.Env.Facts))
+		if ok, err := w.open(p); !ok {
 			return err
 		}
-		defer s.Close()
+		s, a := w.s, w.a
 		if !s.live.SSE {
-			p.Failf(s.Ev(), "subscriptions/listen was answered with Content-Type %q, want text/event-stream", s.live.ContentType)
+			p.Failf(w.ev, "subscriptions/listen was answered with Content-Type %q, want text/event-stream", s.live.ContentType)
 			return nil
 		}
 		if a.Final != nil || a.Ended {
-			p.Failf(s.Ev(), "the listen stream ended before it was acknowledged")
+			p.Failf(w.ev, "the listen stream ended before it was acknowledged")
 			return nil
 		}
-		msgs, ended := s.Watch(p.Ctx, subGrace)
-		for _, m := range msgs {
+		for _, m := range w.after {
 			if m.Kind() == jsonrpc.KindResponse {
-				p.Failf(s.Ev(), "the server answered the listen request right after acknowledging it; the stream must stay open")
+				p.Failf(w.ev, "the server answered the listen request right after acknowledging it; the stream must stay open")
 				return nil
 			}
 		}
-		if ended {
-			p.Failf(s.Ev(), "the listen stream ended right after the acknowledgment; it must stay open")
+		if w.ended {
+			p.Failf(w.ev, "the listen stream ended right after the acknowledgment; it must stay open")
 		}
 		return nil
 	},
@@ -62,29 +63,31 @@ var SUB2 = &check.Check{
 		for _, f := range subFlags {
 			filter[f.key] = true // ask for all; unsupported ones must be left out
 		}
-		s, a, err := subOpenAck(p, filter)
-		if err != nil || s == nil {
+		// On a server that declares every listChanged this is SUB-1's and
+		// SUB-4's listen: the repetition's one.
+		w := subWatched(p, filter)
+		if ok, err := w.open(p); !ok {
 			return err
 		}
-		defer s.Close()
+		s, a, sev := w.s, w.a, w.ev
 		if a.Ack == nil {
-			subNoAck(p, s, a)
+			subNoAckEv(p, sev, a)
 			return nil
 		}
 		for _, m := range a.Before {
 			if s.live != nil || jsonrpc.SameID(progSubID(m), s.ID) {
-				p.Failf(check.AtMessage(s.Ev(), m, "/method"), "%s came before the acknowledgment", jsonrpc.Clip(m.Method, 60))
+				p.Failf(check.AtMessage(sev, m, "/method"), "%s came before the acknowledgment", jsonrpc.Clip(m.Method, 60))
 			}
 		}
 		if got := progSubID(a.Ack); !jsonrpc.SameID(got, s.ID) {
-			p.Failf(subIDAt(s.Ev(), a.Ack, got), "the acknowledgment's subscriptionId is %s, want the listen id %s with the same JSON type", subShowID(got), s.ID)
+			p.Failf(subIDAt(sev, a.Ack, got), "the acknowledgment's subscriptionId is %s, want the listen id %s with the same JSON type", subShowID(got), s.ID)
 		}
 		var ack map[string]json.RawMessage
 		_ = json.Unmarshal(progParams(a.Ack)["notifications"], &ack)
 		if ack == nil {
-			ev := check.AtMessage(s.Ev(), a.Ack, "/params/notifications")
+			ev := check.AtMessage(sev, a.Ack, "/params/notifications")
 			if _, there := progParams(a.Ack)["notifications"]; !there {
-				ev = check.AbsentMessage(s.Ev(), a.Ack, "/params/notifications")
+				ev = check.AbsentMessage(sev, a.Ack, "/params/notifications")
 			}
 			p.Failf(ev, "the acknowledgment has no notifications object")
 			return nil
@@ -96,22 +99,22 @@ var SUB2 = &check.Check{
 				continue
 			}
 			if filter[f.key] != true {
-				p.Failf(check.AtMessage(s.Ev(), a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s, which was not requested", f.key)
+				p.Failf(check.AtMessage(sev, a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s, which was not requested", f.key)
 			}
 			ok := map[string]bool{"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[f.capName]
 			if !ok {
-				p.Warnf(check.AtMessage(s.Ev(), a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s although capabilities.%s.listChanged is not declared; unsupported types must be left out", f.key, f.capName)
+				p.Warnf(check.AtMessage(sev, a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s although capabilities.%s.listChanged is not declared; unsupported types must be left out", f.key, f.capName)
 			}
 		}
 		if raw, ok := ack["resourceSubscriptions"]; ok {
 			var got []string
 			want, _ := filter["resourceSubscriptions"].([]string)
 			if json.Unmarshal(raw, &got) != nil {
-				p.Failf(check.AtMessage(s.Ev(), a.Ack, "/params/notifications/resourceSubscriptions"), "the acknowledgment's resourceSubscriptions is not an array of strings")
+				p.Failf(check.AtMessage(sev, a.Ack, "/params/notifications/resourceSubscriptions"), "the acknowledgment's resourceSubscriptions is not an array of strings")
 			}
 			for i, u := range got {
 				if !slices.Contains(want, u) {
-					p.Failf(check.AtMessage(s.Ev(), a.Ack, check.Pointer("params", "notifications", "resourceSubscriptions", i)), "the acknowledgment subscribes to %q, which was not requested", jsonrpc.Clip(u, 100))
+					p.Failf(check.AtMessage(sev, a.Ack, check.Pointer("params", "notifications", "resourceSubscriptions", i)), "the acknowledgment subscribes to %q, which was not requested", jsonrpc.Clip(u, 100))
 				}
 			}
 		}
@@ -170,22 +173,21 @@ var SUB4 = &check.Check{
 	Doc:  "every notification of a subscription carries _meta subscriptionId equal to the listen id",
 	Fix:  "put _meta[\"io.modelcontextprotocol/subscriptionId\"] = the listen request id on every subscription notification",
 	Run: func(p *check.Pass) error {
-		s, a, err := subOpenAck(p, subFullFilter(p.Env.Facts))
-		if err != nil || s == nil {
+		w := subWatched(p, subFullFilter(p.Env.Facts))
+		if ok, err := w.open(p); !ok {
 			return err
 		}
-		defer s.Close()
+		s, a := w.s, w.a
 		if a.Ack == nil {
-			subNoAck(p, s, a)
+			subNoAckEv(p, w.ev, a)
 			return nil
 		}
-		after, _ := s.Watch(p.Ctx, subGrace)
-		for _, m := range append(append(a.Before, a.Ack), after...) {
+		for _, m := range append(append(slices.Clip(a.Before), a.Ack), w.after...) {
 			if m.Kind() != jsonrpc.KindNotification {
 				continue
 			}
 			if got := progSubID(m); !jsonrpc.SameID(got, s.ID) {
-				p.Failf(subIDAt(s.Ev(), m, got), "%s on the subscription has subscriptionId %s, want %s", jsonrpc.Clip(m.Method, 60), subShowID(got), s.ID)
+				p.Failf(subIDAt(w.ev, m, got), "%s on the subscription has subscriptionId %s, want %s", jsonrpc.Clip(m.Method, 60), subShowID(got), s.ID)
 			}
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -247,33 +248,99 @@ func subFullFilter(f *check.Facts) map[string]any {
 // subOpenAck opens a listen and waits for its acknowledgment; it skips the
 // check (and returns nil) when the server rejects subscriptions/listen.
 func subOpenAck(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption) (*subStream, subAck, error) {
-	s, err := subOpen(p, filter, opts...)
-	if err != nil {
-		return nil, subAck{}, err
+	s, a, rejected, err := subOpenAckQuiet(p, filter, opts...)
+	if rejected != "" {
+		p.Skipf("%s", rejected)
 	}
-	a := s.WaitAck(p.Ctx)
+	return s, a, err
+}
+
+// subOpenAckQuiet is subOpenAck that says why the server rejected the
+// listen (rejected, with a nil stream) instead of skipping.
+func subOpenAckQuiet(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption) (s *subStream, a subAck, rejected string, err error) {
+	s, err = subOpen(p, filter, opts...)
+	if err != nil {
+		return nil, subAck{}, "", err
+	}
+	a = s.WaitAck(p.Ctx)
 	if a.Final != nil && a.Final.Error != nil && a.Ack == nil {
-		p.Skipf("subscriptions/listen was rejected with error %d (%s)", a.Final.Error.Code, jsonrpc.Clip(a.Final.Error.Message, 120))
 		s.Close()
-		return nil, a, nil
+		return nil, a, fmt.Sprintf("subscriptions/listen was rejected with error %d (%s)", a.Final.Error.Code, jsonrpc.Clip(a.Final.Error.Message, 120)), nil
 	}
 	if s.live != nil && s.live.Status >= 300 && a.Ack == nil {
-		p.Skipf("subscriptions/listen was answered with HTTP %d", s.live.Status)
 		s.Close()
-		return nil, a, nil
+		return nil, a, fmt.Sprintf("subscriptions/listen was answered with HTTP %d", s.live.Status), nil
 	}
-	return s, a, nil
+	return s, a, "", nil
+}
+
+// subWatch is one listen request seen to its end: opened, acknowledged
+// (or not), watched for subGrace after that and closed.
+type subWatch struct {
+	s     *subStream // closed: read its ID, Sent and live.SSE, not its stream
+	a     subAck
+	after []*jsonrpc.Message // after the acknowledgment
+	ended bool               // the stream ended while watched
+	ev    *check.Evidence    // the exchange as it was when watching ended
+	// rejected says why the server refused the listen (s is nil).
+	rejected string
+	err      error
+}
+
+type subWatchKey struct {
+	run    int
+	filter string
+}
+
+// subWatched is the repetition's listen request with filter and no
+// options, shared by the checks that only read what it brought (SUB-1,
+// SUB-2, SUB-4 when their filters are the same): one listen (one process
+// on stdio) instead of one per check.
+func subWatched(p *check.Pass, filter map[string]any) *subWatch {
+	key, _ := json.Marshal(filter)
+	v := p.Env.Memo.Do(subWatchKey{run: p.Run, filter: string(key)}, func() any {
+		s, a, rejected, err := subOpenAckQuiet(p, filter)
+		w := &subWatch{s: s, a: a, rejected: rejected, err: err}
+		if s == nil {
+			return w
+		}
+		defer s.Close()
+		if a.Final == nil && !a.Ended {
+			w.after, w.ended = s.Watch(p.Ctx, subGrace)
+		}
+		w.ev = s.Ev()
+		return w
+	})
+	if w, ok := v.(*subWatch); ok {
+		return w
+	}
+	return &subWatch{err: errors.New("the listen request was not observed")}
+}
+
+// open reports the watch to p: false when the check is over (the listen
+// was rejected and the check skipped, or err is a failure to send it).
+func (w *subWatch) open(p *check.Pass) (ok bool, err error) {
+	switch {
+	case w.err != nil:
+		return false, w.err
+	case w.rejected != "":
+		p.Skipf("%s", w.rejected)
+		return false, nil
+	}
+	return true, nil
 }
 
 // subNoAck fails a check whose listen got no acknowledgment.
-func subNoAck(p *check.Pass, s *subStream, a subAck) {
+func subNoAck(p *check.Pass, s *subStream, a subAck) { subNoAckEv(p, s.Ev(), a) }
+
+func subNoAckEv(p *check.Pass, ev *check.Evidence, a subAck) {
 	switch {
 	case a.Final != nil:
-		p.Failf(s.Ev(), "subscriptions/listen was answered with a response before any acknowledgment")
+		p.Failf(ev, "subscriptions/listen was answered with a response before any acknowledgment")
 	case a.Ended:
-		p.Failf(s.Ev(), "the listen stream ended without notifications/subscriptions/acknowledged")
+		p.Failf(ev, "the listen stream ended without notifications/subscriptions/acknowledged")
 	default:
-		p.Failf(s.Ev(), "no notifications/subscriptions/acknowledged within %s", subAckWait)
+		p.Failf(ev, "no notifications/subscriptions/acknowledged within %s", subAckWait)
 	}
 }
 

@@ -55,7 +55,9 @@ var TASK1 = &check.Check{
 			if i >= taskMaxCalls {
 				break
 			}
-			resp, err := p.Env.Client.Do(p.Ctx, "tools/call", map[string]any{"name": t.Name, "arguments": progArgs(t.InputSchema, false)})
+			// A plain call of a tool the harness may call: the
+			// repetition's, if another check sent the same.
+			resp, err := p.Do("tools/call", map[string]any{"name": t.Name, "arguments": progArgs(t.InputSchema, false)})
 			if resp == nil {
 				return err
 			}

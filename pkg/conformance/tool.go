@@ -24,11 +24,24 @@ func toolServed(f *check.Facts) bool {
 
 const toolNotServed = "the server does not declare the tools capability"
 
-// toolListRaw lists every tool as the server sent it. When the list fails
-// the check skips (TOOL-1 judges it) and ok is false; err is a transport
-// failure.
+// toolListRaw is every tool as the server sent it in this repetition's
+// walk of tools/list (shared by the checks that judge the list). When the
+// list fails the check skips (TOOL-1 judges it) and ok is false; err is a
+// transport failure.
 func toolListRaw(p *check.Pass) (items []json.RawMessage, lr *mcpclient.ListResult, ok bool, err error) {
-	lr, err = p.Env.Client.List(p.Ctx, "tools/list", "tools")
+	return toolListJudged(p, p.List)
+}
+
+// toolListOwn is toolListRaw with a walk of this check's own, for a rule
+// about when the list is taken (after a call, a second time in a row).
+func toolListOwn(p *check.Pass) (items []json.RawMessage, lr *mcpclient.ListResult, ok bool, err error) {
+	return toolListJudged(p, func(method, key string) (*mcpclient.ListResult, error) {
+		return p.Env.Client.List(p.Ctx, method, key)
+	})
+}
+
+func toolListJudged(p *check.Pass, list func(method, key string) (*mcpclient.ListResult, error)) (items []json.RawMessage, lr *mcpclient.ListResult, ok bool, err error) {
+	lr, err = list("tools/list", "tools")
 	if err != nil {
 		if schemaTransportErr(err) {
 			return nil, lr, false, err
@@ -103,7 +116,10 @@ var TOOL2 = &check.Check{
 			p.Failf(toolListAt(lr1, "tools"), "the tool set changed since the start of the run, after other requests on the same server: %s", schemaDiffText(added, removed))
 		}
 		// A tools/call between two lists on the same connection: the set
-		// must not move as a side effect.
+		// must not move as a side effect. The first list is the
+		// repetition's (taken before or after other checks' calls; a
+		// change by those shows against the facts above), the second is
+		// this check's own, taken after its call.
 		called := ""
 		if targets := callTargets(p); len(targets) > 0 {
 			ct := targets[0]
@@ -112,7 +128,7 @@ var TOOL2 = &check.Check{
 			}
 			called = ct.tool.Name
 		}
-		after, lr2, ok, err := toolListRaw(p)
+		after, lr2, ok, err := toolListOwn(p)
 		if !ok {
 			return err
 		}
@@ -120,12 +136,10 @@ var TOOL2 = &check.Check{
 		if added, removed := schemaSetDiff(a, b); len(added)+len(removed) > 0 {
 			p.Failf(toolListAt(lr2, "tools"), "after a tools/call of %q the same connection lists a different tool set: %s", called, schemaDiffText(added, removed))
 		}
-		c, closeFresh, err := p.Env.Fresh(p.Ctx)
-		if err != nil {
-			return fmt.Errorf("opening a fresh connection: %w", err)
+		lr3, err, openErr := freshList(p, "tools/list")
+		if openErr != nil {
+			return fmt.Errorf("opening a fresh connection: %w", openErr)
 		}
-		defer closeFresh()
-		lr3, err := c.List(p.Ctx, "tools/list", "tools")
 		if err != nil {
 			if schemaTransportErr(err) {
 				return err
@@ -158,8 +172,10 @@ var TOOL3 = &check.Check{
 			return err
 		}
 		a := schemaEntryNames(first, "name")
+		// The first list is the repetition's; the next two are this
+		// check's own, each a new call.
 		for i := 0; i < 2; i++ {
-			next, lr, ok, err := toolListRaw(p)
+			next, lr, ok, err := toolListOwn(p)
 			if !ok {
 				return err
 			}

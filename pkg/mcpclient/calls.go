@@ -137,6 +137,15 @@ func (c *Client) Resolve(ctx context.Context, res *Result, handler InputHandler)
 }
 
 func (c *Client) result(method string, resp *Response, err error) (*Result, error) {
+	return ResultOf(method, resp, err)
+}
+
+// ResultOf reads what Do returned for a request that may ask for input
+// (tools/call, resources/read, prompts/get) as CallTool, ReadResource and
+// GetPrompt do: an error answer is an *RPCError, an input_required result
+// sets InputRequired. It is for callers that send the request themselves
+// (a response shared between checks); resp is only read.
+func ResultOf(method string, resp *Response, err error) (*Result, error) {
 	if err != nil {
 		if resp == nil {
 			return nil, err
