@@ -82,10 +82,11 @@ type poisonScanKey struct{}
 func scanPoison(p *check.Pass) *poisonScan {
 	v := p.Env.Memo.Do(poisonScanKey{}, func() any {
 		tools := p.Env.Facts.Tools
-		// The second listing is the repetition's walk of tools/list
-		// (after the facts', so a description that moved shows).
+		// The second listing is a tools/list of its own: repetition 0's
+		// shared walk is the facts' listing itself, and comparing a list
+		// with itself would hide a description that moved.
 		var fs []poison.Finding
-		again, err := p.ListTools()
+		again, err := p.Env.Client.ListTools(p.Ctx)
 		if err == nil {
 			fs = poison.Scan(tools, poisonAgain(again.Tools))
 		} else {
