@@ -333,7 +333,7 @@ func rpcStdioProbe(ctx context.Context, fc *mcpclient.Client, st *transport.Stdi
 	}
 	// The sentinel needs no outside work: a server that read it and sits
 	// idle is silent, not slow (transport.WithIdleSilence).
-	sctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, time.Second), wireTimeout)
+	sctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, 500*time.Millisecond), wireTimeout)
 	resp, err := fc.Do(sctx, "server/discover", nil)
 	cancel()
 	var lines [][]byte

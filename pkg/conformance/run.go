@@ -162,10 +162,21 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// _meta at all, so no trace context either.
 	legacyCfg := ccfg
 	legacyCfg.ForceEra, legacyCfg.Trace = mcpclient.EraLegacy, nil
+	// On stdio the fresh processes are started ahead, as many as may
+	// start at once, so a check finds one ready instead of waiting for a
+	// start (a Node server takes a few hundred ms).
+	pool := newFreshPool(ctx, cap(spawn), func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
+	defer pool.close()
 	env := check.Env{
 		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: &check.Memo{},
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
-			c, err := open(ctx, ccfg)
+			var c *mcpclient.Client
+			var err error
+			if target.Kind() == "stdio" {
+				c, err = pool.take(ctx)
+			} else {
+				c, err = open(ctx, ccfg)
+			}
 			if err != nil {
 				if c != nil {
 					c.Close()
