@@ -38,6 +38,12 @@ type Env struct {
 	// (its Info().Initialize is the answer) with the handshake's error;
 	// the func closes it. Nil when the driver cannot open connections.
 	FreshLegacy func(ctx context.Context) (*mcpclient.Client, func(), error)
+	// Another is a second connection besides Client (a second process on
+	// stdio), for checks that compare what it lists with what Client
+	// lists: one per repetition run, shared by that repetition's checks,
+	// which send it only list requests, so to each it is as good as a
+	// fresh one. The driver closes it. Nil: use Fresh.
+	Another func(ctx context.Context, run int) (*mcpclient.Client, error)
 	// Facts are what the driver learnt once, before the checks.
 	Facts *Facts
 	// CallTools names tools the user allows the harness to call although

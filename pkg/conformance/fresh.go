@@ -4,8 +4,23 @@ import (
 	"context"
 	"sync"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
+
+// anotherKey is the Memo key of repetition run's second connection.
+type anotherKey int
+
+// listClient is the connection a check compares the shared one's lists
+// with: the repetition's second connection (Env.Another), which it must
+// send only list requests, else a fresh one. The func releases it.
+func listClient(p *check.Pass) (*mcpclient.Client, func(), error) {
+	if p.Env.Another == nil {
+		return p.Env.Fresh(p.Ctx)
+	}
+	c, err := p.Env.Another(p.Ctx, p.Run)
+	return c, func() {}, err
+}
 
 // freshPool hands out stdio processes that were started and probed ahead
 // of the checks asking for them, so a check waits for a start only when

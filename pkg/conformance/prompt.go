@@ -69,7 +69,7 @@ var PROMPT1 = &check.Check{
 			return err
 		}
 		if ok {
-			c, closeFresh, err := p.Env.Fresh(p.Ctx)
+			c, closeFresh, err := listClient(p)
 			if err != nil {
 				return fmt.Errorf("opening a fresh connection: %w", err)
 			}

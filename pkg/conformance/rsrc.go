@@ -40,7 +40,7 @@ var RSRC1 = &check.Check{
 		if err != nil {
 			return err
 		}
-		c, closeFresh, err := p.Env.Fresh(p.Ctx)
+		c, closeFresh, err := listClient(p)
 		if err != nil {
 			return fmt.Errorf("opening a fresh connection: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -167,8 +168,39 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// start (a Node server takes a few hundred ms).
 	pool := newFreshPool(ctx, cap(spawn), func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
 	defer pool.close()
+	memo := &check.Memo{}
+	var anotherMu sync.Mutex
+	var others []*mcpclient.Client
+	defer func() {
+		for _, c := range others {
+			c.Close()
+		}
+	}()
 	env := check.Env{
-		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: &check.Memo{},
+		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: memo,
+		Another: func(_ context.Context, run int) (*mcpclient.Client, error) {
+			// Started on the run's context: the first check to ask may end
+			// before the others are done with it.
+			r := memo.Do(anotherKey(run), func() any {
+				var c *mcpclient.Client
+				var err error
+				if target.Kind() == "stdio" {
+					c, err = pool.take(ctx)
+				} else {
+					c, err = open(ctx, ccfg)
+				}
+				if c != nil {
+					anotherMu.Lock()
+					others = append(others, c)
+					anotherMu.Unlock()
+				}
+				if err != nil {
+					return freshStart{err: err}
+				}
+				return freshStart{c: c}
+			}).(freshStart)
+			return r.c, r.err
+		},
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
 			var c *mcpclient.Client
 			var err error

@@ -120,7 +120,7 @@ var TOOL2 = &check.Check{
 		if added, removed := schemaSetDiff(a, b); len(added)+len(removed) > 0 {
 			p.Failf(toolListAt(lr2, "tools"), "after a tools/call of %q the same connection lists a different tool set: %s", called, schemaDiffText(added, removed))
 		}
-		c, closeFresh, err := p.Env.Fresh(p.Ctx)
+		c, closeFresh, err := listClient(p)
 		if err != nil {
 			return fmt.Errorf("opening a fresh connection: %w", err)
 		}
