@@ -2,11 +2,15 @@ package conformance
 
 import (
 	"context"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/internal/interop"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
@@ -70,5 +74,48 @@ func TestFreshPoolHandsEachProcessOnce(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("process %d still runs after close", c.Transport().(*transport.StdioTransport).Pid())
 		}
+	}
+}
+
+// The go-sdk server's stream decoder takes every line after RPC-5's
+// unparseable one for the rest of that JSON value, so it never answers
+// again: RPC-5 fails naming the line, without waiting out the 10 s the
+// sentinel may wait for a server that is merely slow.
+func TestSilencedServerIsRecognisedWithoutTheTimeout(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("a real server, timed; run without -short and -race")
+	}
+	tg, ok := interop.Lookup("go-sdk-stdio")
+	if !ok {
+		t.Fatal("no interop target go-sdk-stdio")
+	}
+	tg.Require(t)
+	argv, dir, err := tg.Command()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _ := transport.ServerEnv(nil, nil, os.LookupEnv)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	rep, _, err := Run(ctx, Target{Argv: argv, Dir: dir, Env: env}, Options{Options: check.Options{Runs: 2, Only: []string{"RPC-5"}}, RequestTimeout: 10 * time.Second, ProbeTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	var r *check.Result
+	for i := range rep.Checks {
+		if rep.Checks[i].ID == "RPC-5" {
+			r = &rep.Checks[i]
+		}
+	}
+	if r == nil || r.Verdict != check.Failed {
+		t.Fatalf("RPC-5 = %+v, want failed", r)
+	}
+	if m := r.Outcome.Message; !strings.Contains(m, "the unparseable line") || !strings.Contains(m, "used no CPU") {
+		t.Fatalf("RPC-5 says %q, want it to name the line that silenced the server", m)
+	}
+	if took >= 8*time.Second {
+		t.Fatalf("the run took %s: the silent server was waited out (10 s)", took)
 	}
 }
