@@ -254,9 +254,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	rep.Notes = append(rep.Notes, client.Info().Notes[len(info.Notes):]...)
 	if env.Stdio != nil {
 		if s := env.Stdio.Silenced(); s != nil {
-			// Said once here; the checks that came later failed at once
-			// with the same cause instead of each waiting it out.
-			rep.Notes = append(rep.Notes, "the server stopped answering on the shared process: "+s.String()+"; later requests on it were not sent")
+			// Said once here; the checks that came later failed after a
+			// second with the same cause instead of each waiting it out.
+			rep.Notes = append(rep.Notes, "the server stopped answering on the shared process: "+s.String()+"; later requests on it waited 1 s each for it to revive, not their deadline")
 		}
 	}
 	rep.DurationMs = ms(time.Since(start))

@@ -51,7 +51,9 @@ type Error struct {
 	// Silent is set on a stdio timeout after which the server had written
 	// nothing at all: what silenced it (see StdioTransport.Silenced).
 	Silent *Silence
-	Err    error
+	// stillSilent: Silent was found by an earlier request.
+	stillSilent bool
+	Err         error
 }
 
 func (e *Error) Error() string {
@@ -65,10 +67,10 @@ func (e *Error) Error() string {
 			msg = fmt.Sprintf("%s: the deadline had passed before it was sent", e.Op)
 		}
 		if e.Silent != nil {
-			if e.After > 0 {
-				msg = fmt.Sprintf("%s: no answer within %s%s; the server has written nothing since %s", e.Op, e.After.Round(time.Millisecond), e.Silent.idleNote(), e.Silent.Since)
+			if e.stillSilent {
+				msg = fmt.Sprintf("%s: no answer within %s, the server still silent: %s", e.Op, e.After.Round(time.Millisecond), e.Silent)
 			} else {
-				msg = fmt.Sprintf("%s: not sent: %s", e.Op, e.Silent)
+				msg = fmt.Sprintf("%s: no answer within %s%s; the server has written nothing since %s", e.Op, e.After.Round(time.Millisecond), e.Silent.idleNote(), e.Silent.Since)
 			}
 		}
 	case KindTooLarge:

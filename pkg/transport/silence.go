@@ -47,6 +47,11 @@ func (s *Silence) idleNote() string {
 // that must go unanswered), not waiting for an answer.
 const silenceMin = 2 * time.Second
 
+// silenceRetry is how long a request to a server found silent waits for
+// an answer: one that comes revives it, and the request then waits its
+// full deadline.
+const silenceRetry = time.Second
+
 type idleSilenceKey struct{}
 
 // WithIdleSilence marks requests made with ctx as needing no outside work
@@ -66,8 +71,8 @@ func idleSilenceOf(ctx context.Context) time.Duration {
 
 // Silenced returns what silenced the server, or nil while it answers.
 // Once a request has timed out with no line at all from the server since
-// it was written, later requests fail at once, naming it, until the
-// server writes again.
+// it was written, later requests fail after silenceRetry instead of their
+// deadline, naming it, until the server writes again.
 func (t *StdioTransport) Silenced() *Silence {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -660,11 +660,9 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	key := jsonrpc.IDKey(out.ID)
 	p := &pendingReq{id: out.ID, method: out.Method, progress: progressTokenOf(out.Body), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}, onNote: out.OnNotification}
 	t.mu.Lock()
-	if s := t.silenced; s != nil {
-		// Waiting out the deadline again would only say the same thing.
-		t.mu.Unlock()
-		return nil, &Error{Kind: KindTimeout, Op: op, Silent: s}
-	}
+	// On a silent server, waiting out the deadline again would only say
+	// the same thing: the request gets silenceRetry to revive it.
+	again := t.silenced != nil
 	if _, dup := t.pending[key]; dup {
 		t.mu.Unlock()
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: fmt.Errorf("id %s is already in flight", out.ID)}
@@ -692,11 +690,17 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		idle, stop = t.idleWatch(start, bound)
 		defer stop()
 	}
+	if again {
+		ch := make(chan struct{})
+		tm := time.AfterFunc(silenceRetry, func() { close(ch) })
+		defer tm.Stop()
+		idle = ch
+	}
 	select {
 	case resp = <-p.ch:
 	case <-idle:
 		t.mu.Lock()
-		s := t.silentLocked(op, start, time.Since(start), true)
+		s := t.silentLocked(op, start, time.Since(start), !again)
 		t.mu.Unlock()
 		if s == nil {
 			// A line came as the watch fired: wait for the answer after all.
@@ -709,7 +713,7 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 			}
 			break
 		}
-		return fail(&Error{Kind: KindTimeout, Op: op, After: s.After, Silent: s})
+		return fail(&Error{Kind: KindTimeout, Op: op, After: time.Since(start), Silent: s, stillSilent: again})
 	case <-ctx.Done():
 		err := t.opErr(ctx, op, start, ctx.Err())
 		if te, ok := err.(*Error); ok && te.Kind == KindTimeout {
