@@ -344,7 +344,9 @@ func rpcStdioProbe(ctx context.Context, fc *mcpclient.Client, st *transport.Stdi
 	if err := st.WriteLine(ctx, line); err != nil {
 		return nil, nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, wireTimeout)
+	// The sentinel needs no outside work: a server that read it and sits
+	// idle is silent, not slow (transport.WithIdleSilence).
+	sctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, 500*time.Millisecond), wireTimeout)
 	resp, err := fc.Do(sctx, "server/discover", nil)
 	cancel()
 	var lines [][]byte

@@ -162,10 +162,22 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// _meta at all, so no trace context either.
 	legacyCfg := ccfg
 	legacyCfg.ForceEra, legacyCfg.Trace = mcpclient.EraLegacy, nil
+	// On stdio the fresh processes are started ahead, as many as may
+	// start at once, so a check finds one ready instead of waiting for a
+	// start (a Node server takes a few hundred ms).
+	pool := newFreshPool(ctx, cap(spawn), func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
+	defer pool.close()
+	memo := &check.Memo{}
 	env := check.Env{
-		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: &check.Memo{},
+		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: memo,
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
-			c, err := open(ctx, ccfg)
+			var c *mcpclient.Client
+			var err error
+			if target.Kind() == "stdio" {
+				c, err = pool.take(ctx)
+			} else {
+				c, err = open(ctx, ccfg)
+			}
 			if err != nil {
 				if c != nil {
 					c.Close()
@@ -209,6 +221,13 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		}
 	}
 	rep.Notes = append(rep.Notes, client.Info().Notes[len(info.Notes):]...)
+	if env.Stdio != nil {
+		if s := env.Stdio.Silenced(); s != nil {
+			// Said once here; the checks that came later failed after a
+			// second with the same cause instead of each waiting it out.
+			rep.Notes = append(rep.Notes, "the server stopped answering on the shared process: "+s.String()+"; later requests on it waited 1 s each for it to revive, not their deadline")
+		}
+	}
 	rep.DurationMs = ms(time.Since(start))
 	return rep, tools, nil
 }

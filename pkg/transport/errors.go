@@ -48,7 +48,12 @@ type Error struct {
 	// in vain (stray lines, responses to other ids), so a timeout reads as
 	// what happened rather than as silence.
 	Meanwhile string
-	Err       error
+	// Silent is set on a stdio timeout after which the server had written
+	// nothing at all: what silenced it (see StdioTransport.Silenced).
+	Silent *Silence
+	// stillSilent: Silent was found by an earlier request.
+	stillSilent bool
+	Err         error
 }
 
 func (e *Error) Error() string {
@@ -60,6 +65,13 @@ func (e *Error) Error() string {
 			// The deadline had passed before the request was sent: the
 			// wait was not the server's to lose.
 			msg = fmt.Sprintf("%s: the deadline had passed before it was sent", e.Op)
+		}
+		if e.Silent != nil {
+			if e.stillSilent {
+				msg = fmt.Sprintf("%s: no answer within %s, the server still silent: %s", e.Op, e.After.Round(time.Millisecond), e.Silent)
+			} else {
+				msg = fmt.Sprintf("%s: no answer within %s%s; the server has written nothing since %s", e.Op, e.After.Round(time.Millisecond), e.Silent.idleNote(), e.Silent.Since)
+			}
 		}
 	case KindTooLarge:
 		msg = fmt.Sprintf("%s: response larger than the %d-byte limit", e.Op, e.Limit)

@@ -105,6 +105,13 @@ type StdioTransport struct {
 	rawIDs map[string]time.Time
 	watch  watchers
 
+	// lastOut is when the server last wrote a line, sinceOut the first
+	// message written to it after that, and silenced set once a request
+	// timed out with nothing at all from the server (see Silenced).
+	lastOut  time.Time
+	sinceOut string
+	silenced *Silence
+
 	closeOnce sync.Once
 	shutdown  ShutdownReport
 	cleanup   func() // removes the RunAs private directory
@@ -487,6 +494,7 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.heardLocked(in.At)
 	for _, ch := range t.taps {
 		select {
 		case ch <- in:
@@ -652,6 +660,9 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	key := jsonrpc.IDKey(out.ID)
 	p := &pendingReq{id: out.ID, method: out.Method, progress: progressTokenOf(out.Body), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}, onNote: out.OnNotification}
 	t.mu.Lock()
+	// On a silent server, waiting out the deadline again would only say
+	// the same thing: the request gets silenceRetry to revive it.
+	again := t.silenced != nil
 	if _, dup := t.pending[key]; dup {
 		t.mu.Unlock()
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: fmt.Errorf("id %s is already in flight", out.ID)}
@@ -673,13 +684,44 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		return fail(t.opErr(ctx, op, start, err))
 	}
 	var resp *jsonrpc.Message
+	var idle <-chan struct{}
+	if bound := idleSilenceOf(ctx); bound > 0 {
+		var stop func()
+		idle, stop = t.idleWatch(start, bound)
+		defer stop()
+	}
+	if again {
+		ch := make(chan struct{})
+		tm := time.AfterFunc(silenceRetry, func() { close(ch) })
+		defer tm.Stop()
+		idle = ch
+	}
 	select {
 	case resp = <-p.ch:
+	case <-idle:
+		t.mu.Lock()
+		s := t.silentLocked(op, start, time.Since(start), !again)
+		t.mu.Unlock()
+		if s == nil {
+			// A line came as the watch fired: wait for the answer after all.
+			select {
+			case resp = <-p.ch:
+			case <-ctx.Done():
+				return fail(t.opErr(ctx, op, start, ctx.Err()))
+			case <-t.dead:
+				return fail(t.opErr(ctx, op, start, nil))
+			}
+			break
+		}
+		return fail(&Error{Kind: KindTimeout, Op: op, After: time.Since(start), Silent: s, stillSilent: again})
 	case <-ctx.Done():
 		err := t.opErr(ctx, op, start, ctx.Err())
 		if te, ok := err.(*Error); ok && te.Kind == KindTimeout {
 			t.mu.Lock()
 			te.Meanwhile = t.noise.since(before)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) && te.After >= silenceMin {
+				te.Silent = t.silentLocked(op, start, te.After, false)
+			}
 			t.mu.Unlock()
 		}
 		return fail(err)
@@ -754,6 +796,9 @@ func (t *StdioTransport) writeLine(ctx context.Context, b []byte) error {
 	}
 	line := make([]byte, 0, len(b)+1)
 	line = append(append(line, b...), '\n')
+	t.mu.Lock()
+	t.wroteLocked(b)
+	t.mu.Unlock()
 	_, err := t.stdin.Write(line)
 	return err
 }

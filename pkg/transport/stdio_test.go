@@ -60,6 +60,30 @@ func runHelper(name string) {
 	case "silent":
 		for in.Scan() {
 		}
+	case "mute-after-junk":
+		// Answers until a line is not JSON, then reads on and answers
+		// nothing, like a server whose stream decoder waits for the rest.
+		for in.Scan() {
+			if !json.Valid(in.Bytes()) {
+				for in.Scan() {
+				}
+				return
+			}
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
+	case "sleepy":
+		// Answers every request after 2.5 s without computing.
+		for in.Scan() {
+			time.Sleep(2500 * time.Millisecond)
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
+	case "busy":
+		// Computes for a while before every answer.
+		for in.Scan() {
+			for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
+			}
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		for in.Scan() {
@@ -271,5 +295,90 @@ func TestStdioCommandNotFound(t *testing.T) {
 	_, err := StartStdio(context.Background(), StdioConfig{Argv: []string{"definitely-not-a-command-xyz"}})
 	if !errors.Is(err, ErrConnect) || !strings.Contains(err.Error(), "command not found") {
 		t.Fatalf("err = %v, want a clear command-not-found error", err)
+	}
+}
+
+// A server silenced by a line is recognised without waiting out the
+// deadline when the request needs no outside work, and once: the next
+// request fails after silenceRetry, naming the line that silenced it.
+func TestStdioSilenceIsRecognisedOnce(t *testing.T) {
+	tr := startHelper(t, "mute-after-junk", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WriteLine(ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":`)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := tr.RoundTrip(WithIdleSilence(ctx, 300*time.Millisecond), req(3, "server/discover"))
+	var te *Error
+	if !errors.As(err, &te) || te.Kind != KindTimeout || te.Silent == nil || !te.Silent.Idle {
+		t.Fatalf("err = %v, want a timeout on an idle, silent server", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("silence recognised after %s, want about 300ms of idleness", took)
+	}
+	if !strings.Contains(err.Error(), "the unparseable line") || !strings.Contains(err.Error(), "no answer within") {
+		t.Fatalf("err = %q, want it to name the unparseable line", err)
+	}
+	start = time.Now()
+	_, err = tr.RoundTrip(ctx, req(4, "tools/list"))
+	if !errors.As(err, &te) || te.Kind != KindTimeout || te.Silent == nil || time.Since(start) > 3*time.Second {
+		t.Fatalf("after silence: err = %v after %s, want a timeout after about %s", err, time.Since(start), silenceRetry)
+	}
+	if !strings.Contains(err.Error(), "still silent") || !strings.Contains(err.Error(), "the unparseable line") || !strings.Contains(err.Error(), "stdio server/discover got no answer") {
+		t.Fatalf("after silence: err = %q, want it to name the line and the request that found the silence", err)
+	}
+	if s := tr.Silenced(); s == nil || s.Request != "stdio server/discover" {
+		t.Fatalf("Silenced() = %+v", s)
+	}
+}
+
+// A server that is computing its answer is not taken for silent.
+func TestStdioIdleSilenceSparesABusyServer(t *testing.T) {
+	tr := startHelper(t, "busy", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(WithIdleSilence(ctx, 300*time.Millisecond), req(1, "server/discover")); err != nil {
+		t.Fatalf("a server computing for 1.5s: %v", err)
+	}
+	if s := tr.Silenced(); s != nil {
+		t.Fatalf("Silenced() = %+v, want nil", s)
+	}
+}
+
+// A short wait that ends without an answer asks whether anything comes;
+// it does not mark the server silent.
+func TestStdioShortTimeoutIsNotSilence(t *testing.T) {
+	tr := startHelper(t, "silent", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	if s := tr.Silenced(); s != nil {
+		t.Fatalf("Silenced() = %+v after a 200ms wait, want nil", s)
+	}
+}
+
+// A server that only seemed silent (one answer came after the deadline)
+// revives on its next line: the request then waiting gets its answer.
+func TestStdioSilenceEndsWhenTheServerWrites(t *testing.T) {
+	tr := startHelper(t, "sleepy", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2200*time.Millisecond)
+	_, err := tr.RoundTrip(ctx, req(1, "server/discover"))
+	cancel()
+	if tr.Silenced() == nil {
+		t.Fatalf("err = %v, and the server is not marked silent", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(2, "tools/list")); err != nil {
+		t.Fatalf("a request after the late answer: %v", err)
+	}
+	if s := tr.Silenced(); s != nil {
+		t.Fatalf("Silenced() = %+v after the server wrote again", s)
 	}
 }
