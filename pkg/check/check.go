@@ -193,6 +193,18 @@ func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 // ones.
 const maxEvidence = 5
 
+// KeepsEvidence says whether the evidence of the next finding would be
+// kept: past maxEvidence it is dropped, so a check that reports a finding
+// per item of a long list need not build (and locate) evidence nobody
+// keeps. Passing nil then counts exactly as a dropped evidence does.
+func (p *Pass) KeepsEvidence() bool {
+	switch p.out.Verdict {
+	case "", Passed, Skipped:
+		return true
+	}
+	return len(p.out.Evidence) < maxEvidence
+}
+
 // Failf reports a violation of the rule. For a SHOULD rule it becomes a
 // warning, for an info rule a note (Noted).
 func (p *Pass) Failf(ev *Evidence, format string, args ...any) {

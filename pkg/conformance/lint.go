@@ -32,9 +32,9 @@ var LINT1 = &check.Check{ID: "LINT-1", Level: check.Should, Transports: check.Bo
 		for _, t := range ts {
 			switch n := lintWords(t.Description); {
 			case strings.TrimSpace(t.Description) == "":
-				p.Failf(t.absent("/description"), "tool %q has no description", t.clipName())
+				p.Failf(t.absent(p, "/description"), "tool %q has no description", t.clipName())
 			case n == 1:
-				p.Failf(t.at("/description"), "tool %q is described in one word: %q", t.clipName(), jsonrpc.Clip(t.Description, 60))
+				p.Failf(t.at(p, "/description"), "tool %q is described in one word: %q", t.clipName(), jsonrpc.Clip(t.Description, 60))
 			}
 		}
 	})}
@@ -51,7 +51,7 @@ var LINT2 = &check.Check{ID: "LINT-2", Level: check.Should, Transports: check.Bo
 				}
 			}
 			if len(bare) > 0 {
-				p.Failf(t.absent("/inputSchema/properties/"+lintPtr(bare[0])+"/description"), "tool %q: %d of %d parameters have no description: %s",
+				p.Failf(t.absent(p, "/inputSchema/properties/"+lintPtr(bare[0])+"/description"), "tool %q: %d of %d parameters have no description: %s",
 					t.clipName(), len(bare), len(t.Params), lintList(bare))
 			}
 		}
@@ -75,7 +75,7 @@ var LINT3 = &check.Check{ID: "LINT-3", Level: check.Should, Transports: check.Bo
 				default:
 					continue
 				}
-				p.Failf(t.absent("/inputSchema/properties/"+lintPtr(pr.Name)+"/description"),
+				p.Failf(t.absent(p, "/inputSchema/properties/"+lintPtr(pr.Name)+"/description"),
 					"tool %q: required parameter %q has no description and %s", t.clipName(), jsonrpc.Clip(pr.Name, 40), why)
 			}
 		}
@@ -100,7 +100,7 @@ var LINT4 = &check.Check{ID: "LINT-4", Level: check.Should, Transports: check.Bo
 					}
 				}
 				if len(opaque) > 0 && len(unexplained) > 0 {
-					p.Failf(t.at("/inputSchema/properties/"+lintPtr(pr.Name)+"/enum"),
+					p.Failf(t.at(p, "/inputSchema/properties/"+lintPtr(pr.Name)+"/enum"),
 						"tool %q: parameter %q has enum values a model cannot read (%s) and its description does not explain %s",
 						t.clipName(), jsonrpc.Clip(pr.Name, 40), lintList(opaque), lintList(unexplained))
 				}
@@ -117,14 +117,29 @@ var LINT5 = &check.Check{ID: "LINT-5", Level: check.Should, Transports: check.Bo
 	Doc: fmt.Sprintf("no two tools have near-duplicate descriptions (word-set Jaccard similarity ≥ %.2f)", lintSimilar),
 	Fix: "say in each description what sets the tool apart from the other: its input, its scope, when to use which",
 	Run: lintRun(func(p *check.Pass, ts []lintTool) {
-		for _, pr := range lintPairs(ts) {
+		shown := 0
+		pairs := lintPairs(ts)
+		for i, pr := range pairs {
 			if pr.Score < lintSimilar {
 				break
 			}
+			if shown == lintMaxPairs {
+				// Generated tools can be near-duplicates pairwise by the
+				// hundred thousand: name the closest, count the rest.
+				more := 0
+				for _, q := range pairs[i:] {
+					if q.Score >= lintSimilar {
+						more++
+					}
+				}
+				p.Failf(nil, "and %d more pairs of tools have near-duplicate descriptions", more)
+				break
+			}
+			shown++
 			a, b := ts[pr.A], ts[pr.B]
 			// pkg/render reads this wording (lintPairRE) to link a Layer 1
 			// confusion between the two tools to this finding.
-			p.Failf(b.at("/description"), "tools %q and %q have near-duplicate descriptions (similarity %.2f): %q / %q",
+			p.Failf(b.at(p, "/description"), "tools %q and %q have near-duplicate descriptions (similarity %.2f): %q / %q",
 				a.clipName(), b.clipName(), pr.Score, jsonrpc.Clip(a.Description, 80), jsonrpc.Clip(b.Description, 80))
 		}
 	})}
@@ -151,9 +166,20 @@ func (t lintTool) clipName() string { return jsonrpc.Clip(t.Name, 60) }
 
 func (t lintTool) ptr(rest string) string { return fmt.Sprintf("/result/tools/%d%s", t.index, rest) }
 
-func (t lintTool) at(rest string) *check.Evidence { return check.FromResponseAt(t.resp, t.ptr(rest)) }
+// at and absent locate a finding in the tools/list page; only while p
+// still keeps evidence: a server of 1,000 undescribed tools has a finding
+// per tool, and locating each in a page of them all is quadratic.
+func (t lintTool) at(p *check.Pass, rest string) *check.Evidence {
+	if !p.KeepsEvidence() {
+		return nil
+	}
+	return check.FromResponseAt(t.resp, t.ptr(rest))
+}
 
-func (t lintTool) absent(rest string) *check.Evidence {
+func (t lintTool) absent(p *check.Pass, rest string) *check.Evidence {
+	if !p.KeepsEvidence() {
+		return nil
+	}
 	return check.FromResponseAbsent(t.resp, t.ptr(rest))
 }
 
@@ -309,6 +335,9 @@ type lintPair struct {
 // one-letter words out). Deterministic, so a finding is the same on every
 // run; descriptions of fewer than three content words are not compared
 // (LINT-1 judges them).
+// lintMaxPairs bounds the near-duplicate pairs LINT-5 names.
+const lintMaxPairs = 25
+
 func lintPairs(ts []lintTool) []lintPair {
 	sets := make([]map[string]bool, len(ts))
 	for i, t := range ts {
