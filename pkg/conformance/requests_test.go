@@ -1,0 +1,66 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+)
+
+// A whole run (every check, MUST ×5) asks each plain question once per
+// repetition: counted at the server, the plain requests are bounded by
+// the repetitions, not by the checks that judge them. The bounds are what
+// the shared observations give today (897 requests in all with send_email
+// callable, 1,452 before; 153 server/discover and 173 tools/list pages,
+// most of them the variants the header, version and _meta checks send on
+// purpose) with a margin; a check that goes back to asking for itself
+// breaks them.
+func TestAWholeRunAsksEachPlainQuestionOncePerRepetition(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	byMethod := map[string]int{}
+	total := 0
+	h := srv.Handler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var m struct{ Method string }
+		_ = json.Unmarshal(b, &m)
+		mu.Lock()
+		byMethod[m.Method]++
+		total++
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	rep, _, err := Run(ctx, Target{URL: hs.URL + "/mcp"}, Options{Options: check.Options{Runs: 5}, CallTools: mrtrTestTools, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass {
+		t.Fatalf("verdict %s on the correct server", rep.Verdict)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	bounds := map[string]int{"server/discover": 190, "tools/list": 210, "resources/read": 80, "prompts/get": 75, "resources/list": 35, "prompts/list": 35, "completion/complete": 30}
+	for m, limit := range bounds {
+		if byMethod[m] > limit {
+			t.Errorf("%s sent %d times in a run of MUST ×5, want ≤ %d: a check asks again what its repetition already observed (use Pass.Do / Pass.List)", m, byMethod[m], limit)
+		}
+	}
+	if total > 1000 {
+		t.Errorf("%d requests in a run of MUST ×5, want ≤ 1000 (about 1,500 before the observations were shared)", total)
+	}
+	t.Logf("%d requests: %v", total, byMethod)
+}
