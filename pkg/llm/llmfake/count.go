@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -65,17 +64,7 @@ func (s *Server) serveCount(w http.ResponseWriter, req *Request) {
 	}
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
-	if reply.RawBody != "" {
-		s.setRequestID(w, req)
-		w.Header().Set("Content-Type", "application/json")
-		if reply.Status != 0 {
-			w.WriteHeader(reply.Status)
-		}
-		io.WriteString(w, reply.RawBody)
-		return
-	}
-	if reply.Status != 0 && reply.Status != http.StatusOK {
-		s.writeError(w, req, reply.Status, reply.Message)
+	if s.writeScripted(w, req, reply) {
 		return
 	}
 	var out any

@@ -226,17 +226,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if reply.RetryAfter != "" {
 		w.Header().Set("Retry-After", reply.RetryAfter)
 	}
-	if reply.RawBody != "" {
-		s.setRequestID(w, req)
-		w.Header().Set("Content-Type", "application/json")
-		if reply.Status != 0 {
-			w.WriteHeader(reply.Status)
-		}
-		io.WriteString(w, reply.RawBody)
-		return
-	}
-	if reply.Status != 0 && reply.Status != http.StatusOK {
-		s.writeError(w, req, reply.Status, reply.Message)
+	if s.writeScripted(w, req, reply) {
 		return
 	}
 	s.setRequestID(w, req)
@@ -453,4 +443,23 @@ func rawArgs(c Call) string {
 func objectJSON(s string) bool {
 	b := bytes.TrimSpace([]byte(s))
 	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// writeScripted writes a reply the script made a raw body or an error,
+// and says whether it did.
+func (s *Server) writeScripted(w http.ResponseWriter, req *Request, reply Reply) bool {
+	if reply.RawBody != "" {
+		s.setRequestID(w, req)
+		w.Header().Set("Content-Type", "application/json")
+		if reply.Status != 0 {
+			w.WriteHeader(reply.Status)
+		}
+		io.WriteString(w, reply.RawBody)
+		return true
+	}
+	if reply.Status != 0 && reply.Status != http.StatusOK {
+		s.writeError(w, req, reply.Status, reply.Message)
+		return true
+	}
+	return false
 }
