@@ -1,11 +1,7 @@
 package check
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -20,19 +16,8 @@ import (
 // again, so a MUST rule still sees one observation per run.
 func TestObservationsAreSharedWithinARepetitionOnly(t *testing.T) {
 	srv := refserver.New(refserver.Options{})
-	var mu sync.Mutex
-	byMethod := map[string]int{}
-	h := srv.Handler()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		var m struct{ Method string }
-		_ = json.Unmarshal(b, &m)
-		mu.Lock()
-		byMethod[m.Method]++
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
+	h, counts := refserver.Counted(srv.Handler())
+	hs := httptest.NewServer(h)
 	defer func() { hs.Close(); srv.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -45,12 +30,7 @@ func TestObservationsAreSharedWithinARepetitionOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	mu.Lock()
-	base := map[string]int{}
-	for k, v := range byMethod {
-		base[k] = v
-	}
-	mu.Unlock()
+	base := counts()
 	env := Env{Client: c, Transport: "http", Observed: NewObservations(ctx)}
 	c1 := &Check{ID: "A-1"}
 	c2 := &Check{ID: "B-1"}
@@ -76,8 +56,7 @@ func TestObservationsAreSharedWithinARepetitionOnly(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	byMethod := counts()
 	if got := byMethod["server/discover"] - base["server/discover"]; got != 2 {
 		t.Fatalf("server/discover sent %d times for 2 repetitions of 4 passes, want 2", got)
 	}

@@ -1,13 +1,8 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,21 +21,8 @@ import (
 func TestAWholeRunAsksEachPlainQuestionOncePerRepetition(t *testing.T) {
 	srv := refserver.New(refserver.Options{})
 	t.Cleanup(srv.Close)
-	var mu sync.Mutex
-	byMethod := map[string]int{}
-	total := 0
-	h := srv.Handler()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		var m struct{ Method string }
-		_ = json.Unmarshal(b, &m)
-		mu.Lock()
-		byMethod[m.Method]++
-		total++
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
+	h, counts := refserver.Counted(srv.Handler())
+	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -51,8 +33,11 @@ func TestAWholeRunAsksEachPlainQuestionOncePerRepetition(t *testing.T) {
 	if rep.Verdict != VerdictPass {
 		t.Fatalf("verdict %s on the correct server", rep.Verdict)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	byMethod := counts()
+	total := 0
+	for _, n := range byMethod {
+		total += n
+	}
 	bounds := map[string]int{"server/discover": 190, "tools/list": 210, "resources/read": 80, "prompts/get": 75, "resources/list": 35, "prompts/list": 35, "completion/complete": 30}
 	for m, limit := range bounds {
 		if byMethod[m] > limit {
