@@ -335,9 +335,16 @@ func (t *StdioTransport) readStdout() {
 	r := bufio.NewReaderSize(t.stdout, 64<<10)
 	for {
 		line, tooLong, err := readBoundedLine(r, t.cfg.MaxMessageBytes)
-		if tooLong {
+		switch {
+		case tooLong:
 			t.handleTooLong(line)
-		} else if len(line) > 0 || err == nil {
+		case err != nil && len(line) > 0 && !json.Valid(line):
+			// stdout ended inside a line: the server stopped in the
+			// middle of a message (it exited or closed stdout). The
+			// requests still waiting get why it stopped ("exited with
+			// code 3"), not a parse error of half a message.
+			t.handleCut(line)
+		case len(line) > 0 || err == nil:
 			t.handleLine(line)
 		}
 		if err != nil {
@@ -369,6 +376,12 @@ func readBoundedLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err e
 			return bytes.TrimRight(line, "\r\n"), tooLong, e
 		}
 	}
+}
+
+func (t *StdioTransport) handleCut(partial []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.anomalyLocked(Anomaly{Kind: "cut-line", Detail: "stdout ended inside a line: the server stopped in the middle of a message", Excerpt: excerpt(partial)})
 }
 
 func (t *StdioTransport) handleTooLong(prefix []byte) {
