@@ -33,6 +33,7 @@ type observeKey struct {
 	method string
 	params string
 	list   string // the item key when the request is a walk of a list
+	caps   string // the client capabilities declared, when not the client's own
 }
 
 type observed struct {
@@ -74,16 +75,32 @@ func (o *Observations) get(k observeKey, fetch func(ctx context.Context) observe
 // others judge the same response. The response is shared: read it, never
 // change it.
 func (p *Pass) Do(method string, params any) (*mcpclient.Response, error) {
+	return p.do(nil, method, params)
+}
+
+// DoWithCapabilities is Do with these client capabilities declared instead
+// of the client's own (mcpclient.WithCapabilities): the checks that ask
+// with every capability declared (RPC-4, MRTR-1, RES-3) share one answer
+// per repetition. Only a request without effects belongs here.
+func (p *Pass) DoWithCapabilities(caps json.RawMessage, method string, params any) (*mcpclient.Response, error) {
+	return p.do(caps, method, params)
+}
+
+func (p *Pass) do(caps json.RawMessage, method string, params any) (*mcpclient.Response, error) {
+	var opts []mcpclient.CallOption
+	if caps != nil {
+		opts = append(opts, mcpclient.WithCapabilities(caps))
+	}
 	o := p.observations()
 	if o == nil {
-		return p.Env.Client.Do(p.Ctx, method, params)
+		return p.Env.Client.Do(p.Ctx, method, params, opts...)
 	}
 	b, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
 	}
-	v := o.get(observeKey{run: p.Run, method: method, params: string(b)}, func(ctx context.Context) observed {
-		resp, err := p.Env.Client.Do(ctx, method, params)
+	v := o.get(observeKey{run: p.Run, method: method, params: string(b), caps: string(caps)}, func(ctx context.Context) observed {
+		resp, err := p.Env.Client.Do(ctx, method, params, opts...)
 		return observed{resp: resp, err: err}
 	})
 	return v.resp, v.err

@@ -50,7 +50,7 @@ var MRTR1 = &check.Check{
 		for _, pr := range probes {
 			// Every capability declared (stateAllCaps declares what mrtrCaps
 			// does and more), in the sweep RPC-4 judges too.
-			resp, err := doWithCaps(p, stateAllCaps, pr.method, pr.params)
+			resp, err := p.DoWithCapabilities(stateAllCaps, pr.method, pr.params)
 			if err != nil {
 				return err
 			}

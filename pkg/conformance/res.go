@@ -187,7 +187,7 @@ var RES3 = &check.Check{
 			return err
 		}
 		if target, _, err := stateFindTarget(p); err == nil && target != nil {
-			if resp, err := doWithCaps(p, stateAllCaps, target.Method, target.Params); err == nil {
+			if resp, err := p.DoWithCapabilities(stateAllCaps, target.Method, target.Params); err == nil {
 				samples = append(samples, resSample{target.Label + " (input_required)", resp})
 			}
 		}

@@ -428,7 +428,7 @@ var RPC4 = &check.Check{
 		for _, pr := range probes {
 			// Every capability declared, so a server that asks only a
 			// client that can answer asks; the same sweep as MRTR-1's.
-			resp, err := doWithCaps(p, stateAllCaps, pr.method, pr.params)
+			resp, err := p.DoWithCapabilities(stateAllCaps, pr.method, pr.params)
 			if err != nil && (resp == nil || resp.Exchange == nil) {
 				if p.Ctx.Err() != nil {
 					return err
