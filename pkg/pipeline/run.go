@@ -77,11 +77,12 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		}
 		rep = report.FromConformance(l0, p.Env.Workspace)
 		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
-		if err := countToolTokens(tokens.NewMeter(), rep, tools, p.modelsUsed()); err != nil {
+		lt := llmTools(tools)
+		if err := countToolTokens(tokens.NewMeter(), rep, lt, p.modelsUsed()); err != nil {
 			return nil, err
 		}
 		if p.ExactToolTokens && rep.ToolTokens != nil {
-			p.exactToolTokens(ctx, rep.ToolTokens, tools)
+			p.exactToolTokens(ctx, rep.ToolTokens, lt)
 		}
 	}
 	var notes []string
@@ -159,19 +160,24 @@ func (p *Plan) modelsUsed() []string {
 	return nil
 }
 
-// countToolTokens records what the listed tools cost in every model
-// request, in the encodings of the run's models. The meter is the run's
-// own: a tokenizer is built on its first count, never before, and at most
-// once.
-func countToolTokens(m *tokens.Meter, rep *report.Report, tools []mcpclient.Tool, models []string) error {
-	if len(tools) == 0 {
-		return nil
-	}
+// llmTools are the listed tools as a model is offered them.
+func llmTools(tools []mcpclient.Tool) []llm.Tool {
 	lt := make([]llm.Tool, len(tools))
 	for i, t := range tools {
 		lt[i] = llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
 	}
-	tt, err := m.ToolSurface(lt, models)
+	return lt
+}
+
+// countToolTokens records what the listed tools cost in every model
+// request, in the encodings of the run's models. The meter is the run's
+// own: a tokenizer is built on its first count, never before, and at most
+// once.
+func countToolTokens(m *tokens.Meter, rep *report.Report, tools []llm.Tool, models []string) error {
+	if len(tools) == 0 {
+		return nil
+	}
+	tt, err := m.ToolSurface(tools, models)
 	if err != nil {
 		return fmt.Errorf("counting the tokens of the tool surface: %w", err)
 	}

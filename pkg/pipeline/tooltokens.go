@@ -5,11 +5,10 @@ import (
 	"errors"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
-	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/tokens"
 )
@@ -28,7 +27,7 @@ const (
 // in the environment, whose endpoint has no counting API, or whose
 // provider refuses, gets a note instead: never a failed run, and never
 // a request without the key.
-func (p *Plan) exactToolTokens(ctx context.Context, tt *report.ToolTokens, tools []mcpclient.Tool) {
+func (p *Plan) exactToolTokens(ctx context.Context, tt *report.ToolTokens, tools []llm.Tool) {
 	var specs []string
 	for _, m := range p.modelsUsed() {
 		if !slices.Contains(specs, m) {
@@ -39,10 +38,6 @@ func (p *Plan) exactToolTokens(ctx context.Context, tt *report.ToolTokens, tools
 		tt.ExactNote = "tool-tokens: exact, but this run calls no model (Layers 1 and 2 do not run, or no model is configured), so no provider was asked"
 		return
 	}
-	lt := make([]llm.Tool, len(tools))
-	for i, t := range tools {
-		lt[i] = llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
-	}
 	tt.ExactMethod = report.ExactMethod
 	tt.Exact = []report.ToolTokenExact{}
 	for _, spec := range specs {
@@ -50,12 +45,12 @@ func (p *Plan) exactToolTokens(ctx context.Context, tt *report.ToolTokens, tools
 		if c := tt.Count(e.Encoding); c != nil {
 			e.Estimate = c.Total
 		}
-		count, err := exactCount(ctx, spec, p.Behavior.Endpoints, p.Env.lookup, lt)
+		count, err := exactCount(ctx, spec, p.Behavior.Endpoints, p.Env.lookup, tools)
 		switch {
 		case errors.Is(err, llm.ErrNoCountEndpoint):
 			e.Note = "not counted: its endpoint speaks Chat Completions, which has no token-counting API"
 		case err != nil:
-			e.Note = "not counted: " + bound(err.Error(), maxExactNote)
+			e.Note = "not counted: " + jsonrpc.Clip(err.Error(), maxExactNote)
 		default:
 			e.Provider, e.Endpoint = count.Provider, count.Endpoint
 			e.Tokens, e.WithTools, e.WithoutTools = &count.Tokens, count.WithTools, count.WithoutTools
@@ -76,15 +71,4 @@ func exactCount(ctx context.Context, spec string, endpoints map[string]config.En
 		return nil, llm.ErrNoCountEndpoint
 	}
 	return c.CountToolTokens(ctx, tools)
-}
-
-// bound cuts s to n bytes at a rune boundary.
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
