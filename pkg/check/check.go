@@ -144,6 +144,9 @@ type Pass struct {
 	// names no pointer or was not kept: faults of this result alone,
 	// which make it no repeat of another result's (sameAs).
 	unlocated int
+	// findings counts the failures, warnings and notes reported so far
+	// (Cases tells a bad case by it).
+	findings int
 }
 
 // NewPass is for drivers.
@@ -153,6 +156,9 @@ func NewPass(ctx context.Context, c *Check, env Env) *Pass {
 
 func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	if v != Passed {
+		p.findings++
+	}
 	if p.Check.Level == Info && (v == Warned || v == Failed) {
 		// An info rule binds nothing: what it finds is a note for the
 		// reader, counted as info and never as a warning.

@@ -31,29 +31,41 @@ type hdrCase struct {
 	shared func(p *check.Pass) (*httpRawCall, error)
 }
 
-// hdrRun sends each case and reports the ones the server got wrong.
-func hdrRun(p *check.Pass, method string, params any, cases []hdrCase) error {
-	for _, c := range cases {
-		var rc *httpRawCall
-		var err error
-		if c.shared != nil {
-			rc, err = c.shared(p)
+// hdrSend is one header case on one request.
+type hdrSend struct {
+	method string
+	params any
+	hdrCase
+}
+
+// hdrRun sends the cases (all of them in one repetition, again the ones
+// that went wrong and one more in the others: Pass.Cases) and reports the
+// ones the server got wrong.
+func hdrRun(p *check.Pass, sends []hdrSend) error {
+	return p.Cases("", len(sends), func(i int) error { return hdrOne(p, sends[i]) })
+}
+
+// hdrOne sends one case and reports it when the server got it wrong.
+func hdrOne(p *check.Pass, s hdrSend) error {
+	var rc *httpRawCall
+	var err error
+	if s.shared != nil {
+		rc, err = s.shared(p)
+	} else {
+		rc, err = httpPost(p.Ctx, p.Env, s.method, s.params, func(h http.Header, _ *[]byte) { s.edit(h) })
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case s.accept && rc.headerRejected():
+		if s.lenient {
+			p.Warnf(rc.EvAnswer(0), "%s %s was rejected with %s; it should be accepted", s.method, s.what, rc.Describe())
 		} else {
-			rc, err = httpPost(p.Ctx, p.Env, method, params, func(h http.Header, _ *[]byte) { c.edit(h) })
+			p.Failf(rc.EvAnswer(0), "%s %s was rejected with %s, want it accepted", s.method, s.what, rc.Describe())
 		}
-		if err != nil {
-			return err
-		}
-		switch {
-		case c.accept && rc.headerRejected():
-			if c.lenient {
-				p.Warnf(rc.EvAnswer(0), "%s %s was rejected with %s; it should be accepted", method, c.what, rc.Describe())
-			} else {
-				p.Failf(rc.EvAnswer(0), "%s %s was rejected with %s, want it accepted", method, c.what, rc.Describe())
-			}
-		case !c.accept && !rc.isHeaderMismatch():
-			p.Failf(rc.EvAnswer(jsonrpc.CodeHeaderMismatch), "%s %s got %s, want HTTP 400 with error -32020", method, c.what, rc.Describe())
-		}
+	case !s.accept && !rc.isHeaderMismatch():
+		p.Failf(rc.EvAnswer(jsonrpc.CodeHeaderMismatch), "%s %s got %s, want HTTP 400 with error -32020", s.method, s.what, rc.Describe())
 	}
 	return nil
 }
@@ -126,6 +138,7 @@ var HDR3 = &check.Check{
 	Doc:  "Mcp-Method is required and must equal body.method exactly (values case-sensitive, header names not); otherwise HTTP 400 and -32020",
 	Fix:  "require Mcp-Method on every request, compare it case-sensitively with body.method, and reject a missing or different one with 400 and -32020",
 	Run: func(p *check.Pass) error {
+		var sends []hdrSend
 		for _, m := range []string{"server/discover", "tools/list"} {
 			if m == "tools/list" && !p.Env.Facts.Has("tools") {
 				continue
@@ -145,11 +158,11 @@ var HDR3 = &check.Check{
 				{what: "with the header name written mcp-method", accept: true, edit: func(h http.Header) { httpSetHeader(h, "mcp-method", m) }},
 				{what: "with the header name written MCP-METHOD", accept: true, edit: func(h http.Header) { httpSetHeader(h, "MCP-METHOD", m) }},
 			}
-			if err := hdrRun(p, m, nil, cases); err != nil {
-				return err
+			for _, c := range cases {
+				sends = append(sends, hdrSend{m, nil, c})
 			}
 		}
-		return nil
+		return hdrRun(p, sends)
 	},
 }
 
@@ -220,12 +233,13 @@ var HDR4 = &check.Check{
 			p.Skipf("the server declares none of tools, resources and prompts")
 			return nil
 		}
+		var sends []hdrSend
 		for _, t := range targets {
-			if err := hdrRun(p, t.method, t.params, hdrNameCases(t.value, mcpclient.EncodeHeaderValue(t.value))); err != nil {
-				return err
+			for _, c := range hdrNameCases(t.value, mcpclient.EncodeHeaderValue(t.value)) {
+				sends = append(sends, hdrSend{t.method, t.params, c})
 			}
 		}
-		return nil
+		return hdrRun(p, sends)
 	},
 }
 
@@ -381,6 +395,7 @@ var HDR5 = &check.Check{
 			hdrSetPath(raw, pt.param.Path, "mcp-évál")
 			steps = append(steps, step{raw, hdrCase{what: "with raw non-ASCII bytes in " + name, edit: set("mcp-évál")}})
 		}
+		var sends []hdrSend
 		for _, s := range steps {
 			c := s.hdrCase
 			edit := c.edit
@@ -388,9 +403,10 @@ var HDR5 = &check.Check{
 				httpDelHeader(h, name) // the client's own value goes first
 				edit(h)
 			}
-			if err := hdrRun(p, "tools/call", map[string]any{"name": pt.tool.Name, "arguments": s.args}, []hdrCase{c}); err != nil {
-				return err
-			}
+			sends = append(sends, hdrSend{"tools/call", map[string]any{"name": pt.tool.Name, "arguments": s.args}, c})
+		}
+		if err := hdrRun(p, sends); err != nil {
+			return err
 		}
 		if pt.param.Type == "string" {
 			return hdrControlChar(p, pt, name)

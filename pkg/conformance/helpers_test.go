@@ -107,6 +107,12 @@ func assertMutant(t *testing.T, c *check.Check) {
 			if bad[c.ID].Outcome.Message == "" {
 				t.Fatalf("%s failed without saying why", c.ID)
 			}
+			// The mutant breaks the rule every time: every run must see it
+			// (a repetition that re-sends only some variants, Pass.Cases,
+			// must re-send the one that went wrong).
+			if r := bad[c.ID]; r.Flaky {
+				t.Fatalf("%s on its mutant: flaky %v, want failed in every run", c.ID, r.Counts)
+			}
 		})
 	}
 }

@@ -113,30 +113,35 @@ var META1 = &check.Check{
 			dualEra = side.dualEra
 		}
 		var ok passTally
-		for _, method := range metaMethods(p.Env.Facts) {
-			for i, v := range metaMissing {
-				r, err := metaSendMissing(p, c, method, i)
-				if err != nil {
-					return err
-				}
-				ev := r.evidence()
-				code := r.code()
-				okCode := code == jsonrpc.CodeInvalidParams || (r.transport == "http" && v.dropsVersion && code == jsonrpc.CodeHeaderMismatch)
-				switch {
-				case !okCode && v.noMeta && dualEra && r.fields != nil:
-					p.Warnf(ev, "%s %s got %s, want error -32602 (Invalid params); the server is dual-era and may have served it as a legacy request: the spec does not say what a dual-era server does with a request that carries neither _meta nor initialize (docs/real-servers.md §Spec ambiguities)", method, v.what, r.describe())
-				case !okCode:
-					want := "error -32602 (Invalid params)"
-					if r.transport == "http" && v.dropsVersion {
-						want = "error -32602 (or -32020, AMB-11)"
-					}
-					p.Failf(r.evidenceAt(replyAt(r)), "%s %s got %s, want %s", method, v.what, r.describe(), want)
-				case r.transport == "http" && r.status != 400:
-					p.Failf(r.evidenceAt(atStatus), "%s %s got error %d with HTTP %d, want HTTP 400", method, v.what, code, r.status)
-				default:
-					ok.add(ev)
-				}
+		methods := metaMethods(p.Env.Facts)
+		err := p.Cases("", len(methods)*len(metaMissing), func(k int) error {
+			method, i := methods[k/len(metaMissing)], k%len(metaMissing)
+			v := metaMissing[i]
+			r, err := metaSendMissing(p, c, method, i)
+			if err != nil {
+				return err
 			}
+			ev := r.evidence()
+			code := r.code()
+			okCode := code == jsonrpc.CodeInvalidParams || (r.transport == "http" && v.dropsVersion && code == jsonrpc.CodeHeaderMismatch)
+			switch {
+			case !okCode && v.noMeta && dualEra && r.fields != nil:
+				p.Warnf(ev, "%s %s got %s, want error -32602 (Invalid params); the server is dual-era and may have served it as a legacy request: the spec does not say what a dual-era server does with a request that carries neither _meta nor initialize (docs/real-servers.md §Spec ambiguities)", method, v.what, r.describe())
+			case !okCode:
+				want := "error -32602 (Invalid params)"
+				if r.transport == "http" && v.dropsVersion {
+					want = "error -32602 (or -32020, AMB-11)"
+				}
+				p.Failf(r.evidenceAt(replyAt(r)), "%s %s got %s, want %s", method, v.what, r.describe(), want)
+			case r.transport == "http" && r.status != 400:
+				p.Failf(r.evidenceAt(atStatus), "%s %s got error %d with HTTP %d, want HTTP 400", method, v.what, code, r.status)
+			default:
+				ok.add(ev)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		ok.report(p, "%d requests missing protocolVersion, clientCapabilities or _meta were rejected as invalid", ok.n)
 		return nil
@@ -202,18 +207,22 @@ var META2 = &check.Check{
 	Fix:  "treat clientInfo as optional and _meta as an open map; ignore keys you do not know",
 	Run: func(p *check.Pass) error {
 		var ok passTally
-		for _, method := range metaMethods(p.Env.Facts) {
-			for i, v := range metaAccepted {
-				r, err := metaSendAccepted(p, method, i)
-				if err != nil {
-					return err
-				}
-				if r.result() == nil {
-					p.Failf(r.evidenceAt(replyAt(r)), "%s %s got %s, want a result", method, v.what, r.describe())
-					continue
-				}
-				ok.add(r.evidence())
+		methods := metaMethods(p.Env.Facts)
+		err := p.Cases("", len(methods)*len(metaAccepted), func(k int) error {
+			method, i := methods[k/len(metaAccepted)], k%len(metaAccepted)
+			r, err := metaSendAccepted(p, method, i)
+			if err != nil {
+				return err
 			}
+			if r.result() == nil {
+				p.Failf(r.evidenceAt(replyAt(r)), "%s %s got %s, want a result", method, metaAccepted[i].what, r.describe())
+				return nil
+			}
+			ok.add(r.evidence())
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		ok.report(p, "%d requests without clientInfo or with optional, OTel and vendor _meta keys were served", ok.n)
 		return nil

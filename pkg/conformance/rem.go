@@ -53,7 +53,8 @@ var REM1 = &check.Check{
 	Doc:  "ping, logging/setLevel, resources/subscribe, resources/unsubscribe, tasks/list and tasks/result get -32601 (HTTP 404)",
 	Fix:  "drop the removed 2025-11-25 methods and answer them with -32601 (HTTP 404)",
 	Run: func(p *check.Pass) error {
-		for _, r := range remRemoved {
+		return p.Cases("", len(remRemoved), func(i int) error {
+			r := remRemoved[i]
 			resp, err := p.Env.Client.Do(p.Ctx, r.method, r.params)
 			if resp == nil {
 				return err
@@ -61,7 +62,7 @@ var REM1 = &check.Check{
 			ev := check.FromResponse(resp)
 			if err != nil {
 				p.Failf(ev, "%s: %v, want error -32601", r.method, err)
-				continue
+				return nil
 			}
 			status := 0
 			if resp.Exchange != nil && resp.Exchange.HTTP != nil {
@@ -74,8 +75,8 @@ var REM1 = &check.Check{
 				}
 				p.Failf(respAnswerEv(resp, jsonrpc.CodeMethodNotFound), "removed method %s got %s, want %s", r.method, remDescribe(resp), want)
 			}
-		}
-		return nil
+			return nil
+		})
 	},
 }
 
