@@ -10,7 +10,8 @@ import (
 // the repetitions are there to see whether the server answers the same
 // way each time. So one repetition sends every variant (the sweep), and
 // each other repetition sends again every variant that went wrong in the
-// sweep, plus one that went right, a different one per repetition:
+// sweep (or was not judged: Pass.SendAgain), plus one that went right, a
+// different one per repetition:
 //
 //   - a variant the server gets wrong every time fails in every
 //     repetition, so the check fails at N/N, not flaky;
@@ -86,7 +87,19 @@ func (p *Pass) Cases(name string, n int, send func(i int) error) error {
 	if !s.complete {
 		return all(nil)
 	}
-	sample := p.Run % n
+	// The sample is one of the cases that went right, so that a check
+	// whose verdict needs a good case (a pass, not a skip, when one case
+	// was judgeable) sees one in every repetition, as the sweep did.
+	var good []int
+	for i := range n {
+		if !s.bad[i] {
+			good = append(good, i)
+		}
+	}
+	sample := -1
+	if len(good) > 0 {
+		sample = good[p.Run%len(good)]
+	}
 	for i := range n {
 		if !s.bad[i] && i != sample {
 			continue
@@ -97,3 +110,9 @@ func (p *Pass) Cases(name string, n int, send func(i int) error) error {
 	}
 	return nil
 }
+
+// SendAgain marks the case being sent by Cases as one every repetition
+// sends again, although it reported nothing: a case the check could not
+// judge (an error another check judges), whose absence from a repetition
+// would change what that repetition can conclude.
+func (p *Pass) SendAgain() { p.findings++ }

@@ -65,6 +65,48 @@ func TestCasesSweepOnceAndResendWhatWentWrong(t *testing.T) {
 			t.Fatalf("got %s flaky=%v %v, want flaky 1 failed, 4 passed", res.Verdict, res.Flaky, res.Counts)
 		}
 	})
+	t.Run("a case it cannot judge does not make a later run a skip", func(t *testing.T) {
+		// Case 0 cannot be judged (a skip, or SendAgain), case 3 passes:
+		// the sweep passes, and so must every run, which needs case 3 or
+		// another good one, not only a good sample.
+		for _, mark := range []string{"skip", "again"} {
+			var mu sync.Mutex
+			sent := map[int]int{}
+			c := &Check{ID: "G-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error {
+				judged := 0
+				err := p.Cases("", 4, func(i int) error {
+					mu.Lock()
+					sent[i]++
+					mu.Unlock()
+					if i != 3 {
+						if mark == "skip" {
+							p.Skipf("case %d: nothing to judge", i)
+						} else {
+							p.SendAgain()
+						}
+						return nil
+					}
+					judged++
+					p.Passf(nil, "case 3 judged")
+					return nil
+				})
+				if judged == 0 {
+					p.Skipf("nothing judged")
+				}
+				return err
+			}}
+			res, err := Execute(context.Background(), Registry{Families: []Family{{"G", "g"}}, Checks: []*Check{c}}, Env{Transport: "stdio"}, Options{Runs: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[0].Verdict != Passed || res[0].Flaky {
+				t.Fatalf("%s: got %s %v, want passed in every run", mark, res[0].Verdict, res[0].Counts)
+			}
+			if sent[0] != 5 || sent[3] != 5 {
+				t.Errorf("%s: sent %v, want cases 0 (not judged) and 3 (the only good one) in every run", mark, sent)
+			}
+		}
+	})
 	t.Run("a check run once sends every case", func(t *testing.T) {
 		var sent int
 		c := &Check{ID: "D-1", Level: Should, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error {

@@ -144,8 +144,9 @@ type Pass struct {
 	// names no pointer or was not kept: faults of this result alone,
 	// which make it no repeat of another result's (sameAs).
 	unlocated int
-	// findings counts the failures, warnings and notes reported so far
-	// (Cases tells a bad case by it).
+	// findings counts the failures, warnings, notes and skips reported so
+	// far: Cases re-sends a case that had any, so that every repetition
+	// sees it.
 	findings int
 }
 
@@ -231,6 +232,7 @@ func (p *Pass) Passf(ev *Evidence, format string, args ...any) { p.add(Passed, e
 // Skipf says why the check could not apply to this server (no tool fits,
 // the feature is not advertised, calling a tool needs permission).
 func (p *Pass) Skipf(format string, args ...any) {
+	p.findings++
 	if p.out.Verdict == "" {
 		p.out.Verdict = Skipped
 		p.out.Message = fmt.Sprintf(format, args...)

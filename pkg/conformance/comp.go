@@ -72,8 +72,11 @@ var COMP1 = &check.Check{
 			p.Skipf("no prompt argument or resource template variable to complete")
 			return nil
 		}
-		missing := 0
-		for _, r := range refs[:min(len(refs), compMaxRefs)] {
+		// Every ref in one repetition, a sample and what went wrong in the
+		// others (Pass.Cases), as COMP-3 asks them.
+		refs = refs[:min(len(refs), compMaxRefs)]
+		return p.Cases("refs", len(refs), func(i int) error {
+			r := refs[i]
 			resp, err := p.Do("completion/complete", map[string]any{"ref": r.ref, "argument": map[string]any{"name": r.arg, "value": ""}})
 			if err != nil {
 				return err
@@ -81,15 +84,16 @@ var COMP1 = &check.Check{
 			ev := check.FromResponse(resp)
 			if resp.Error != nil {
 				p.Failf(atResponse(ev, resp, "/error/code"), "completion/complete for %s gave error %d (%s): %s", r.what, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code), jsonrpc.Clip(resp.Error.Message, 120))
-				continue
+				return nil
 			}
 			if rt, ok := resp.ResultType(); !ok || rt != "complete" {
 				p.Failf(atProblem(ev, resp, problem{at: "/result/resultType", absent: compMember(resp.Result, "resultType") == nil}), "completion/complete for %s has resultType %s, want \"complete\"", r.what, shown(compMember(resp.Result, "resultType")))
 			}
 			if compMember(resp.Result, "completion") == nil {
-				// COMP-3's fault: one wire fault is one failure.
-				missing++
-				continue
+				// COMP-3's fault: one wire fault is one failure. The skip
+				// stands only if no other ref was judged.
+				p.Skipf("no completion/complete result carried completion to judge (COMP-3 reports it)")
+				return nil
 			}
 			problems, at, err := schemaOracleAt("CompleteResult", resp.Result)
 			if err != nil {
@@ -97,14 +101,11 @@ var COMP1 = &check.Check{
 			}
 			if problems != "" {
 				p.Failf(atResponse(ev, resp, check.InResult(at)), "completion/complete for %s is not a valid CompleteResult: %s", r.what, problems)
-				continue
+				return nil
 			}
 			p.Passf(ev, "completion/complete for %s returned a valid CompleteResult", r.what)
-		}
-		if missing > 0 {
-			p.Skipf("no completion/complete result carried completion to judge (COMP-3 reports it)")
-		}
-		return nil
+			return nil
+		})
 	},
 }
 
@@ -165,16 +166,21 @@ var COMP3 = &check.Check{
 		}
 		asks = append(asks, ask{"unknown prompt " + quoteClip(promptNoSuchPrompt), map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": promptNoSuchPrompt}, "argument": map[string]any{"name": "x", "value": ""}}})
 		judged := 0
-		for _, a := range asks {
+		// Every ask in one repetition, a sample and what went wrong or
+		// could not be judged in the others (Pass.Cases).
+		err := p.Cases("asks", len(asks), func(i int) error {
+			a := asks[i]
 			resp, err := p.Do("completion/complete", a.params)
 			if err != nil {
 				return err
 			}
 			if resp.Error != nil || resp.Result == nil {
-				continue // an error is COMP-1's or COMP-2's to judge
+				p.SendAgain()
+				return nil // an error is COMP-1's or COMP-2's to judge
 			}
 			if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
-				continue // an interim result owes no completion yet
+				p.SendAgain()
+				return nil // an interim result owes no completion yet
 			}
 			judged++
 			ev := check.FromResponse(resp)
@@ -188,6 +194,10 @@ var COMP3 = &check.Check{
 			default:
 				p.Passf(ev, "completion/complete for %s carries completion", a.what)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if judged == 0 {
 			p.Skipf("no completion/complete request got a result (the server answered each with an error)")

@@ -80,24 +80,26 @@ var HDR1 = &check.Check{
 	Doc:  "a request without the MCP-Protocol-Version header is rejected with HTTP 400 and -32020",
 	Fix:  "reject requests that lack MCP-Protocol-Version with 400 and error -32020",
 	Run: func(p *check.Pass) error {
-		for _, m := range []string{"server/discover", "tools/list"} {
-			if m == "tools/list" && !p.Env.Facts.Has("tools") {
-				continue
-			}
+		methods := []string{"server/discover"}
+		if p.Env.Facts.Has("tools") {
+			methods = append(methods, "tools/list")
+		}
+		return p.Cases("", len(methods), func(i int) error {
+			m := methods[i]
 			rc, err := httpPost(p.Ctx, p.Env, m, nil, func(h http.Header, _ *[]byte) { httpDelHeader(h, mcpclient.HeaderProtocolVersion) })
 			if err != nil {
 				return err
 			}
 			if rc.isHeaderMismatch() {
-				continue
+				return nil
 			}
 			if d := p.Env.Facts.Discover; d != nil && slices.Contains(d.SupportedVersions, hdrLegacyDefault) && !rc.headerRejected() {
 				p.Passf(rc.Ev(), "%s without MCP-Protocol-Version was served (%s); allowed because the server supports %s (AMB-23)", m, rc.Describe(), hdrLegacyDefault)
-				continue
+				return nil
 			}
 			p.Failf(rc.EvAnswer(jsonrpc.CodeHeaderMismatch), "%s without MCP-Protocol-Version got %s, want HTTP 400 with error -32020", m, rc.Describe())
-		}
-		return nil
+			return nil
+		})
 	},
 }
 

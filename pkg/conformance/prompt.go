@@ -74,11 +74,11 @@ var PROMPT1 = &check.Check{
 				return err
 			}
 		}
-		got := 0
-		for _, pr := range p.Env.Facts.Prompts {
-			if got == promptMaxGets {
-				break
-			}
+		// The first prompts in one repetition, a sample and what went wrong
+		// in the others (Pass.Cases).
+		prompts := p.Env.Facts.Prompts[:min(len(p.Env.Facts.Prompts), promptMaxGets)]
+		err = p.Cases("gets", len(prompts), func(i int) error {
+			pr := prompts[i]
 			res, err := observedResult(p, "prompts/get", map[string]any{"name": pr.Name, "arguments": promptArgs(p, pr)})
 			name := jsonrpc.Clip(pr.Name, 80)
 			if err != nil {
@@ -86,18 +86,17 @@ var PROMPT1 = &check.Check{
 					if rpc.Code() != jsonrpc.CodeInvalidParams && rpc.Code() != jsonrpc.CodeMissingRequiredClientCapability {
 						p.Failf(check.FromResponseAt(rpc.Response, "/error/code"), "prompts/get %q gave error %d (%s): %s", name, rpc.Code(), jsonrpc.CodeName(rpc.Code()), jsonrpc.Clip(rpc.Err.Message, 120))
 					}
-					continue // -32602: the harness's arguments did not fit
+					return nil // -32602: the harness's arguments did not fit
 				}
 				if schemaTransportErr(err) {
 					return err
 				}
 				p.Failf(nil, "prompts/get %q: %v", name, err)
-				continue
+				return nil
 			}
-			got++
 			ev := check.FromResponse(res.Response)
 			if res.InputRequired != nil {
-				continue // MRTR checks judge it
+				return nil // MRTR checks judge it
 			}
 			if res.MissingResultType {
 				p.Failf(absentInResponse(ev, res.Response, "/result/resultType"), "prompts/get %q result has no resultType", name)
@@ -108,9 +107,13 @@ var PROMPT1 = &check.Check{
 			}
 			if problems != "" {
 				p.Failf(atResponse(ev, res.Response, check.InResult(at)), "prompts/get %q is not a valid GetPromptResult: %s", name, problems)
-				continue
+				return nil
 			}
 			p.Passf(ev, "prompts/get %q returned a valid GetPromptResult", name)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if ok {
 			p.Passf(toolEvidence(lr), "prompts/list: %d prompts, valid and the same on a fresh connection", len(lr.Items))

@@ -47,7 +47,8 @@ var RPC1 = &check.Check{
 				ok.add(r.evidence())
 			}
 		}
-		for _, pr := range probes {
+		err := p.Cases("ids", len(probes), func(i int) error {
+			pr := probes[i]
 			if pr.id == nil {
 				// An integer id, as the client numbers its own: on HTTP
 				// the repetition's server/discover, as the server wrote
@@ -56,7 +57,7 @@ var RPC1 = &check.Check{
 					if resp, err := p.Do(pr.method, nil); err == nil {
 						if r := replyOfHTTP(resp); r != nil {
 							judge(pr.method, pr.what, r, resp.ID)
-							continue
+							return nil
 						}
 					}
 				}
@@ -72,6 +73,10 @@ var RPC1 = &check.Check{
 				return err
 			}
 			judge(pr.method, pr.what, r, pr.id)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		// The error response: the unknown method of this repetition's
 		// error sweep, sent under a string id.

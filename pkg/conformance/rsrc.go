@@ -123,35 +123,57 @@ func (r *rsrcRead) ev() *check.Evidence {
 // rsrcReads reads up to rsrcMaxReads listed resources; it skips the check
 // when none is listed.
 func rsrcReads(p *check.Pass) ([]*rsrcRead, error) {
-	if !rsrcServed(p.Env.Facts) {
-		p.Skipf(rsrcNotServed)
+	uris, ok := rsrcReadable(p)
+	if !ok {
 		return nil, nil
 	}
 	var out []*rsrcRead
-	for _, r := range p.Env.Facts.Resources {
-		if len(out) == rsrcMaxReads {
-			break
-		}
-		if r.URI == "" {
-			continue
-		}
-		res, err := observedResult(p, "resources/read", map[string]any{"uri": r.URI})
-		rd := &rsrcRead{uri: r.URI, res: res}
+	for _, uri := range uris {
+		rd, err := rsrcReadOne(p, uri)
 		if err != nil {
-			if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok {
-				rd.rpc = rpc
-			} else if schemaTransportErr(err) {
-				return nil, err
-			} else {
-				rd.err = err
-			}
+			return nil, err
 		}
 		out = append(out, rd)
 	}
-	if len(out) == 0 {
-		p.Skipf("resources/list lists no resource to read")
-	}
 	return out, nil
+}
+
+// rsrcReadable are the URIs rsrcReads reads: up to rsrcMaxReads listed
+// resources. It skips the check (ok false) when there is none.
+func rsrcReadable(p *check.Pass) (uris []string, ok bool) {
+	if !rsrcServed(p.Env.Facts) {
+		p.Skipf(rsrcNotServed)
+		return nil, false
+	}
+	for _, r := range p.Env.Facts.Resources {
+		if len(uris) == rsrcMaxReads {
+			break
+		}
+		if r.URI != "" {
+			uris = append(uris, r.URI)
+		}
+	}
+	if len(uris) == 0 {
+		p.Skipf("resources/list lists no resource to read")
+		return nil, false
+	}
+	return uris, true
+}
+
+// rsrcReadOne is the repetition's read of uri; the error is a transport's.
+func rsrcReadOne(p *check.Pass, uri string) (*rsrcRead, error) {
+	res, err := observedResult(p, "resources/read", map[string]any{"uri": uri})
+	rd := &rsrcRead{uri: uri, res: res}
+	if err != nil {
+		if rpc, ok := errors.AsType[*mcpclient.RPCError](err); ok {
+			rd.rpc = rpc
+		} else if schemaTransportErr(err) {
+			return nil, err
+		} else {
+			rd.err = err
+		}
+	}
+	return rd, nil
 }
 
 var RSRC2 = &check.Check{
@@ -160,50 +182,61 @@ var RSRC2 = &check.Check{
 	Doc:  "resources/read of a listed resource gives a ReadResourceResult (contents[], ttlMs, cacheScope) or an InputRequiredResult",
 	Fix:  "answer resources/read with {resultType: \"complete\", contents: [{uri, text|blob, mimeType?}], ttlMs, cacheScope}",
 	Run: func(p *check.Pass) error {
-		reads, err := rsrcReads(p)
-		if err != nil || reads == nil {
-			return err
+		uris, ok := rsrcReadable(p)
+		if !ok {
+			return nil
 		}
-		for _, rd := range reads {
-			ev := rd.ev()
-			uri := jsonrpc.Clip(rd.uri, 120)
-			switch {
-			case rd.rpc != nil && rd.rpc.Code() == jsonrpc.CodeMissingRequiredClientCapability:
-				continue // needs a capability the harness did not declare
-			case rd.rpc != nil && rd.rpc.Code() == jsonrpc.CodeInternalError:
-				// An internal error is an allowed answer (resources.mdx
-				// §Error Handling, RSRC-4 judges it); it says nothing about
-				// the result shape this check is for.
-				p.Warnf(rd.at("/error/code"), "resources/read of listed resource %q gave an internal error (-32603): %s", uri, jsonrpc.Clip(rd.rpc.Err.Message, 120))
-				continue
-			case rd.rpc != nil:
-				p.Failf(rd.at("/error/code"), "resources/read of listed resource %q gave error %d (%s): %s", uri, rd.rpc.Code(), jsonrpc.CodeName(rd.rpc.Code()), jsonrpc.Clip(rd.rpc.Err.Message, 120))
-				continue
-			case rd.err != nil:
-				p.Failf(rd.at("/result"), "resources/read %q: %v", uri, rd.err)
-				continue
-			case rd.res.InputRequired != nil:
-				p.Passf(ev, "resources/read %q asked for input (MRTR checks judge it)", uri)
-				continue
-			}
-			if rd.res.MissingResultType {
-				p.Failf(absentInResponse(ev, rd.res.Response, "/result/resultType"), "resources/read %q result has no resultType", uri)
-			}
-			problems, at, err := schemaOracleAt("ReadResourceResult", rd.res.Response.Result)
+		// Every listed resource in one repetition, a sample and what went
+		// wrong in the others (Pass.Cases).
+		return p.Cases("", len(uris), func(i int) error {
+			rd, err := rsrcReadOne(p, uris[i])
 			if err != nil {
 				return err
 			}
-			if problems != "" {
-				p.Failf(atResponse(ev, rd.res.Response, check.InResult(at)), "resources/read %q is not a valid ReadResourceResult: %s", uri, problems)
-				continue
-			}
-			for _, pr := range rsrcContentProblemsAt(rd.res.Response.Result) {
-				p.Failf(rd.at(check.InResult(pr.at)), "resources/read %q %s", uri, pr.msg)
-			}
-			p.Passf(ev, "resources/read %q returned a valid ReadResourceResult", uri)
-		}
-		return nil
+			return rsrc2Judge(p, rd)
+		})
 	},
+}
+
+// rsrc2Judge is RSRC-2 on one read.
+func rsrc2Judge(p *check.Pass, rd *rsrcRead) error {
+	ev := rd.ev()
+	uri := jsonrpc.Clip(rd.uri, 120)
+	switch {
+	case rd.rpc != nil && rd.rpc.Code() == jsonrpc.CodeMissingRequiredClientCapability:
+		return nil // needs a capability the harness did not declare
+	case rd.rpc != nil && rd.rpc.Code() == jsonrpc.CodeInternalError:
+		// An internal error is an allowed answer (resources.mdx
+		// §Error Handling, RSRC-4 judges it); it says nothing about
+		// the result shape this check is for.
+		p.Warnf(rd.at("/error/code"), "resources/read of listed resource %q gave an internal error (-32603): %s", uri, jsonrpc.Clip(rd.rpc.Err.Message, 120))
+		return nil
+	case rd.rpc != nil:
+		p.Failf(rd.at("/error/code"), "resources/read of listed resource %q gave error %d (%s): %s", uri, rd.rpc.Code(), jsonrpc.CodeName(rd.rpc.Code()), jsonrpc.Clip(rd.rpc.Err.Message, 120))
+		return nil
+	case rd.err != nil:
+		p.Failf(rd.at("/result"), "resources/read %q: %v", uri, rd.err)
+		return nil
+	case rd.res.InputRequired != nil:
+		p.Passf(ev, "resources/read %q asked for input (MRTR checks judge it)", uri)
+		return nil
+	}
+	if rd.res.MissingResultType {
+		p.Failf(absentInResponse(ev, rd.res.Response, "/result/resultType"), "resources/read %q result has no resultType", uri)
+	}
+	problems, at, err := schemaOracleAt("ReadResourceResult", rd.res.Response.Result)
+	if err != nil {
+		return err
+	}
+	if problems != "" {
+		p.Failf(atResponse(ev, rd.res.Response, check.InResult(at)), "resources/read %q is not a valid ReadResourceResult: %s", uri, problems)
+		return nil
+	}
+	for _, pr := range rsrcContentProblemsAt(rd.res.Response.Result) {
+		p.Failf(rd.at(check.InResult(pr.at)), "resources/read %q %s", uri, pr.msg)
+	}
+	p.Passf(ev, "resources/read %q returned a valid ReadResourceResult", uri)
+	return nil
 }
 
 // rsrcContentProblems checks what the schema leaves as annotations: blob

@@ -33,7 +33,9 @@ var STATE1 = &check.Check{
 			c = fc
 		}
 		var ok passTally
-		for _, method := range metaMethods(p.Env.Facts) {
+		methods := metaMethods(p.Env.Facts)
+		err := p.Cases("", len(methods), func(k int) error {
+			method := methods[k]
 			w, err := newWire(c, method, nil, mcpclient.WithCapabilities(stateAllCaps))
 			if err != nil {
 				return err
@@ -44,7 +46,7 @@ var STATE1 = &check.Check{
 			}
 			if first.result() == nil {
 				p.Skipf("%s with complete _meta got %s, so there is no baseline", method, first.describe())
-				return nil
+				return errCasesOver
 			}
 			for _, v := range metaMissing[:2] {
 				w, err := newWire(c, method, nil)
@@ -62,6 +64,10 @@ var STATE1 = &check.Check{
 				}
 				ok.add(r.evidence())
 			}
+			return nil
+		})
+		if err != nil {
+			return casesOver(err)
 		}
 		ok.report(p, "%d requests missing protocolVersion or clientCapabilities were rejected right after requests that carried them", ok.n)
 		return nil

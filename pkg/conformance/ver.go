@@ -83,18 +83,23 @@ var VER1 = &check.Check{
 	Fix:  "answer unknown versions with -32022 and data {supported: [...], requested: <the version sent>} (HTTP 400)",
 	Run: func(p *check.Pass) error {
 		var ok passTally
-		for _, method := range metaMethods(p.Env.Facts) {
-			r, err := verRejected(p, method)
+		methods := metaMethods(p.Env.Facts)
+		err := p.Cases("", len(methods), func(i int) error {
+			r, err := verRejected(p, methods[i])
 			if err != nil {
 				return err
 			}
 			problems := ver32022(r)
 			for _, pb := range problems {
-				p.Failf(r.evidenceFor(pb), "%s with protocol version %q: %s", method, verUnsupported, pb.msg)
+				p.Failf(r.evidenceFor(pb), "%s with protocol version %q: %s", methods[i], verUnsupported, pb.msg)
 			}
 			if len(problems) == 0 {
 				ok.add(r.evidence())
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		ok.report(p, "%d requests naming %q got -32022 with data.supported and data.requested", ok.n, verUnsupported)
 		return nil
@@ -112,16 +117,20 @@ var VER2 = &check.Check{
 			methods = append(methods, l.method)
 		}
 		var ok passTally
-		for _, method := range methods {
-			r, err := verRejected(p, method)
+		err := p.Cases("", len(methods), func(i int) error {
+			r, err := verRejected(p, methods[i])
 			if err != nil {
 				return err
 			}
 			if r.code() != jsonrpc.CodeUnsupportedProtocolVersion {
-				p.Failf(r.evidenceAt(replyAt(r)), "%s with protocol version %q got %s, want error -32022", method, verUnsupported, r.describe())
-				continue
+				p.Failf(r.evidenceAt(replyAt(r)), "%s with protocol version %q got %s, want error -32022", methods[i], verUnsupported, r.describe())
+				return nil
 			}
 			ok.add(r.evidence())
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		ok.report(p, "%d methods, server/discover included, reject an unsupported version with -32022", ok.n)
 		return nil
@@ -149,7 +158,9 @@ var VER3 = &check.Check{
 			c = fc
 		}
 		version := c.Info().ProtocolVersion
-		for _, method := range metaMethods(p.Env.Facts) {
+		methods := metaMethods(p.Env.Facts)
+		err := p.Cases("", len(methods), func(k int) error {
+			method := methods[k]
 			steps := []string{version, verUnsupported, version}
 			for i, v := range steps {
 				r, err := verSend(p, c, method, v)
@@ -161,18 +172,19 @@ var VER3 = &check.Check{
 				case i == 0 && r.result() == nil:
 					if e, ok := r.rpcError(); ok && e.Code == jsonrpc.CodeUnsupportedProtocolVersion && p.Env.Facts.Discover != nil && slices.Contains(p.Env.Facts.Discover.SupportedVersions, version) {
 						p.Failf(ev, "%s with %s, a version server/discover lists, got -32022: the version was judged by an earlier request", method, version)
-						return nil
+						return errCasesOver
 					}
 					p.Skipf("%s with %s got %s, so there is no baseline", method, version, r.describe())
-					return nil
+					return errCasesOver
 				case i == 1 && r.result() != nil:
 					p.Failf(ev, "%s with protocol version %q got a result right after a request with %s: the version was taken from an earlier request", method, verUnsupported, version)
 				case i == 2 && r.result() == nil:
 					p.Failf(ev, "%s with %s got %s right after a request with %q: the rejection carried over to the next request", method, version, r.describe(), verUnsupported)
 				}
 			}
-		}
-		return nil
+			return nil
+		})
+		return casesOver(err)
 	},
 }
 
