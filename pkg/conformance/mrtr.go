@@ -47,18 +47,27 @@ var MRTR1 = &check.Check{
 		if refs := compRefs(f); f.Has("completions") && len(refs) > 0 {
 			probes = append(probes, probe{"completion/complete", map[string]any{"ref": refs[0].ref, "argument": map[string]any{"name": refs[0].arg, "value": ""}}})
 		}
-		for _, pr := range probes {
+		// Every probe in one repetition, a sample and what went wrong in the
+		// others (Pass.Cases).
+		sent := 0
+		err := p.Cases("", len(probes), func(i int) error {
+			pr := probes[i]
 			// Every capability declared (stateAllCaps declares what mrtrCaps
 			// does and more), in the sweep RPC-4 judges too.
 			resp, err := p.DoWithCapabilities(stateAllCaps, pr.method, pr.params)
 			if err != nil {
 				return err
 			}
+			sent++
 			if rt, _ := resp.ResultType(); rt == mcpclient.ResultInputRequired {
 				p.Failf(check.FromResponseAt(resp, "/result/resultType"), "%s returned resultType \"input_required\"; only tools/call, resources/read and prompts/get may", pr.method)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		p.Passf(nil, "%d other methods answered without input_required, with elicitation, sampling and roots declared", len(probes))
+		p.Passf(nil, "%d other methods answered without input_required, with elicitation, sampling and roots declared", sent)
 		return nil
 	},
 }

@@ -430,7 +430,10 @@ var RPC4 = &check.Check{
 		if tools := p.Env.CallableTools(); len(tools) > 0 {
 			probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": tools[0].Name, "arguments": stateGuessArgs(tools[0].InputSchema)}})
 		}
-		for _, pr := range probes {
+		// Every probe in one repetition, a sample and what went wrong in the
+		// others (Pass.Cases).
+		err := p.Cases("", len(probes), func(i int) error {
+			pr := probes[i]
 			// Every capability declared, so a server that asks only a
 			// client that can answer asks; the same sweep as MRTR-1's.
 			resp, err := p.DoWithCapabilities(stateAllCaps, pr.method, pr.params)
@@ -438,11 +441,16 @@ var RPC4 = &check.Check{
 				if p.Ctx.Err() != nil {
 					return err
 				}
-				continue
+				p.SendAgain()
+				return nil
 			}
 			for _, m := range resp.Exchange.ServerRequests {
 				p.Failf(check.AtMessage(check.FromResponse(resp), m, "/method"), "while answering %s the server sent the JSON-RPC request %q (id %s)", pr.method, jsonrpc.Clip(m.Method, 60), jsonrpc.Clip(string(m.ID), 40))
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if p.Env.Stdio != nil {
 			n := 0
