@@ -388,7 +388,7 @@ func (o *stdioMutOut) onLine(line []byte) []byte {
 }
 
 // methodMutants are the rules mutWrapMethods breaks.
-var methodMutants = []string{"REM-1", "REM-2", MutantUnnamedVersions, "LOG-1", MutantListLogs, "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", "SUB-1", "SUB-2", "SUB-3", "SUB-4", "SUB-5"}
+var methodMutants = []string{"REM-1", "REM-2", MutantUnnamedVersions, "LOG-1", MutantListLogs, "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", "SUB-1", "SUB-2", "SUB-3", "SUB-4", MutantSubOtherID, "SUB-5"}
 
 // mutWrapMethods adds and wraps methods for the method-level mutants.
 func (s *Server) mutWrapMethods() {
@@ -410,15 +410,32 @@ func (s *Server) mutWrapMethods() {
 			return nil, &Error{Code: CodeMethodNotFound, Message: "Method not found: initialize"}
 		}
 	}
+	var last lastListen
 	for name, next := range s.methods {
-		s.methods[name] = s.mutMethod(name, next)
+		s.methods[name] = s.mutMethod(name, next, &last)
 	}
+}
+
+// lastListen is the id of the latest listen request the server got
+// (MutantSubOtherID).
+type lastListen struct {
+	mu sync.Mutex
+	id json.RawMessage
+}
+
+// swap records id as the latest and returns the one before it.
+func (l *lastListen) swap(id json.RawMessage) json.RawMessage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prev := l.id
+	l.id = id
+	return prev
 }
 
 // otelBadTraceparent has an all-zero trace id, which W3C forbids (OTEL-2).
 const otelBadTraceparent = "00-00000000000000000000000000000000-0000000000000000-01"
 
-func (s *Server) mutMethod(name string, next methodFunc) methodFunc {
+func (s *Server) mutMethod(name string, next methodFunc, last *lastListen) methodFunc {
 	b := s.opts.breaks
 	return func(ctx context.Context, r *request) (map[string]any, *Error) {
 		if b("OTEL-1") {
@@ -446,8 +463,8 @@ func (s *Server) mutMethod(name string, next methodFunc) methodFunc {
 			// Mutant: breaks CANC-1.
 			_ = r.notify(Notification{Method: "notifications/cancelled", Params: map[string]any{"requestId": json.RawMessage(r.id), "reason": "refserver mutant"}})
 		}
-		if name == "subscriptions/listen" && s.opts.anyBreak("SUB-1", "SUB-2", "SUB-3", "SUB-4", "SUB-5") {
-			return s.mutListen(ctx, r, next)
+		if name == "subscriptions/listen" && s.opts.anyBreak("SUB-1", "SUB-2", "SUB-3", "SUB-4", MutantSubOtherID, "SUB-5") {
+			return s.mutListen(ctx, r, next, last)
 		}
 		result, err := next(ctx, r)
 		if result != nil && b("LOG-3") && name == "server/discover" {
@@ -469,11 +486,15 @@ func (s *Server) mutMethod(name string, next methodFunc) methodFunc {
 
 // mutListen runs subscriptions/listen with the SUB mutants acting on its
 // acknowledgment.
-func (s *Server) mutListen(ctx context.Context, r *request, next methodFunc) (map[string]any, *Error) {
+func (s *Server) mutListen(ctx context.Context, r *request, next methodFunc, last *lastListen) (map[string]any, *Error) {
 	b := s.opts.breaks
 	ictx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	subID := json.RawMessage(r.id)
+	otherID := last.swap(subID)
+	if otherID == nil {
+		otherID = json.RawMessage(`"another-subscription"`)
+	}
 	send := r.notify
 	r.notify = func(n Notification) error {
 		if n.Method != "notifications/subscriptions/acknowledged" {
@@ -490,6 +511,9 @@ func (s *Server) mutListen(ctx context.Context, r *request, next methodFunc) (ma
 		}
 		if b("SUB-4") {
 			_ = send(Notification{Method: "notifications/tools/list_changed"}) // Mutant: breaks SUB-4.
+		}
+		if b(MutantSubOtherID) {
+			_ = send(Notification{Method: "notifications/tools/list_changed", Params: map[string]any{"_meta": map[string]any{metaSubscriptionID: otherID}}}) // Mutant: breaks SUB-4.
 		}
 		if b("SUB-5") && r.meta.logLevel != "" {
 			_ = send(Notification{Method: "notifications/message", Params: map[string]any{"level": "info", "logger": "subscriptions", "data": "listening"}}) // Mutant: breaks SUB-5.
@@ -510,6 +534,12 @@ func (s *Server) mutListen(ctx context.Context, r *request, next methodFunc) (ma
 // supported versions: a warning of REM-2 on a modern-only server, none on
 // a dual-era one (its legacy side answers initialize first).
 const MutantUnnamedVersions = "REM-2.unnamed"
+
+// MutantSubOtherID tags a notification of each subscription with another
+// subscription's id (the listen request before it, a made-up id for the
+// first): on a process whose listens are told apart by id, SUB-4 must still
+// see that it is not its own.
+const MutantSubOtherID = "SUB-4.other"
 
 // MutantListLogs logs on every list request that set no logLevel.
 const MutantListLogs = "LOG-1.lists"

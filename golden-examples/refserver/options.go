@@ -185,6 +185,7 @@ var Mutants = map[string]string{
 	"SUB-2":               "acknowledges a numeric listen id as a string subscriptionId",
 	"SUB-3":               "sends notifications/prompts/list_changed after the acknowledgment although not requested",
 	"SUB-4":               "sends notifications/tools/list_changed without a subscriptionId after the acknowledgment",
+	MutantSubOtherID:      "sends notifications/tools/list_changed after the acknowledgment with the subscriptionId of the listen request before it",
 	"SUB-5":               "sends a log message on the listen stream when the listen request sets a logLevel",
 	"SUB-7":               "answers a cancelled listen request with its closing result",
 	"LOG-1":               "logs at debug level for requests that set no logLevel",

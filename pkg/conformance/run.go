@@ -206,7 +206,13 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	env.Facts = check.GatherFacts(ctx, client)
 	tools := env.Facts.Tools
 	rep.Deprecated = deprecatedUses(env.Facts)
-	if rep.Checks, err = check.Execute(ctx, reg, env, opts.Options); err != nil {
+	// The SUB checks' listens of a repetition share one process on stdio,
+	// stopped when the repetition's last SUB check returned; closeAll stops
+	// what a check that never ran (a cancelled run) left.
+	subs := subCount(memo, target.Kind(), reg.Selected(target.Kind(), opts.Only), opts.Runs)
+	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
+	subs.closeAll()
+	if err != nil {
 		return nil, nil, err
 	}
 	rep.LegacySide = reportedLegacySide(env)

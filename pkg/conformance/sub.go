@@ -10,17 +10,18 @@ import (
 )
 
 // SUB: subscriptions/listen (basic/patterns/subscriptions.mdx, checklist
-// §1.12). Each run opens its own listen request (on stdio in a fresh
-// process) and watches it briefly after the acknowledgment; the checks that
-// only read a plain listen with the same filter (SUB-1, SUB-2, SUB-4) read
-// one per repetition (subWatched).
+// §1.12). Each run opens its own listen request and watches it briefly
+// after the acknowledgment; the checks that only read a plain listen with
+// the same filter (SUB-1, SUB-2, SUB-4) read one per repetition
+// (subWatched). On stdio the listens of a repetition share one process that
+// carries nothing else, told apart by subscription id (sub_host.go).
 
 var SUB1 = &check.Check{
 	ID: "SUB-1", Level: check.Must, Transports: check.HTTP,
 	Spec: "basic/transports/streamable-http.mdx §Receiving Messages; basic/patterns/subscriptions.mdx",
 	Doc:  "subscriptions/listen is answered with a text/event-stream response that stays open",
 	Fix:  "answer subscriptions/listen with an SSE stream and keep it open until the client closes it",
-	Run: func(p *check.Pass) error {
+	Run: subRun(func(p *check.Pass) error {
 		w := subWatched(p, subFullFilter(p.Env.Facts))
 		if ok, err := w.open(p); !ok {
 			return err
@@ -44,7 +45,7 @@ var SUB1 = &check.Check{
 			p.Failf(w.ev, "the listen stream ended right after the acknowledgment; it must stay open")
 		}
 		return nil
-	},
+	}),
 }
 
 // subFlags are the boolean members of a SubscriptionFilter and the
@@ -58,7 +59,7 @@ var SUB2 = &check.Check{
 	Spec: "basic/patterns/subscriptions.mdx §Acknowledgment",
 	Doc:  "the first message of a subscription is notifications/subscriptions/acknowledged with the listen id (same JSON type) and a subset of the requested filter",
 	Fix:  "acknowledge subscriptions/listen first, with _meta subscriptionId = the request id and only the requested types you support",
-	Run: func(p *check.Pass) error {
+	Run: subRun(func(p *check.Pass) error {
 		filter := subFullFilter(p.Env.Facts)
 		for _, f := range subFlags {
 			filter[f.key] = true // ask for all; unsupported ones must be left out
@@ -119,7 +120,7 @@ var SUB2 = &check.Check{
 			}
 		}
 		return nil
-	},
+	}),
 }
 
 // subTypeOf maps a list_changed notification to the filter flag it needs.
@@ -134,7 +135,7 @@ var SUB3 = &check.Check{
 	Spec: "basic/patterns/subscriptions.mdx; schema.ts SubscriptionFilter",
 	Doc:  "a subscription carries no notification type the client did not ask for",
 	Fix:  "send only the notification types the listen request opted in to",
-	Run: func(p *check.Pass) error {
+	Run: subRun(func(p *check.Pass) error {
 		// Ask for one type only, so every other one is unrequested.
 		d := subDeclared(p.Env.Facts)
 		key := "toolsListChanged"
@@ -164,7 +165,7 @@ var SUB3 = &check.Check{
 			}
 		}
 		return nil
-	},
+	}),
 }
 
 var SUB4 = &check.Check{
@@ -172,7 +173,7 @@ var SUB4 = &check.Check{
 	Spec: "basic/index.mdx §Per-notification protocol fields; basic/patterns/subscriptions.mdx",
 	Doc:  "every notification of a subscription carries _meta subscriptionId equal to the listen id",
 	Fix:  "put _meta[\"io.modelcontextprotocol/subscriptionId\"] = the listen request id on every subscription notification",
-	Run: func(p *check.Pass) error {
+	Run: subRun(func(p *check.Pass) error {
 		w := subWatched(p, subFullFilter(p.Env.Facts))
 		if ok, err := w.open(p); !ok {
 			return err
@@ -191,7 +192,7 @@ var SUB4 = &check.Check{
 			}
 		}
 		return nil
-	},
+	}),
 }
 
 var SUB5 = &check.Check{
@@ -199,7 +200,7 @@ var SUB5 = &check.Check{
 	Spec: "server/utilities/logging.mdx; basic/transports/streamable-http.mdx §Receiving Messages",
 	Doc:  "no notifications/message or notifications/progress travel on a listen stream",
 	Fix:  "send log and progress notifications only on the stream of the request they belong to",
-	Run: func(p *check.Pass) error {
+	Run: subRun(func(p *check.Pass) error {
 		s, a, err := subOpenAck(p, subFullFilter(p.Env.Facts), mcpclient.WithLogLevel("debug"), mcpclient.WithProgressToken("mcp-eval-sub5"))
 		if err != nil || s == nil {
 			return err
@@ -216,7 +217,7 @@ var SUB5 = &check.Check{
 			}
 		}
 		return nil
-	},
+	}),
 }
 
 var SUB7 = &check.Check{
@@ -224,7 +225,7 @@ var SUB7 = &check.Check{
 	Spec: "basic/transports/stdio.mdx §Cancellation; basic/patterns/subscriptions.mdx",
 	Doc:  "after notifications/cancelled for the listen id, no further message of that subscription arrives",
 	Fix:  "stop a subscription, without any further message, when the client cancels its listen request",
-	Run: func(p *check.Pass) error {
+	Run: subRun(func(p *check.Pass) error {
 		s, a, err := subOpenAck(p, subFullFilter(p.Env.Facts))
 		if err != nil || s == nil {
 			return err
@@ -234,8 +235,7 @@ var SUB7 = &check.Check{
 			subNoAck(p, s, a)
 			return nil
 		}
-		cancel, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": map[string]any{"requestId": s.ID, "reason": "conformance check"}})
-		if err := s.st.WriteLine(p.Ctx, cancel); err != nil {
+		if err := s.Cancel(p.Ctx); err != nil {
 			return err
 		}
 		// The fence: once the server answered a later request, it has read
@@ -253,7 +253,7 @@ var SUB7 = &check.Check{
 			}
 		}
 		return nil
-	},
+	}),
 }
 
 var SUB8 = &check.Check{
@@ -261,56 +261,28 @@ var SUB8 = &check.Check{
 	Spec: "basic/patterns/subscriptions.mdx §Multiple Subscriptions",
 	Doc:  "several subscriptions can run at once, each acknowledged under its own id",
 	Fix:  "keep concurrent subscriptions apart by their subscriptionId",
-	Run: func(p *check.Pass) error {
+	Run: subRun(func(p *check.Pass) error {
+		// On stdio both are on the repetition's listen process, which the
+		// other SUB checks' listens may share: each is told apart by its id.
 		filter := subFullFilter(p.Env.Facts)
-		if p.Env.Transport == "http" {
-			var streams []*subStream
-			defer func() {
-				for _, s := range streams {
-					s.Close()
-				}
-			}()
-			for i := 0; i < 2; i++ {
-				s, a, err := subOpenAck(p, filter)
-				if err != nil || s == nil {
-					return err
-				}
-				streams = append(streams, s)
-				if a.Ack == nil || !jsonrpc.SameID(progSubID(a.Ack), s.ID) {
-					p.Failf(s.Ev(), "listen request %d of 2 open at once was not acknowledged under its own id %s", i+1, s.ID)
-				}
+		var streams []*subStream
+		defer func() {
+			for _, s := range streams {
+				s.Close()
 			}
-			return nil
-		}
-		s, a, err := subOpenAck(p, filter)
-		if err != nil || s == nil {
-			return err
-		}
-		defer s.Close()
-		_, out, err := s.client.Build("subscriptions/listen", map[string]any{"notifications": filter})
-		if err != nil {
-			return err
-		}
-		if err := s.st.WriteLine(p.Ctx, out.Body); err != nil {
-			return err
-		}
-		acked := map[string]bool{}
-		if a.Ack != nil {
-			acked[jsonrpc.IDKey(progSubID(a.Ack))] = true
-		}
-		msgs, _ := s.Watch(p.Ctx, subGrace*3)
-		for _, m := range msgs {
-			if subIsAck(m) {
-				acked[jsonrpc.IDKey(progSubID(m))] = true
+		}()
+		for i := 0; i < 2; i++ {
+			s, a, err := subOpenAck(p, filter)
+			if err != nil || s == nil {
+				return err
 			}
-		}
-		for _, id := range []json.RawMessage{s.ID, out.ID} {
-			if !acked[jsonrpc.IDKey(id)] {
-				p.Failf(s.Ev(), "of two listen requests on one process, %s was not acknowledged under its own id", id)
+			streams = append(streams, s)
+			if a.Ack == nil || !jsonrpc.SameID(progSubID(a.Ack), s.ID) {
+				p.Failf(s.Ev(), "listen request %d of 2 open at once was not acknowledged under its own id %s", i+1, s.ID)
 			}
 		}
 		return nil
-	},
+	}),
 }
 
 var subFamily = family{name: "SUB", title: "subscriptions/listen", checks: []*check.Check{SUB1, SUB2, SUB3, SUB4, SUB5, SUB7, SUB8},

@@ -14,7 +14,7 @@ import (
 )
 
 // A subscriptions/listen request held open: on HTTP its own event stream,
-// on stdio a fresh process whose stdout carries nothing else.
+// on stdio a listen on the repetition's listen-only process (sub_host.go).
 
 // subAckWait bounds the wait for the acknowledgment; subGrace is how long
 // the stream is watched after it.
@@ -30,16 +30,26 @@ type subStream struct {
 	// HTTP
 	live *httpLive
 	// stdio
-	client *mcpclient.Client
-	st     *transport.StdioTransport
-	tap    <-chan transport.Inbound
-	stop   func()
-	closeC func()
-	raw    []string // stdout lines seen, for evidence
+	client    *mcpclient.Client
+	st        *transport.StdioTransport
+	tap       <-chan transport.Inbound // the lines of this listen (subProc.demux)
+	host      *subHost
+	proc      *subProc
+	alone     bool
+	cancelled bool
+	closed    bool
+	raw       []string // stdout lines seen, for evidence
 }
 
-// subOpen sends subscriptions/listen with filter on its own connection.
+// subOpen sends subscriptions/listen with filter on its own connection
+// (HTTP) or on the repetition's listen process (stdio).
 func subOpen(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption) (*subStream, error) {
+	return subOpenOn(p, filter, false, opts...)
+}
+
+// subOpenOn is subOpen; alone asks on stdio for no other listen to be
+// open on the process while this one is.
+func subOpenOn(p *check.Pass, filter map[string]any, alone bool, opts ...mcpclient.CallOption) (*subStream, error) {
 	params := map[string]any{"notifications": filter}
 	if p.Env.Transport == "http" {
 		_, out, err := p.Env.Client.Build("subscriptions/listen", params, opts...)
@@ -52,27 +62,32 @@ func subOpen(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption)
 		}
 		return &subStream{ID: out.ID, Sent: out.Body, live: l}, nil
 	}
-	c, closeFn, err := p.Env.Fresh(p.Ctx)
+	host := subHostsOf(p.Env.Memo).host(p.Run)
+	pr, err := host.acquire(p, alone)
 	if err != nil {
 		return nil, err
 	}
-	st, ok := c.Transport().(*transport.StdioTransport)
-	if !ok {
-		closeFn()
-		return nil, errors.New("fresh connection is not stdio")
-	}
-	_, out, err := c.Build("subscriptions/listen", params, opts...)
+	_, out, err := pr.client.Build("subscriptions/listen", params, opts...)
 	if err != nil {
-		closeFn()
+		host.release(pr, alone)
 		return nil, err
 	}
-	tap, stop := st.Tap(512)
-	s := &subStream{ID: out.ID, Sent: out.Body, client: c, st: st, tap: tap, stop: stop, closeC: closeFn}
-	if err := st.WriteLine(p.Ctx, out.Body); err != nil {
+	s := &subStream{ID: out.ID, Sent: out.Body, client: pr.client, st: pr.st, host: host, proc: pr, alone: alone}
+	s.tap = pr.register(out.ID)
+	if err := pr.st.WriteLine(p.Ctx, out.Body); err != nil {
+		s.cancelled = true // never sent
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// Cancel sends notifications/cancelled for the listen (stdio): the
+// subscription must end without another message (SUB-7). Close sends it
+// when the check did not.
+func (s *subStream) Cancel(ctx context.Context) error {
+	s.cancelled = true
+	return s.proc.cancel(ctx, s.ID)
 }
 
 // Next returns the next message of the subscription, waiting at most d;
@@ -135,15 +150,25 @@ func (s *subStream) Ev() *check.Evidence {
 	return &check.Evidence{Transport: "stdio", Request: jsonrpc.Clip(string(s.Sent), 400), Response: jsonrpc.Clip(out, 600)}
 }
 
-// Close ends the listen request: the HTTP stream is closed; the stdio
-// process is stopped.
+// Close ends the listen request: the HTTP stream is closed; on stdio the
+// listen is cancelled and its messages go to no one from now on, and the
+// process is stopped only when no listen of the repetition is left.
 func (s *subStream) Close() {
 	if s.live != nil {
 		s.live.Close()
 		return
 	}
-	s.stop()
-	s.closeC()
+	if s.closed {
+		return
+	}
+	s.closed = true
+	if !s.cancelled && !s.proc.dead() {
+		ctx, cancel := context.WithTimeout(context.Background(), subCancelWait)
+		_ = s.Cancel(ctx)
+		cancel()
+	}
+	s.proc.unregister(s.ID)
+	s.host.release(s.proc, s.alone)
 }
 
 // subAck is what happened up to the acknowledgment.
@@ -248,7 +273,7 @@ func subFullFilter(f *check.Facts) map[string]any {
 // subOpenAck opens a listen and waits for its acknowledgment; it skips the
 // check (and returns nil) when the server rejects subscriptions/listen.
 func subOpenAck(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption) (*subStream, subAck, error) {
-	s, a, rejected, err := subOpenAckQuiet(p, filter, opts...)
+	s, a, rejected, err := subOpenAckQuiet(p, filter, false, opts...)
 	if rejected != "" {
 		p.Skipf("%s", rejected)
 	}
@@ -257,8 +282,8 @@ func subOpenAck(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOpti
 
 // subOpenAckQuiet is subOpenAck that says why the server rejected the
 // listen (rejected, with a nil stream) instead of skipping.
-func subOpenAckQuiet(p *check.Pass, filter map[string]any, opts ...mcpclient.CallOption) (s *subStream, a subAck, rejected string, err error) {
-	s, err = subOpen(p, filter, opts...)
+func subOpenAckQuiet(p *check.Pass, filter map[string]any, alone bool, opts ...mcpclient.CallOption) (s *subStream, a subAck, rejected string, err error) {
+	s, err = subOpenOn(p, filter, alone, opts...)
 	if err != nil {
 		return nil, subAck{}, "", err
 	}
@@ -299,7 +324,9 @@ type subWatchKey struct {
 func subWatched(p *check.Pass, filter map[string]any) *subWatch {
 	key, _ := json.Marshal(filter)
 	v := p.Env.Memo.Do(subWatchKey{run: p.Run, filter: string(key)}, func() any {
-		s, a, rejected, err := subOpenAckQuiet(p, filter)
+		// Alone on the process: SUB-4 judges the id of every message, and
+		// one mislabelled with another open listen's id would go there.
+		s, a, rejected, err := subOpenAckQuiet(p, filter, true)
 		w := &subWatch{s: s, a: a, rejected: rejected, err: err}
 		if s == nil {
 			return w

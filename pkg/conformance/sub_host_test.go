@@ -1,0 +1,134 @@
+package conformance
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+)
+
+// tracedRefTarget is the reference server over stdio behind a wrapper that
+// records, for every process the run starts, its pid (dir/pids) and what
+// the harness wrote to its stdin (dir/in.PID).
+func tracedRefTarget(t *testing.T, breaks ...string) (Target, string) {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	body := "#!/bin/sh\necho $$ >> " + dir + "/pids\ntee " + dir + "/in.$$ | " + exampleServer + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{script}
+	if len(breaks) > 0 {
+		argv = append(argv, "--break", strings.Join(breaks, ","))
+	}
+	return Target{Argv: argv}, dir
+}
+
+// startedProcs returns, by pid, what the harness wrote to each process
+// the run started.
+func startedProcs(t *testing.T, dir string) map[int]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]string{}
+	for _, f := range strings.Fields(string(raw)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, _ := os.ReadFile(filepath.Join(dir, "in."+f))
+		out[pid] = string(in)
+	}
+	return out
+}
+
+// TestSUBStdioOneListenProcessPerRepetition: over stdio, the listens of
+// all SUB checks of a repetition go to one process that carries nothing
+// but them, and that process is gone when the run returns.
+func TestSUBStdioOneListenProcessPerRepetition(t *testing.T) {
+	const runs = 3
+	target, dir := tracedRefTarget(t)
+	_, res := runChecks(t, target, runs, "SUB")
+	for _, id := range []string{"SUB-2", "SUB-3", "SUB-4", "SUB-5", "SUB-7"} {
+		if v := res[id].Verdict; v != check.Passed {
+			t.Errorf("%s on the correct server: %s: %s", id, v, res[id].Outcome.Message)
+		}
+	}
+	if v := res["SUB-8"].Verdict; v != check.Passed {
+		t.Errorf("SUB-8 on the correct server: %s: %s", v, res["SUB-8"].Outcome.Message)
+	}
+	listenProcs, listens := 0, 0
+	for pid, in := range startedProcs(t, dir) {
+		n := strings.Count(in, `"subscriptions/listen"`)
+		if n == 0 {
+			continue
+		}
+		listenProcs++
+		listens += n
+		for _, line := range strings.Split(strings.TrimSpace(in), "\n") {
+			if !strings.Contains(line, `"server/discover"`) && !strings.Contains(line, `"subscriptions/listen"`) && !strings.Contains(line, `"notifications/cancelled"`) {
+				t.Errorf("the listen process %d got a message of another kind: %s", pid, line)
+			}
+		}
+		// Every listen is cancelled when its check closes it.
+		if c := strings.Count(in, `"notifications/cancelled"`); c != n {
+			t.Errorf("the listen process %d got %d listens and %d cancellations", pid, n, c)
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("the listen process %d is still running after the run (kill 0: %v)", pid, err)
+		}
+	}
+	if listenProcs != runs {
+		t.Errorf("%d processes got a listen request, want one per repetition (%d)", listenProcs, runs)
+	}
+	// SUB-2, SUB-3, SUB-4, SUB-5, SUB-7 each repetition (SUB-2 and SUB-4
+	// share one when their filters are the same), SUB-8's two once.
+	if listens < 4*runs+2 {
+		t.Errorf("%d listen requests over %d repetitions: fewer than the checks send", listens, runs)
+	}
+}
+
+// TestSUBSharedProcessMutants: every SUB mutant still fails its check when
+// all SUB checks run together, their listens sharing one process per
+// repetition on stdio: among them a server that sends a notification
+// without subscriptionId (SUB-4) and one that tags it with another
+// subscription's id (SUB-4.other).
+func TestSUBSharedProcessMutants(t *testing.T) {
+	cases := []struct{ mutant, check string }{
+		{"SUB-2", "SUB-2"}, {"SUB-3", "SUB-3"}, {"SUB-4", "SUB-4"}, {refserver.MutantSubOtherID, "SUB-4"},
+		{"SUB-5", "SUB-5"}, {"SUB-7", "SUB-7"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mutant, func(t *testing.T) {
+			t.Parallel()
+			target, _ := tracedRefTarget(t, tc.mutant)
+			_, res := runChecks(t, target, 3, "SUB")
+			r := res[tc.check]
+			if r.Verdict != check.Failed {
+				t.Fatalf("%s on mutant %s (%s) with every SUB check: %s, want fail: %s", tc.check, tc.mutant, refserver.Mutants[tc.mutant], r.Verdict, r.Outcome.Message)
+			}
+			if r.Counts[check.Failed] != r.Runs {
+				t.Errorf("%s on mutant %s failed %d of %d runs; every repetition must see it", tc.check, tc.mutant, r.Counts[check.Failed], r.Runs)
+			}
+			if tc.mutant == refserver.MutantSubOtherID && !strings.Contains(r.Outcome.Message, "subscriptionId") {
+				t.Errorf("SUB-4 on %s: %q does not name the subscriptionId", tc.mutant, r.Outcome.Message)
+			}
+		})
+	}
+	t.Run(refserver.MutantSubOtherID+"/http", func(t *testing.T) {
+		t.Parallel()
+		_, res := runChecks(t, refTarget(t, "http", refserver.MutantSubOtherID), 2, "SUB-4")
+		if r := res["SUB-4"]; r.Verdict != check.Failed {
+			t.Fatalf("SUB-4 on %s over HTTP: %s, want fail: %s", refserver.MutantSubOtherID, r.Verdict, r.Outcome.Message)
+		}
+	})
+}
