@@ -35,7 +35,11 @@ import (
 //   - The requests of these checks are plain requests with complete _meta
 //     (no malformed input, no version or capability variants, no
 //     cancellation, no initialize): nothing a turn sends changes what a
-//     conformant server answers the next.
+//     conformant server answers the next. (A server that keeps the
+//     logLevel of an earlier request and logs for a later one without it
+//     breaks LOG-1's rule; on a shared process LOG-1 may see it, in the
+//     repetitions where LOG-2's turn came first, and is then flaky with
+//     its counts.)
 //   - A process that exited or stopped answering during a turn is not
 //     handed to the next turn: it is closed and the next turn gets a new
 //     one, so one turn's crash is not reported by another check.
