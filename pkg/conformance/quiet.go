@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -51,9 +52,11 @@ import (
 type quietKey struct{ run int }
 
 type quietProc struct {
-	mu    sync.Mutex // held for a whole turn
-	c     *mcpclient.Client
-	walks *freshWalks // the list walk of the first process opened
+	mu sync.Mutex // held for a whole turn
+	c  *mcpclient.Client
+	// walks is the list walk of the first process opened, set once under
+	// mu; read without it, so that TOOL-2 does not wait for a LOG turn.
+	walks atomic.Pointer[freshWalks]
 }
 
 // quietSettleMax bounds the wait for a process that keeps writing.
@@ -93,12 +96,15 @@ func quietWalks(p *check.Pass) *freshWalks {
 	if q == nil {
 		return nil
 	}
+	if w := q.walks.Load(); w != nil {
+		return w
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.walks == nil {
+	if q.walks.Load() == nil {
 		_ = q.open(p) // a failure to open is the walk's open error
 	}
-	return q.walks
+	return q.walks.Load()
 }
 
 // open makes sure q has a live process; called with q.mu held.
@@ -108,20 +114,21 @@ func (q *quietProc) open(p *check.Pass) error {
 	}
 	c, _, err := p.Env.Fresh(p.Ctx)
 	if err != nil {
-		if q.walks == nil {
-			q.walks = &freshWalks{open: err}
+		if q.walks.Load() == nil {
+			q.walks.Store(&freshWalks{open: err})
 		}
 		return err
 	}
 	// Not closed here: the pool stops it at the end of the run, or end
 	// closes it once it is of no use.
 	q.c = c
-	if q.walks == nil {
-		q.walks = &freshWalks{lists: map[string]freshWalk{}}
+	if q.walks.Load() == nil {
+		w := &freshWalks{lists: map[string]freshWalk{}}
 		for _, l := range pageLists(p.Env.Facts) {
 			lr, err := c.List(p.Ctx, l.method, l.key)
-			q.walks.lists[l.method] = freshWalk{lr, err}
+			w.lists[l.method] = freshWalk{lr, err}
 		}
+		q.walks.Store(w)
 		q.end(p.Ctx)
 	}
 	return nil
