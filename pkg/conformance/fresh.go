@@ -11,7 +11,8 @@ import (
 // of the checks asking for them, so a check waits for a start only when
 // the pool is behind. Each process goes to one check only: a check that
 // needs a process of its own gets one no other check has used, and it
-// closes it. The pool keeps size processes ready or starting; every take
+// closes it (a process several checks take turns on, quiet.go, is closed
+// by the pool when the run ends, as is any a check left open). The pool keeps size processes ready or starting; every take
 // starts the next one. Nothing starts before the first take, so a run
 // whose checks need no fresh process starts none.
 type freshPool struct {
@@ -24,6 +25,7 @@ type freshPool struct {
 	once   sync.Once
 	mu     sync.Mutex
 	closed bool
+	taken  []*mcpclient.Client // closed again at close: Close is idempotent
 	wg     sync.WaitGroup
 }
 
@@ -67,6 +69,11 @@ func (p *freshPool) take(ctx context.Context) (*mcpclient.Client, error) {
 	select {
 	case r := <-p.ready:
 		p.fill()
+		if r.c != nil {
+			p.mu.Lock()
+			p.taken = append(p.taken, r.c)
+			p.mu.Unlock()
+		}
 		return r.c, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -75,20 +82,29 @@ func (p *freshPool) take(ctx context.Context) (*mcpclient.Client, error) {
 	}
 }
 
-// close stops the processes nobody took, and those still starting.
+// close stops the processes nobody took, those still starting, and the
+// taken ones still running (called when no check runs any more). They are
+// stopped together: each may wait out its shutdown grace.
 func (p *freshPool) close() {
 	p.mu.Lock()
 	p.closed = true
+	taken := p.taken
+	p.taken = nil
 	p.mu.Unlock()
 	p.cancel()
 	p.wg.Wait()
+	var stops sync.WaitGroup
+	for _, c := range taken {
+		stops.Go(func() { c.Close() })
+	}
 	for {
 		select {
 		case r := <-p.ready:
 			if r.c != nil {
-				r.c.Close()
+				stops.Go(func() { r.c.Close() })
 			}
 		default:
+			stops.Wait()
 			return
 		}
 	}

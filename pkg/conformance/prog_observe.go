@@ -197,12 +197,13 @@ collect:
 
 // progClient is the client for checks that judge notifications a stdio
 // transport cannot attribute (log messages, progress of a request without a
-// token): a fresh process on stdio, where only the check's own requests
-// run; the shared connection on HTTP, where every response has its own
-// stream. The func closes it.
+// token): on stdio a turn on the repetition's quiet process (quiet.go),
+// where only the check's own requests run while it watches; the shared
+// connection on HTTP, where every response has its own stream. The func
+// ends the turn.
 func progClient(p *check.Pass) (*mcpclient.Client, func(), error) {
 	if p.Env.Transport == "stdio" {
-		return p.Env.Fresh(p.Ctx)
+		return quietTurn(p)
 	}
 	return p.Env.Client, func() {}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -140,16 +141,25 @@ var REM2 = &check.Check{
 		if err != nil {
 			return err
 		}
-		c, closeFn, err := p.Env.Fresh(p.Ctx)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
 		// With modern _meta and headers: a modern request for a method
 		// 2026-07-28 does not have. A dual-era server may also take it for
 		// a legacy opening (versioning.mdx: "An initialize request selects
 		// legacy semantics").
-		resp, err := c.Do(p.Ctx, "initialize", remInitParams)
+		var resp *mcpclient.Response
+		if p.Env.Transport == "stdio" {
+			o := remStdioOf(p)
+			if o.openErr != nil {
+				return o.openErr
+			}
+			resp, err = o.init, o.initErr
+		} else {
+			c, closeFn, ferr := p.Env.Fresh(p.Ctx)
+			if ferr != nil {
+				return ferr
+			}
+			defer closeFn()
+			resp, err = c.Do(p.Ctx, "initialize", remInitParams)
+		}
 		if resp == nil {
 			return err
 		}
@@ -278,16 +288,22 @@ var REM3 = &check.Check{
 			}
 			return nil
 		}
-		c, closeFn, err := p.Env.Fresh(p.Ctx)
-		if err != nil {
-			return err
+		lines := remLegacyLines()
+		o := remStdioOf(p)
+		if o.openErr != nil {
+			return o.openErr
 		}
-		defer closeFn()
-		var lines [][]byte
-		for _, n := range remLegacyNotifications {
-			lines = append(lines, []byte(`{"jsonrpc":"2.0","method":"`+n+`"}`))
+		got, err := o.got, o.gotErr
+		if !o.notified {
+			// initialize left the shared process unusable: a process
+			// of this check's own.
+			c, closeFn, ferr := p.Env.Fresh(p.Ctx)
+			if ferr != nil {
+				return ferr
+			}
+			defer closeFn()
+			got, err = stdioFenced(p.Ctx, c, lines, stdioQuiet)
 		}
-		got, err := stdioFenced(p.Ctx, c, lines, stdioQuiet)
 		if err != nil {
 			return err
 		}
@@ -298,6 +314,68 @@ var REM3 = &check.Check{
 		}
 		return nil
 	},
+}
+
+// remLegacyLines are the lines of remLegacyNotifications as REM-3 writes
+// them on stdio.
+func remLegacyLines() [][]byte {
+	var lines [][]byte
+	for _, n := range remLegacyNotifications {
+		lines = append(lines, []byte(`{"jsonrpc":"2.0","method":"`+n+`"}`))
+	}
+	return lines
+}
+
+// remStdioKey is the Memo key of a repetition's REM-2/REM-3 exchange on
+// stdio.
+type remStdioKey struct{ run int }
+
+// remStdio is one stdio process per repetition that REM-2 and REM-3 judge:
+// REM-2's initialize (with modern _meta) is its first request after the
+// probe, then REM-3's legacy notifications and a fence. The order is fixed
+// and is the one an older client sends (initialize, then
+// notifications/initialized), so neither check is judged on a sequence it
+// would not see alone: REM-2's initialize comes first on a new process, as
+// on one of its own, and a notification never gets a response, whatever
+// era initialize put a dual-era process in. The process is closed when
+// both are read.
+type remStdio struct {
+	openErr  error
+	init     *mcpclient.Response
+	initErr  error
+	notified bool // REM-3's lines were written (else it needs a process of its own)
+	got      []transport.Inbound
+	gotErr   error
+}
+
+func remStdioOf(p *check.Pass) *remStdio {
+	compute := func() any {
+		c, closeFn, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return &remStdio{openErr: err}
+		}
+		defer closeFn()
+		o := &remStdio{}
+		o.init, o.initErr = c.Do(p.Ctx, "initialize", remInitParams)
+		st, ok := c.Transport().(*transport.StdioTransport)
+		if o.init == nil || o.init.Exchange == nil || o.init.Exchange.Response == nil || !ok || quietDead(st) {
+			// No answer to initialize (or the process died): the
+			// notifications would be judged on a server that stopped.
+			return o
+		}
+		o.notified = true
+		o.got, o.gotErr = stdioFenced(p.Ctx, c, remLegacyLines(), stdioQuiet)
+		return o
+	}
+	if p.Env.Memo == nil {
+		o, _ := compute().(*remStdio)
+		return o
+	}
+	o, _ := p.Env.Memo.Do(remStdioKey{run: p.Run}, compute).(*remStdio)
+	if o == nil {
+		return &remStdio{openErr: errors.New("the REM-2/REM-3 exchange on stdio failed (a harness bug)")}
+	}
+	return o
 }
 
 // remSessionID is the session id REM-4 sends; the server must ignore it.

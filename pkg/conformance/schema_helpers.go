@@ -142,9 +142,18 @@ type freshWalk struct {
 // freshList is method's walk on a fresh connection (a new process on
 // stdio), for the checks that compare a list across connections (TOOL-2,
 // RSRC-1, PROMPT-1). One connection per repetition walks every list the
-// server answered when the facts were gathered and is closed; each check
-// compares its own list with it. openErr is the failure to open it.
+// server answered when the facts were gathered (on HTTP it is then closed;
+// on stdio it is the repetition's quiet process); each check compares its
+// own list with it. openErr is the failure to open it.
 func freshList(p *check.Pass, method string) (lr *mcpclient.ListResult, err, openErr error) {
+	if p.Env.Transport == "stdio" && p.Env.Memo != nil {
+		// On stdio the walk is the first thing asked of the
+		// repetition's quiet process (quiet.go), which LOG and PROG
+		// checks take turns on afterwards: one start for all of them.
+		if w := quietWalks(p); w != nil {
+			return freshListOf(p, w, method)
+		}
+	}
 	v := p.Env.Memo.Do(freshListsKey{run: p.Run}, func() any {
 		c, closeFresh, err := p.Env.Fresh(p.Ctx)
 		if err != nil {
@@ -159,6 +168,11 @@ func freshList(p *check.Pass, method string) (lr *mcpclient.ListResult, err, ope
 		return w
 	})
 	w, _ := v.(*freshWalks)
+	return freshListOf(p, w, method)
+}
+
+// freshListOf is method's list from the repetition's walk w.
+func freshListOf(p *check.Pass, w *freshWalks, method string) (lr *mcpclient.ListResult, err, openErr error) {
 	switch {
 	case w == nil:
 		return nil, nil, errors.New("the fresh connection's lists were not read")
