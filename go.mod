@@ -3,6 +3,7 @@ module github.com/mcp-eval/mcp-eval-action
 go 1.26.0
 
 require (
+	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/google/go-github/v60 v60.0.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sethvargo/go-githubactions v1.3.0
@@ -21,7 +22,6 @@ require (
 require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect

@@ -1,8 +1,8 @@
 // Package tokens counts what the tool surface costs in every model
 // request: the tools array as mcp-eval sends it (llm.ToolsArray), through
-// a tokenizer whose vocabularies are compiled into the binary
-// (github.com/tiktoken-go/tokenizer embeds o200k_base and cl100k_base as
-// Go source), so nothing is downloaded at run time.
+// a tokenizer whose vocabularies are compiled into the binary (bpe.go:
+// o200k_base and cl100k_base as embedded bytes, written from
+// github.com/tiktoken-go/tokenizer), so nothing is downloaded at run time.
 package tokens
 
 import (
@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -26,13 +24,13 @@ const (
 // Serialization names what was tokenized, in the report.
 const Serialization = "tools array of an OpenAI Chat Completions request, compact JSON"
 
-// Counter tokenizes with one encoding. Its vocabulary (megabytes of
-// tables) is built on the first Count and kept: a run holds one Counter
-// per encoding, so a Layer 0 run without tools never builds one.
+// Counter tokenizes with one encoding. Its rank table (~2 MB, a few ms)
+// is built on the first Count and kept: a run holds one Counter per
+// encoding, so a Layer 0 run without tools never builds one.
 type Counter struct {
 	encoding string
 	once     sync.Once
-	codec    tokenizer.Codec
+	codec    *bpe
 	err      error
 }
 
@@ -50,11 +48,17 @@ func (c *Counter) Encoding() string { return c.encoding }
 
 // Count is the number of tokens of s.
 func (c *Counter) Count(s string) (int, error) {
-	c.once.Do(func() { c.codec, c.err = tokenizer.Get(tokenizer.Encoding(c.encoding)) })
+	c.once.Do(func() {
+		if c.encoding == Cl100kBase {
+			c.codec, c.err = newBPE(cl100kVocab, cl100kSplit)
+		} else {
+			c.codec, c.err = newBPE(o200kVocab, o200kSplit)
+		}
+	})
 	if c.err != nil {
 		return 0, fmt.Errorf("tokens: loading %s: %w", c.encoding, c.err)
 	}
-	n, err := c.codec.Count(s)
+	n, err := c.codec.count(s)
 	if err != nil {
 		return 0, fmt.Errorf("tokens: counting with %s: %w", c.encoding, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
@@ -41,18 +42,26 @@ func (x *extractor) take(re *regexp.Regexp, group int) (string, bool) {
 	return "", false
 }
 
+// The patterns compile on first use: quotedRe alone (its {1,1000}
+// repeats) costs milliseconds, which every mcp-eval start paid at init,
+// Layer 0 only runs included.
 var (
-	emailRe  = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
-	quotedRe = regexp.MustCompile(`"([^"\n]{1,1000})"|“([^”\n]{1,1000})”|(?:^|[\s(\[{:,])'([^'\n]{1,1000})'(?:$|[\s)\]}.,;:!?])`)
+	emailRe  = lazyRE(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
+	quotedRe = lazyRE(`"([^"\n]{1,1000})"|“([^”\n]{1,1000})”|(?:^|[\s(\[{:,])'([^'\n]{1,1000})'(?:$|[\s)\]}.,;:!?])`)
 	// numberRe finds free-standing numbers: not inside an id like C1234
 	// or us-west1, not part of a word.
-	numberRe = regexp.MustCompile(`(?:^|[^\pL\pN_.@-])(-?\d+(?:\.\d+)?)(?:$|[^\pL\pN_@-])`)
+	numberRe = lazyRE(`(?:^|[^\pL\pN_.@-])(-?\d+(?:\.\d+)?)(?:$|[^\pL\pN_@-])`)
 	// placeRe is a capitalised name after a preposition, with an optional
 	// ", Region" part: "in Seattle, WA", "for Tokyo, Japan", "in São Paulo".
-	placeRe = regexp.MustCompile(`\b(?:in|for|at|near|around|of)\s+(\p{Lu}[\pL'.-]*(?:\s+\p{Lu}[\pL'.-]*)*(?:,\s*\p{Lu}[\pL.-]*(?:\s+\p{Lu}[\pL.-]*)*)?)`)
+	placeRe = lazyRE(`\b(?:in|for|at|near|around|of)\s+(\p{Lu}[\pL'.-]*(?:\s+\p{Lu}[\pL'.-]*)*(?:,\s*\p{Lu}[\pL.-]*(?:\s+\p{Lu}[\pL.-]*)*)?)`)
 	// exampleRe finds the example in a description: "e.g. us-west1".
-	exampleRe = regexp.MustCompile(`(?i)\b(?:e\.g\.|eg|such as|like|for example)\s*[:,]?\s*["“']?([^\s"”',;)]+)`)
+	exampleRe = lazyRE(`(?i)\b(?:e\.g\.|eg|such as|like|for example)\s*[:,]?\s*["“']?([^\s"”',;)]+)`)
 )
+
+// lazyRE compiles pattern once, when first asked for.
+func lazyRE(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 // numberWords lets "count to ten" fill a number.
 var numberWords = map[string]int{
@@ -61,7 +70,7 @@ var numberWords = map[string]int{
 	"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
 }
 
-var numberWordRe = regexp.MustCompile(`(?i)\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)\b`)
+var numberWordRe = lazyRE(`(?i)\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty)\b`)
 
 // upToWords before a number mark it as a bound ("up to 12", "at most 3"):
 // preferred for a parameter such as a limit or a count's end.
@@ -100,7 +109,7 @@ func ExtractArgs(prompt string, tool llm.Tool) map[string]any {
 	}
 	for _, p := range props { // 2
 		if _, done := out[p.Name]; !done && p.Type == "string" && (p.Format == "email" || strings.Contains(strings.ToLower(p.Name), "email")) {
-			if v, ok := x.take(emailRe, 0); ok {
+			if v, ok := x.take(emailRe(), 0); ok {
 				out[p.Name] = v
 			}
 		}
@@ -122,7 +131,7 @@ func ExtractArgs(prompt string, tool llm.Tool) map[string]any {
 	}
 	for _, p := range props { // 6
 		if _, done := out[p.Name]; !done && p.Type == "string" && p.Required && placeLike(p) {
-			if v, ok := x.take(placeRe, 1); ok {
+			if v, ok := x.take(placeRe(), 1); ok {
 				out[p.Name] = strings.TrimRight(v, ".")
 			}
 		}
@@ -168,7 +177,7 @@ func (x *extractor) shaped(p property) (string, bool) {
 			}
 		}
 	}
-	m := exampleRe.FindStringSubmatch(p.Description)
+	m := exampleRe().FindStringSubmatch(p.Description)
 	if m == nil || !strings.ContainsAny(m[1], "0123456789") {
 		// Only examples with digits give a shape specific enough: "e.g.
 		// Paris" would make every capitalised word a location.
@@ -218,7 +227,7 @@ func (x *extractor) quoted(props []property, out map[string]any) {
 		at   span
 	}
 	var quotes []quote
-	for _, m := range quotedRe.FindAllStringSubmatchIndex(x.prompt, -1) {
+	for _, m := range quotedRe().FindAllStringSubmatchIndex(x.prompt, -1) {
 		for g := 1; g <= 3; g++ {
 			if m[2*g] >= 0 {
 				s := span{m[2*g], m[2*g+1]}
@@ -267,13 +276,13 @@ func (x *extractor) number(p property) (any, bool) {
 		upTo  bool
 	}
 	var cands []cand
-	for _, m := range numberRe.FindAllStringSubmatchIndex(x.prompt, -1) {
+	for _, m := range numberRe().FindAllStringSubmatchIndex(x.prompt, -1) {
 		s := span{m[2], m[3]}
 		if f, err := strconv.ParseFloat(x.prompt[s.start:s.end], 64); err == nil && x.free(s) {
 			cands = append(cands, cand{value: f, at: s})
 		}
 	}
-	for _, m := range numberWordRe.FindAllStringIndex(x.prompt, -1) {
+	for _, m := range numberWordRe().FindAllStringIndex(x.prompt, -1) {
 		s := span{m[0], m[1]}
 		if x.free(s) {
 			cands = append(cands, cand{value: float64(numberWords[strings.ToLower(x.prompt[s.start:s.end])]), at: s})
