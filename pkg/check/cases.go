@@ -1,7 +1,7 @@
 package check
 
 import (
-	"sync"
+	"sync/atomic"
 )
 
 // A check that sends many variants of one rule (every header edit, every
@@ -21,7 +21,7 @@ import (
 //     sometimes is seen only in the repetitions that send it again: the
 //     price of sending about n + N instead of n × N requests.
 //
-// docs/conformance.md says so beside the repetitions.
+// README.md says so beside the repetitions.
 
 // casesKey names one check's sweep in the run's Memo.
 type casesKey struct {
@@ -30,8 +30,7 @@ type casesKey struct {
 
 // sweep is what the repetition that swept every case found.
 type sweep struct {
-	mu      sync.Mutex
-	claimed bool
+	claimed atomic.Bool
 	done    chan struct{}
 	// complete is false when the sweep stopped early (an error): the
 	// other repetitions then send every case themselves.
@@ -41,8 +40,8 @@ type sweep struct {
 
 // Cases sends n cases of one rule through send (i is the case's index,
 // stable across repetitions: the same case must get the same index). A
-// case is bad when send reported a failure, a warning or a note on p, or
-// returned an error; Cases returns the first error, after which no later
+// case is bad when send reported a failure, a warning, a note or a skip
+// on p, called SendAgain, or returned an error; Cases returns the first error, after which no later
 // case of this repetition is sent. name tells apart sweeps of one check.
 func (p *Pass) Cases(name string, n int, send func(i int) error) error {
 	if n <= 0 {
@@ -68,11 +67,7 @@ func (p *Pass) Cases(name string, n int, send func(i int) error) error {
 	if s == nil {
 		return all(nil)
 	}
-	s.mu.Lock()
-	mine := !s.claimed
-	s.claimed = true
-	s.mu.Unlock()
-	if mine {
+	if s.claimed.CompareAndSwap(false, true) {
 		s.bad = map[int]bool{}
 		defer close(s.done)
 		err := all(s)
