@@ -57,7 +57,7 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	}
 	if env.Observed == nil {
 		env.Observed = NewObservations(ctx)
-		env.Observed.seed(env.Facts)
+		env.Observed.seed(env.Facts, env.Lists != nil)
 	}
 	if opts.Runs <= 0 {
 		opts.Runs = 5

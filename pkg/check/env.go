@@ -38,6 +38,14 @@ type Env struct {
 	// (its Info().Initialize is the answer) with the handshake's error;
 	// the func closes it. Nil when the driver cannot open connections.
 	FreshLegacy func(ctx context.Context) (*mcpclient.Client, func(), error)
+	// Lists, when set, is the connection repetition run walks its lists
+	// on (Pass.List, Pass.ListTools) instead of Client: on Streamable
+	// HTTP each repetition's walk goes over a fresh connection of its
+	// own, so that the one walk every check judges is also the fresh
+	// connection's list that TOOL-2, RSRC-1 and PROMPT-1 compare with
+	// the first (a separate walk per repetition would ask every list
+	// twice). Every call for one run returns the same client or error.
+	Lists func(run int) (*mcpclient.Client, error)
 	// Facts are what the driver learnt once, before the checks.
 	Facts *Facts
 	// CallTools names tools the user allows the harness to call although

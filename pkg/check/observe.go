@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -132,10 +133,26 @@ func (p *Pass) List(method, key string) (*mcpclient.ListResult, error) {
 		return t.List, err
 	}
 	v := o.get(observeKey{run: p.Run, method: method, list: key}, func(ctx context.Context) observed {
-		lr, err := p.Env.Client.List(ctx, method, key)
+		c, err := p.listClient()
+		if err != nil {
+			return observed{err: err}
+		}
+		lr, err := c.List(ctx, method, key)
 		return observed{list: lr, err: err}
 	})
 	return v.list, v.err
+}
+
+// listClient is the connection this repetition walks its lists on.
+func (p *Pass) listClient() (*mcpclient.Client, error) {
+	if p.Env.Lists == nil {
+		return p.Env.Client, nil
+	}
+	c, err := p.Env.Lists(p.Run)
+	if err != nil {
+		return nil, fmt.Errorf("opening the connection repetition %d walks its lists on: %w", p.Run+1, err)
+	}
+	return c, nil
 }
 
 // ListTools is Env.Client.ListTools as observed in this pass's repetition.
@@ -145,7 +162,11 @@ func (p *Pass) ListTools() (*mcpclient.Tools, error) {
 		return p.Env.Client.ListTools(p.Ctx)
 	}
 	v := o.get(observeKey{run: p.Run, method: "tools/list", list: toolsTyped}, func(ctx context.Context) observed {
-		t, err := p.Env.Client.ListTools(ctx)
+		c, err := p.listClient()
+		if err != nil {
+			return observed{err: err}
+		}
+		t, err := c.ListTools(ctx)
 		return observed{tools: t, err: err}
 	})
 	return v.tools, v.err
@@ -166,7 +187,11 @@ const toolsTyped = "tools (typed)"
 // they are the requests Pass.Do, List and ListTools send, on the same
 // client, so run 0 judges them instead of asking again; runs 1..N-1 still
 // ask for themselves. They do not count as sent.
-func (o *Observations) seed(f *Facts) {
+//
+// With lists on connections of their own (Env.Lists), only the
+// server/discover is seeded: repetition 0 walks its lists on its own
+// connection like the others.
+func (o *Observations) seed(f *Facts, ownLists bool) {
 	if f == nil {
 		return
 	}
@@ -175,6 +200,9 @@ func (o *Observations) seed(f *Facts) {
 	for _, s := range f.seen {
 		k := s.key
 		k.run = 0
+		if ownLists && k.list != "" {
+			continue
+		}
 		if o.entries[k] != nil {
 			continue
 		}

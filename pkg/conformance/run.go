@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -197,6 +198,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	for _, n := range opts.CallTools {
 		env.CallTools[n] = true
 	}
+	if target.Kind() == "http" {
+		lists := &repConns{open: func() (*mcpclient.Client, error) { return open(ctx, ccfg) }}
+		defer lists.close()
+		env.Lists = lists.get
+	}
 	switch t := tr.(type) {
 	case *transport.HTTPTransport:
 		env.HTTP = t
@@ -304,4 +310,45 @@ func wrongIDReport(reg check.Registry, target Target, client *mcpclient.Client, 
 func probeWrongID(c *mcpclient.Client) bool {
 	d := c.Info().Discover
 	return d != nil && d.Exchange != nil && d.Exchange.Response != nil && !jsonrpc.SameID(d.Exchange.Response.ID, d.ID)
+}
+
+// repConns are the connections the repetitions walk their lists on
+// (check.Env.Lists), one per repetition, opened when first asked for and
+// closed when the run ends: on HTTP that walk is also the fresh
+// connection's that TOOL-2, RSRC-1 and PROMPT-1 judge.
+type repConns struct {
+	open  func() (*mcpclient.Client, error)
+	mu    sync.Mutex
+	conns map[int]*repConn
+}
+
+type repConn struct {
+	once sync.Once
+	c    *mcpclient.Client
+	err  error
+}
+
+func (r *repConns) get(run int) (*mcpclient.Client, error) {
+	r.mu.Lock()
+	if r.conns == nil {
+		r.conns = map[int]*repConn{}
+	}
+	rc := r.conns[run]
+	if rc == nil {
+		rc = &repConn{}
+		r.conns[run] = rc
+	}
+	r.mu.Unlock()
+	rc.once.Do(func() { rc.c, rc.err = r.open() })
+	return rc.c, rc.err
+}
+
+func (r *repConns) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rc := range r.conns {
+		if rc.c != nil {
+			rc.c.Close()
+		}
+	}
 }

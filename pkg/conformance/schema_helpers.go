@@ -142,10 +142,25 @@ type freshWalk struct {
 // freshList is method's walk on a fresh connection (a new process on
 // stdio), for the checks that compare a list across connections (TOOL-2,
 // RSRC-1, PROMPT-1). One connection per repetition walks every list the
-// server answered when the facts were gathered (on HTTP it is then closed;
-// on stdio it is the repetition's quiet process); each check compares its
-// own list with it. openErr is the failure to open it.
+// server answered when the facts were gathered: on HTTP it is the
+// connection the repetition walks every list on (Env.Lists), so the walk
+// the other checks judge is this one; on stdio it is the repetition's
+// quiet process. Each check compares its own list with it. openErr is the
+// failure to open it.
 func freshList(p *check.Pass, method string) (lr *mcpclient.ListResult, err, openErr error) {
+	if p.Env.Lists != nil {
+		if _, err := p.Env.Lists(p.Run); err != nil {
+			return nil, nil, err
+		}
+		key := ""
+		for _, l := range pageAllLists {
+			if l.method == method {
+				key = l.key
+			}
+		}
+		lr, err := p.List(method, key)
+		return lr, err, nil
+	}
 	if p.Env.Transport == "stdio" && p.Env.Memo != nil {
 		// On stdio the walk is the first thing asked of the
 		// repetition's quiet process (quiet.go), which LOG and PROG

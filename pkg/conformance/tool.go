@@ -115,11 +115,12 @@ var TOOL2 = &check.Check{
 		if added, removed := schemaSetDiff(first, schemaEntryNames(before, "name")); p.Env.Facts.ToolsErr == nil && len(added)+len(removed) > 0 {
 			p.Failf(toolListAt(lr1, "tools"), "the tool set changed since the start of the run, after other requests on the same server: %s", schemaDiffText(added, removed))
 		}
-		// A tools/call between two lists on the same connection: the set
-		// must not move as a side effect. The first list is the
-		// repetition's (taken before or after other checks' calls; a
-		// change by those shows against the facts above), the second is
-		// this check's own, taken after its call.
+		// A tools/call between two lists: the set must not move as a side
+		// effect. The first list is the repetition's (taken before or
+		// after other checks' calls; a change by those shows against the
+		// facts above; on HTTP it is walked on the repetition's own
+		// connection, see freshList), the second is this check's own on
+		// the shared connection, taken after its call.
 		called := ""
 		if targets := callTargets(p); len(targets) > 0 {
 			ct := targets[0]
@@ -134,7 +135,7 @@ var TOOL2 = &check.Check{
 		}
 		a, b := schemaEntryNames(before, "name"), schemaEntryNames(after, "name")
 		if added, removed := schemaSetDiff(a, b); len(added)+len(removed) > 0 {
-			p.Failf(toolListAt(lr2, "tools"), "after a tools/call of %q the same connection lists a different tool set: %s", called, schemaDiffText(added, removed))
+			p.Failf(toolListAt(lr2, "tools"), "after a tools/call of %q the server lists a different tool set than before it: %s", called, schemaDiffText(added, removed))
 		}
 		lr3, err, openErr := freshList(p, "tools/list")
 		if openErr != nil {
