@@ -32,6 +32,25 @@ type errSample struct {
 // errUnknownMethod is the method no server serves.
 const errUnknownMethod = "mcp-eval/no-such-method"
 
+// The sweep's requests that HTTP-6 and HTTP-7 judge too (their status).
+const (
+	errWhatMethod   = "an unknown method"
+	errWhatTool     = "an unknown tool"
+	errWhatResource = "a resource that does not exist"
+)
+
+// errAnswer is the repetition's sweep answer to the request what (one of
+// errWhat*); nil with a nil error when the sweep did not send it.
+func errAnswer(p *check.Pass, what string) (*reply, error) {
+	samples, err := errSamples(p)
+	for _, s := range samples {
+		if s.what == what {
+			return s.r, nil
+		}
+	}
+	return nil, err
+}
+
 // errSweepKey names one repetition's errSweep in Env.Memo.
 type errSweepKey struct{ run int }
 
@@ -71,13 +90,17 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		edit         func(w *wire)
 		id           json.RawMessage
 		rpc2         bool
+		// shared is the same request as other checks of the repetition
+		// send it (VER's, META's): its answer is judged here too, not
+		// asked again.
+		shared func() (*reply, error)
 	}
-	probes := []probe{{what: "an unknown method", method: errUnknownMethod, id: wireStringID(false), rpc2: true}}
+	probes := []probe{{what: errWhatMethod, method: errUnknownMethod, id: wireStringID(false), rpc2: true}}
 	if f.Has("tools") || f.ToolsErr == nil {
-		probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}, id: wireNumberID(), rpc2: true})
+		probes = append(probes, probe{what: errWhatTool, method: "tools/call", params: map[string]any{"name": callNoSuchTool, "arguments": map[string]any{}}, id: wireNumberID(), rpc2: true})
 	}
 	if f.Has("resources") || f.ResourcesErr == nil {
-		probes = append(probes, probe{what: "a resource that does not exist", method: "resources/read", params: map[string]any{"uri": "mcp-eval://does-not-exist/0"}, id: wireStringID(false), rpc2: f.Has("resources")})
+		probes = append(probes, probe{what: errWhatResource, method: "resources/read", params: map[string]any{"uri": httpMissingResource}, id: wireStringID(false), rpc2: f.Has("resources")})
 	}
 	if f.Has("prompts") || f.PromptsErr == nil {
 		probes = append(probes, probe{what: "an unknown prompt", method: "prompts/get", params: map[string]any{"name": "mcp-eval-no-such-prompt"}, id: wireNumberID(), rpc2: f.Has("prompts")})
@@ -87,7 +110,7 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		probes = append(probes, probe{what: "a bogus cursor", method: methods[1], params: map[string]any{"cursor": pageBogusCursor}})
 	}
 	probes = append(probes,
-		probe{what: "an unsupported protocol version", method: "server/discover", edit: func(w *wire) { w.setVersion(verUnsupported) }},
+		probe{what: "an unsupported protocol version", method: "server/discover", shared: func() (*reply, error) { return verRejected(p, "server/discover") }},
 		probe{what: "an unknown logLevel", method: "server/discover", opts: []mcpclient.CallOption{mcpclient.WithLogLevel("verbose")}},
 	)
 	if p.Env.Transport == "http" {
@@ -95,10 +118,19 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		// it has no status to judge and a dual-era server may take it for a
 		// legacy request and switch the shared process's era (META-1 sends
 		// it to a process of its own).
-		probes = append(probes, probe{what: "no clientCapabilities in _meta", method: methods[len(methods)-1], edit: metaMissing[1].edit})
+		last := methods[len(methods)-1]
+		probes = append(probes, probe{what: "no clientCapabilities in _meta", method: last, shared: func() (*reply, error) { return metaSendMissing(p, c, last, 1) }})
 	}
 	var out []errSample
 	for _, pr := range probes {
+		if pr.shared != nil {
+			r, err := pr.shared()
+			if err != nil {
+				return out, &errProbeFailed{method: pr.method, rpc2: pr.rpc2, err: err}
+			}
+			out = append(out, errSampleOf(pr.what, pr.method, version, r))
+			continue
+		}
 		w, err := newWire(c, pr.method, pr.params, pr.opts...)
 		if err != nil {
 			return nil, err
@@ -134,6 +166,27 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		out = append(out, errSample{what: target.Label + " without client capabilities", method: target.Method, r: r, version: version, id: w.id()})
 	}
 	return out, nil
+}
+
+// errSampleOf is the sample of a request another check sent as it was
+// built: its id, version and _meta are read back from the bytes sent.
+func errSampleOf(what, method, version string, r *reply) errSample {
+	s := errSample{what: what, method: method, r: r, version: version}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(r.sent, &m)
+	s.id = m.ID
+	var v string
+	if json.Unmarshal(m.Params.Meta[mcpclient.MetaProtocolVersion], &v) == nil {
+		s.version = v
+	}
+	_, hasCaps := m.Params.Meta[mcpclient.MetaClientCapabilities]
+	s.missingMeta = !hasCaps
+	return s
 }
 
 // errProbeFailed is a request of the error sweep that got no answer (the

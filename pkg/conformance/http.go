@@ -249,14 +249,22 @@ var HTTP6 = &check.Check{
 	Doc:  "a method the server does not implement is answered with HTTP 404 and JSON-RPC error -32601",
 	Fix:  "answer unknown methods with HTTP 404 and a -32601 error body",
 	Run: func(p *check.Pass) error {
-		// A plain request: the one HTTP-7 and the error checks judge too.
-		s, err := httpObserve(p, httpUnknownMethod, nil)
-		if s == nil {
+		// The error sweep's request (errProvoke), which HTTP-7, RPC-1,
+		// RPC-2 and the ERR checks judge too.
+		r, err := errAnswer(p, errWhatMethod)
+		if r == nil {
+			if err == nil {
+				err = fmt.Errorf("%s: the error sweep did not send it (a harness bug)", httpUnknownMethod)
+			}
 			return err
 		}
-		e := s.Error()
-		if s.Status() != http.StatusNotFound || e == nil || e.Code != jsonrpc.CodeMethodNotFound {
-			p.Failf(s.EvAnswer(jsonrpc.CodeMethodNotFound), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, s.Describe())
+		e, ok := r.rpcError()
+		if r.status != http.StatusNotFound || !ok || e.Code != jsonrpc.CodeMethodNotFound {
+			at := atStatus
+			if ok && e.Code != jsonrpc.CodeMethodNotFound {
+				at = "/error/code"
+			}
+			p.Failf(r.evidenceAt(at), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, r.describe())
 		}
 		return nil
 	},
@@ -284,13 +292,11 @@ var HTTP7 = &check.Check{
 	Fix:  "map errors to HTTP statuses: 400 for malformed _meta and -32020/-32021/-32022, 404 for -32601",
 	Run: func(p *check.Pass) error {
 		// Every probe is a request other checks send alike in the same
-		// repetition (the variants: META-1, VER-1/2, HDR-3; the plain
-		// ones: HTTP-6 and the error checks), so HTTP-7 judges their
-		// answers' statuses instead of sending them again.
+		// repetition (the variants: META-1, VER-1/2, HDR-3; the error
+		// sweep's: HTTP-6, RPC-2 and the ERR checks), so HTTP-7 judges
+		// their answers' statuses instead of sending them again.
 		type probe struct {
 			what      string
-			method    string
-			params    any
 			variant   func() (*reply, error)
 			mismatch  bool // httpSendMethodMismatch
 			malformed bool // a -32602 here is the malformed-_meta one (400)
@@ -299,13 +305,9 @@ var HTTP7 = &check.Check{
 			{what: "tools/list without _meta", malformed: true, variant: func() (*reply, error) { return metaSendMissing(p, p.Env.Client, "tools/list", metaNoMeta) }},
 			{what: "server/discover with version " + verUnsupported, variant: func() (*reply, error) { return verRejected(p, "server/discover") }},
 			{what: httpMethodMismatch, mismatch: true},
-			{what: httpUnknownMethod, method: httpUnknownMethod},
 		}
-		if p.Env.Facts.Has("tools") {
-			probes = append(probes, probe{what: "an unknown tool", method: "tools/call", params: map[string]any{"name": "mcp-eval-no-such-tool", "arguments": map[string]any{}}})
-		}
-		if p.Env.Facts.Has("resources") {
-			probes = append(probes, probe{what: "a missing resource", method: "resources/read", params: map[string]any{"uri": httpMissingResource}})
+		for _, what := range []string{errWhatMethod, errWhatTool, errWhatResource} {
+			probes = append(probes, probe{what: what, variant: func() (*reply, error) { return errAnswer(p, what) }})
 		}
 		seen := 0
 		for _, pr := range probes {
@@ -320,6 +322,9 @@ var HTTP7 = &check.Check{
 				if err != nil {
 					return err
 				}
+				if r == nil {
+					continue // not sent: the server serves no such method
+				}
 				if r.raw == nil && r.status == 0 {
 					return fmt.Errorf("%s: no answer within %s", pr.what, wireTimeout)
 				}
@@ -333,12 +338,6 @@ var HTTP7 = &check.Check{
 					return err
 				}
 				e, status, evAt = rc.Error(), rc.RR.Status, rc.EvAnswer
-			default:
-				s, err := httpObserve(p, pr.method, pr.params)
-				if s == nil {
-					return err
-				}
-				e, status, evAt = s.Error(), s.Status(), s.EvAnswer
 			}
 			if e == nil {
 				continue // no error to judge (other checks judge whether there should be one)
