@@ -186,31 +186,42 @@ var CALL2 = &check.Check{
 			p.Skipf(toolNotServed)
 			return nil
 		}
-		resp, err := p.Do("tools/call", map[string]any{"name": callNoSuchTool, "arguments": map[string]any{}})
-		if err != nil {
+		// The error sweep's request (errProvoke), which RPC-2, HTTP-7 and
+		// the ERR checks judge too.
+		r, err := errAnswer(p, errWhatTool)
+		if r == nil {
+			if err == nil {
+				err = fmt.Errorf("tools/call of %q: the error sweep did not send it (a harness bug)", callNoSuchTool)
+			}
 			return err
 		}
-		ev := check.FromResponse(resp)
-		if resp.Error != nil {
-			if resp.Error.Code != jsonrpc.CodeInvalidParams {
-				p.Warnf(check.FromResponseAt(resp, "/error/code"), "unknown tool %q gave error %d (%s); the spec uses -32602", callNoSuchTool, resp.Error.Code, jsonrpc.CodeName(resp.Error.Code))
+		if r.raw == nil {
+			return fmt.Errorf("tools/call of the unknown tool %q: %s", callNoSuchTool, r.describe())
+		}
+		if e, ok := r.rpcError(); ok {
+			if e.Code != jsonrpc.CodeInvalidParams {
+				p.Warnf(r.evidenceAt("/error/code"), "unknown tool %q gave error %d (%s); the spec uses -32602", callNoSuchTool, e.Code, jsonrpc.CodeName(e.Code))
 				return nil
 			}
-			p.Passf(ev, "unknown tool gave error -32602")
+			p.Passf(r.evidence(), "unknown tool gave error -32602")
 			return nil
 		}
-		rt, _ := resp.ResultType()
-		var r struct {
-			IsError bool `json:"isError"`
+		if r.has("error") {
+			p.Warnf(r.evidenceAt("/error"), "unknown tool %q gave an error without an integer code (RPC-2 judges its shape); the spec uses -32602", callNoSuchTool)
+			return nil
 		}
-		_ = json.Unmarshal(resp.Result, &r)
+		var res struct {
+			ResultType string `json:"resultType"`
+			IsError    bool   `json:"isError"`
+		}
+		_ = json.Unmarshal(r.result(), &res)
 		switch {
-		case rt == mcpclient.ResultInputRequired:
-			p.Failf(atResponse(ev, resp, "/result/resultType"), "unknown tool %q got an input_required result, want a JSON-RPC error", callNoSuchTool)
-		case r.IsError:
-			p.Failf(atResponse(ev, resp, "/result/isError"), "unknown tool %q got a tool result with isError: true, want a JSON-RPC error (-32602)", callNoSuchTool)
+		case res.ResultType == mcpclient.ResultInputRequired:
+			p.Failf(r.evidenceAt("/result/resultType"), "unknown tool %q got an input_required result, want a JSON-RPC error", callNoSuchTool)
+		case res.IsError:
+			p.Failf(r.evidenceAt("/result/isError"), "unknown tool %q got a tool result with isError: true, want a JSON-RPC error (-32602)", callNoSuchTool)
 		default:
-			p.Failf(atResponse(ev, resp, "/result"), "unknown tool %q got a successful result, want a JSON-RPC error (-32602)", callNoSuchTool)
+			p.Failf(r.evidenceAt("/result"), "unknown tool %q got a successful result, want a JSON-RPC error (-32602)", callNoSuchTool)
 		}
 		return nil
 	},

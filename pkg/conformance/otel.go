@@ -34,7 +34,9 @@ var OTEL1 = &check.Check{
 		if p.Env.Facts.Has("tools") {
 			methods = append(methods, "tools/list")
 		}
-		for _, m := range methods {
+		// Each method once per run, the rule N times (Pass.Cases).
+		return p.Cases("", len(methods), func(i int) error {
+			m := methods[i]
 			r, err := metaSendAccepted(p, m, metaTraceContext)
 			if err != nil {
 				return err
@@ -44,8 +46,8 @@ var OTEL1 = &check.Check{
 			} else if r.result() == nil {
 				p.Failf(r.evidenceAt(replyAt(r)), "%s with traceparent, tracestate and baggage got %s, want a result", m, r.describe())
 			}
-		}
-		return nil
+			return nil
+		})
 	},
 }
 

@@ -600,7 +600,11 @@ var RPC6 = &check.Check{
 		if f.Has("prompts") {
 			probes = append(probes, rpcProbe{"prompts/get", map[string]any{"name": rpcNonASCII}})
 		}
-		for i, pr := range probes {
+		// Each probe once per run, the rule N times (Pass.Cases): the
+		// echoing probes are variants; on HTTP the shared requests are
+		// judged in every repetition, since they cost nothing more.
+		judge := func(i int) error {
+			pr := probes[i]
 			if i < shared && p.Env.Transport == "http" {
 				// Discover and the lists as every check of this
 				// repetition asks them: the HTTP exchange keeps the body
@@ -610,7 +614,7 @@ var RPC6 = &check.Check{
 					if body := resp.Exchange.HTTP.Body; !utf8.Valid(body) {
 						p.Failf(check.FromResponse(resp), "the answer to %s is not valid UTF-8 (first bad byte at offset %d)", pr.method, rpcBadUTF8(body))
 					}
-					continue
+					return nil
 				}
 				if p.Ctx.Err() != nil {
 					return p.Ctx.Err()
@@ -633,8 +637,18 @@ var RPC6 = &check.Check{
 			if !utf8.Valid(body) {
 				p.Failf(r.evidence(), "the answer to %s is not valid UTF-8 (first bad byte at offset %d)", pr.method, rpcBadUTF8(body))
 			}
+			return nil
 		}
-		return nil
+		first := 0
+		if p.Env.Transport == "http" {
+			for i := range shared {
+				if err := judge(i); err != nil {
+					return err
+				}
+			}
+			first = shared
+		}
+		return p.Cases("", len(probes)-first, func(i int) error { return judge(first + i) })
 	},
 }
 
