@@ -27,8 +27,9 @@ type Env struct {
 	// Stdio is the shared server process on stdio (nil on HTTP); its
 	// WriteLine and Tap are the raw layer.
 	Stdio *transport.StdioTransport
-	// Fresh opens a new connection (a new process on stdio, a new
-	// connection without keep-alive on HTTP), already probed, for checks
+	// Fresh opens a new connection (a new process on stdio, probed; a new
+	// connection without keep-alive on HTTP, which speaks as Client does
+	// without a server/discover of its own), for checks
 	// that must not share state with earlier requests or that send
 	// initialize. The returned func closes it.
 	Fresh func(ctx context.Context) (*mcpclient.Client, func(), error)

@@ -159,6 +159,18 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		watch(t)
 		return mcpclient.Connect(ctx, t, cfg)
 	}
+	// A new HTTP connection speaks as the shared client does, without a
+	// server/discover of its own: the server keeps no state per
+	// connection, so its discover answer is the one the run already has
+	// (the checks that judge a first message do so on stdio).
+	openTwin := func(ctx context.Context) (*mcpclient.Client, error) {
+		t, err := target.Open(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		watch(t)
+		return client.Twin(t), nil
+	}
 	// The legacy handshake goes out as a 2025-11-25 client sends it: no
 	// _meta at all, so no trace context either.
 	legacyCfg := ccfg
@@ -177,7 +189,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 			if target.Kind() == "stdio" {
 				c, err = pool.take(ctx)
 			} else {
-				c, err = open(ctx, ccfg)
+				c, err = openTwin(ctx)
 			}
 			if err != nil {
 				if c != nil {
@@ -199,7 +211,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		env.CallTools[n] = true
 	}
 	if target.Kind() == "http" {
-		lists := &repConns{open: func() (*mcpclient.Client, error) { return open(ctx, ccfg) }}
+		lists := &repConns{open: func() (*mcpclient.Client, error) { return openTwin(ctx) }}
 		defer lists.close()
 		env.Lists = lists.get
 	}

@@ -100,6 +100,23 @@ func New(t transport.Transport, cfg Config) *Client {
 	return c
 }
 
+// Twin is a modern client over t that speaks as c does, with c's
+// server/discover answer, without asking it again: a second connection to
+// a Streamable HTTP server, where discover answers for the server, not for
+// the connection (the protocol keeps no per-connection state). Its probe
+// and notes are empty; it learns tools' headers from its own tools/list.
+func (c *Client) Twin(t transport.Transport) *Client {
+	info := c.Info()
+	tw := New(t, c.cfg)
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.info.Era, tw.info.ProtocolVersion = info.Era, info.ProtocolVersion
+	tw.info.SupportedVersions, tw.info.ServerInfo = info.SupportedVersions, info.ServerInfo
+	tw.info.Capabilities, tw.info.Instructions = info.Capabilities, info.Instructions
+	tw.info.Discover, tw.info.DiscoverResult = info.Discover, info.DiscoverResult
+	return tw
+}
+
 func (c *Client) addStep(s ProbeStep) {
 	c.mu.Lock()
 	c.info.Probe = append(c.info.Probe, s)
