@@ -38,14 +38,18 @@ func TestAWholeRunAsksEachPlainQuestionOncePerRepetition(t *testing.T) {
 	for _, n := range byMethod {
 		total += n
 	}
-	bounds := map[string]int{"server/discover": 190, "tools/list": 210, "resources/read": 80, "prompts/get": 75, "resources/list": 35, "prompts/list": 35, "completion/complete": 30}
+	// About 10 % above what a run sends on 2026-12-02 (546 requests:
+	// discover 78, tools/list 100, resources/read 26, prompts/get 26,
+	// each list 11, completion 14), so that a change that asks again what
+	// a repetition already has shows here.
+	bounds := map[string]int{"server/discover": 90, "tools/list": 115, "resources/read": 32, "prompts/get": 32, "resources/list": 13, "prompts/list": 13, "resources/templates/list": 13, "completion/complete": 17}
 	for m, limit := range bounds {
 		if byMethod[m] > limit {
 			t.Errorf("%s sent %d times in a run of MUST ×5, want ≤ %d: a check asks again what its repetition already observed (use Pass.Do / Pass.List)", m, byMethod[m], limit)
 		}
 	}
-	if total > 1000 {
-		t.Errorf("%d requests in a run of MUST ×5, want ≤ 1000 (about 1,500 before the observations were shared)", total)
+	if total > 600 {
+		t.Errorf("%d requests in a run of MUST ×5, want ≤ 600 (about 1,500 before the observations were shared, 546 on 2026-12-02)", total)
 	}
 	t.Logf("%d requests: %v", total, byMethod)
 }
