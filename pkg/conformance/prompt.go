@@ -55,6 +55,12 @@ func promptArgs(p *check.Pass, pr mcpclient.Prompt) map[string]string {
 	return args
 }
 
+// promptGetParams is the get of pr every check of a repetition shares
+// (Pass.Do): the same params make the same observation.
+func promptGetParams(p *check.Pass, pr mcpclient.Prompt) map[string]any {
+	return map[string]any{"name": pr.Name, "arguments": promptArgs(p, pr)}
+}
+
 var PROMPT1 = &check.Check{
 	ID: "PROMPT-1", Level: check.Must, Transports: check.Both,
 	Spec: "server/prompts.mdx §Listing Prompts, §Getting a Prompt; schema.ts ListPromptsResult, GetPromptResult",
@@ -79,7 +85,7 @@ var PROMPT1 = &check.Check{
 		prompts := p.Env.Facts.Prompts[:min(len(p.Env.Facts.Prompts), promptMaxGets)]
 		err = p.Cases("gets", len(prompts), func(i int) error {
 			pr := prompts[i]
-			res, err := observedResult(p, "prompts/get", map[string]any{"name": pr.Name, "arguments": promptArgs(p, pr)})
+			res, err := observedResult(p, "prompts/get", promptGetParams(p, pr))
 			name := jsonrpc.Clip(pr.Name, 80)
 			if err != nil {
 				if rpc, isRPC := errors.AsType[*mcpclient.RPCError](err); isRPC {

@@ -37,10 +37,11 @@ func resSamples(p *check.Pass) ([]resSample, error) {
 		probes = append(probes, rpcProbe{"resources/read", map[string]any{"uri": f.Resources[0].URI}})
 	}
 	if len(f.Prompts) > 0 {
-		probes = append(probes, rpcProbe{"prompts/get", statePromptParams(f.Prompts[0])})
+		probes = append(probes, rpcProbe{"prompts/get", promptGetParams(p, f.Prompts[0])})
 	}
-	if tools := p.Env.CallableTools(); len(tools) > 0 {
-		probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": tools[0].Name, "arguments": stateGuessArgs(tools[0].InputSchema)}})
+	if targets := callTargets(p); len(targets) > 0 {
+		// The call every check of the repetition shares (Pass.Do).
+		probes = append(probes, rpcProbe{"tools/call", map[string]any{"name": targets[0].tool.Name, "arguments": targets[0].args}})
 	}
 	if f.Has("completions") {
 		for _, pr := range f.Prompts {

@@ -55,21 +55,6 @@ func stateFindTarget(p *check.Pass) (*stateTarget, int, error) {
 	return stateTargetOf(f.targets[0]), f.tried, nil
 }
 
-// statePromptParams fills required prompt arguments with a placeholder.
-func statePromptParams(pr mcpclient.Prompt) map[string]any {
-	params := map[string]any{"name": pr.Name}
-	args := map[string]string{}
-	for _, a := range pr.Arguments {
-		if a.Required {
-			args[a.Name] = "test"
-		}
-	}
-	if len(args) > 0 {
-		params["arguments"] = args
-	}
-	return params
-}
-
 // stateJudgeFunc judges one item that asked for input; the findings go
 // through j, a pass is (mrtrOK, line, evidence), an item the rule does
 // not apply to (mrtrNA, why, nil).
