@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -142,21 +143,52 @@ func httpNotificationBody(c *mcpclient.Client, method string, params any, opts .
 	return body, httpRawHeader(out), err
 }
 
+// httpCancelledKey is the Memo key of one repetition's POSTed
+// notifications/cancelled.
+type httpCancelledKey struct{ run int }
+
+type httpPosted struct {
+	body   []byte
+	header http.Header
+	rr     *transport.RawResponse
+	err    error
+}
+
+// httpPostCancelled POSTs a notifications/cancelled for a request that
+// does not exist, as the client builds it, once per repetition: HTTP-4
+// judges its status and body, RPC-3 that no JSON-RPC response answered
+// it. The answer is shared: read it only.
+func httpPostCancelled(p *check.Pass) httpPosted {
+	send := func() httpPosted {
+		body, h, err := httpNotificationBody(p.Env.Client, "notifications/cancelled", map[string]any{"requestId": "mcp-eval-no-such-request", "reason": "conformance check"})
+		if err != nil {
+			return httpPosted{err: err}
+		}
+		ctx, cancel := context.WithTimeout(p.Ctx, httpRawTimeout)
+		defer cancel()
+		rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Body: body, Header: h})
+		return httpPosted{body: body, header: h, rr: rr, err: err}
+	}
+	if p.Env.Memo == nil {
+		return send()
+	}
+	v, ok := p.Env.Memo.Do(httpCancelledKey{p.Run}, func() any { return send() }).(httpPosted)
+	if !ok {
+		return httpPosted{err: errors.New("notifications/cancelled: the shared request failed (a harness bug: see the check that sent it)")}
+	}
+	return v
+}
+
 var HTTP4 = &check.Check{
 	ID: "HTTP-4", Level: check.Must, Transports: check.HTTP,
 	Spec: "basic/transports/streamable-http.mdx §Sending Messages",
 	Doc:  "a POSTed notification is answered with 202 Accepted and an empty body, or with an error status when not accepted",
 	Fix:  "answer accepted notifications with 202 and no body; never answer a notification with a JSON-RPC response",
 	Run: func(p *check.Pass) error {
-		body, h, err := httpNotificationBody(p.Env.Client, "notifications/cancelled", map[string]any{"requestId": "mcp-eval-no-such-request", "reason": "conformance check"})
-		if err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(p.Ctx, httpRawTimeout)
-		defer cancel()
-		rr, err := p.Env.HTTP.Do(ctx, &transport.RawRequest{Body: body, Header: h})
+		posted := httpPostCancelled(p)
+		body, h, rr := posted.body, posted.header, posted.rr
 		if rr == nil {
-			return err
+			return posted.err
 		}
 		ev := check.FromRaw(body, h, rr)
 		st := rr.Status
