@@ -261,7 +261,10 @@ var REM3 = &check.Check{
 	Fix:  "ignore notifications/initialized and notifications/roots/list_changed (HTTP: 202 or a 4xx without a result)",
 	Run: func(p *check.Pass) error {
 		if p.Env.Transport == "http" {
-			for _, n := range remLegacyNotifications {
+			// Each notification once per run, the rule N times
+			// (Pass.Cases).
+			return p.Cases("", len(remLegacyNotifications), func(i int) error {
+				n := remLegacyNotifications[i]
 				body, h, err := httpNotificationBody(p.Env.Client, n, nil)
 				if err != nil {
 					return err
@@ -285,8 +288,8 @@ var REM3 = &check.Check{
 					ev.OnStatus = true
 					p.Failf(ev, "%s got %s, want 202 with an empty body or a 4xx status", n, httpDescribe(rr, nil))
 				}
-			}
-			return nil
+				return nil
+			})
 		}
 		lines := remLegacyLines()
 		o := remStdioOf(p)
