@@ -100,10 +100,22 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		probes = append(probes, probe{what: errWhatTool, method: "tools/call", params: map[string]any{"name": callNoSuchTool, "arguments": map[string]any{}}, id: wireNumberID(), rpc2: true})
 	}
 	if f.Has("resources") || f.ResourcesErr == nil {
-		probes = append(probes, probe{what: errWhatResource, method: "resources/read", params: map[string]any{"uri": httpMissingResource}, id: wireStringID(false), rpc2: f.Has("resources")})
+		pr := probe{what: errWhatResource, method: "resources/read", params: map[string]any{"uri": rsrcMissingURI(f)}, id: wireStringID(false), rpc2: f.Has("resources")}
+		if p.Env.Transport == "http" {
+			// The repetition's read of a missing resource, which RSRC-3
+			// judges too (HTTP keeps the bytes of a shared answer; the
+			// string id is the unknown method's).
+			pr.shared = func() (*reply, error) { return observedReply(p, pr.method, pr.params) }
+		}
+		probes = append(probes, pr)
 	}
 	if f.Has("prompts") || f.PromptsErr == nil {
-		probes = append(probes, probe{what: "an unknown prompt", method: "prompts/get", params: map[string]any{"name": "mcp-eval-no-such-prompt"}, id: wireNumberID(), rpc2: f.Has("prompts")})
+		pr := probe{what: "an unknown prompt", method: "prompts/get", params: map[string]any{"name": promptNoSuchPrompt}, id: wireNumberID(), rpc2: f.Has("prompts")}
+		if p.Env.Transport == "http" {
+			// The get PROMPT-2 judges too.
+			pr.shared = func() (*reply, error) { return observedReply(p, pr.method, pr.params) }
+		}
+		probes = append(probes, pr)
 	}
 	methods := metaMethods(f)
 	if len(methods) > 1 {
@@ -128,7 +140,9 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 			if err != nil {
 				return out, &errProbeFailed{method: pr.method, rpc2: pr.rpc2, err: err}
 			}
-			out = append(out, errSampleOf(pr.what, pr.method, version, r))
+			s := errSampleOf(pr.what, pr.method, version, r)
+			s.rpc2 = pr.rpc2
+			out = append(out, s)
 			continue
 		}
 		w, err := newWire(c, pr.method, pr.params, pr.opts...)
@@ -187,6 +201,19 @@ func errSampleOf(what, method, version string, r *reply) errSample {
 	_, hasCaps := m.Params.Meta[mcpclient.MetaClientCapabilities]
 	s.missingMeta = !hasCaps
 	return s
+}
+
+// observedReply is the repetition's answer to a plain request (Pass.Do)
+// as the server wrote it, on HTTP.
+func observedReply(p *check.Pass, method string, params any) (*reply, error) {
+	resp, err := p.Do(method, params)
+	if r := replyOfHTTP(resp); r != nil {
+		return r, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("%s: no HTTP answer", method)
+	}
+	return nil, err
 }
 
 // errProbeFailed is a request of the error sweep that got no answer (the

@@ -302,10 +302,6 @@ var HTTP6 = &check.Check{
 	},
 }
 
-// httpMissingResource is a resource no server has: the URI the error
-// checks (ERR, RPC) read too, so the repetition observes it once.
-const httpMissingResource = "mcp-eval://does-not-exist/0"
-
 // httpStatusRule is the HTTP status a JSON-RPC error must come with (HTTP-7).
 func httpStatusRule(code int64, malformed bool) (want string, ok func(int) bool) {
 	switch {
