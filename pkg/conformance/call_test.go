@@ -25,7 +25,7 @@ func TestCALLShouldMutants(t *testing.T) {
 
 func compileFor(t *testing.T, schema string) callTarget {
 	t.Helper()
-	s, err := schemaCompileTool(json.RawMessage(schema))
+	s, err := schemaCompileTool(check.Env{}, json.RawMessage(schema))
 	if err != nil {
 		t.Fatalf("compile %s: %v", schema, err)
 	}
