@@ -314,7 +314,7 @@ var CALL4 = &check.Check{
 			if s.tool == nil || s.tool.IsError {
 				continue // errors need no structured result (AMB-20)
 			}
-			out, err := schemaCompileTool(s.target.tool.OutputSchema)
+			out, err := schemaCompileTool(p.Env, s.target.tool.OutputSchema)
 			if err != nil {
 				continue // SCHEMA-1..4 report the schema itself
 			}

@@ -41,7 +41,7 @@ const maxCallTargets = 4
 func callTargets(p *check.Pass) []callTarget {
 	var first, rest []callTarget
 	for _, t := range p.Env.CallableTools() {
-		input, err := schemaCompileTool(t.InputSchema)
+		input, err := schemaCompileTool(p.Env, t.InputSchema)
 		if err != nil {
 			continue
 		}

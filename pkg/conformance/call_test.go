@@ -2,11 +2,14 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonschema"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
@@ -25,7 +28,7 @@ func TestCALLShouldMutants(t *testing.T) {
 
 func compileFor(t *testing.T, schema string) callTarget {
 	t.Helper()
-	s, err := schemaCompileTool(json.RawMessage(schema))
+	s, err := schemaCompileTool(check.Env{}, json.RawMessage(schema))
 	if err != nil {
 		t.Fatalf("compile %s: %v", schema, err)
 	}
@@ -117,5 +120,45 @@ func TestCallBlockProblems(t *testing.T) {
 		if len(got) != want {
 			t.Errorf("callBlockProblems(%s) = %q, want %d problems", raw, got, want)
 		}
+	}
+}
+
+// A run compiles each distinct tool schema once, however many checks and
+// repetitions ask at the same moment; past the cache's bound a schema is
+// still compiled, and the ones kept stay.
+func TestSchemaCompileToolOncePerRun(t *testing.T) {
+	env := check.Env{Memo: &check.Memo{}}
+	raw := json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}}}`)
+	got := make([]*jsonschema.Schema, 8)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			s, err := schemaCompileTool(env, raw)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = s
+		})
+	}
+	wg.Wait()
+	for _, s := range got[1:] {
+		if s != got[0] {
+			t.Fatal("two askers got two compiles of one schema")
+		}
+	}
+	if again, _ := schemaCompileTool(check.Env{Memo: &check.Memo{}}, raw); again == got[0] {
+		t.Error("another run reused this run's compile")
+	}
+	for i := range schemaCacheMax + 10 {
+		if _, err := schemaCompileTool(env, json.RawMessage(fmt.Sprintf(`{"type":"object","title":"t%d"}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := env.Memo.Do(schemaCacheKey{}, func() any { return nil }).(*schemaCache)
+	if len(c.m) != schemaCacheMax {
+		t.Errorf("the cache holds %d schemas, want its bound %d", len(c.m), schemaCacheMax)
+	}
+	if s, _ := schemaCompileTool(env, raw); s != got[0] {
+		t.Error("a schema kept before the cache filled was compiled again")
 	}
 }

@@ -117,30 +117,18 @@ var LINT5 = &check.Check{ID: "LINT-5", Level: check.Should, Transports: check.Bo
 	Doc: fmt.Sprintf("no two tools have near-duplicate descriptions (word-set Jaccard similarity ≥ %.2f)", lintSimilar),
 	Fix: "say in each description what sets the tool apart from the other: its input, its scope, when to use which",
 	Run: lintRun(func(p *check.Pass, ts []lintTool) {
-		shown := 0
-		pairs := lintPairs(ts)
-		for i, pr := range pairs {
-			if pr.Score < lintSimilar {
-				break
-			}
-			if shown == lintMaxPairs {
-				// Generated tools can be near-duplicates pairwise by the
-				// hundred thousand: name the closest, count the rest.
-				more := 0
-				for _, q := range pairs[i:] {
-					if q.Score >= lintSimilar {
-						more++
-					}
-				}
-				p.Failf(nil, "and %d more pairs of tools have near-duplicate descriptions", more)
-				break
-			}
-			shown++
+		pairs, more := lintPairs(ts, lintMaxPairs)
+		for _, pr := range pairs {
 			a, b := ts[pr.A], ts[pr.B]
 			// pkg/render reads this wording (lintPairRE) to link a Layer 1
 			// confusion between the two tools to this finding.
 			p.Failf(b.at(p, "/description"), "tools %q and %q have near-duplicate descriptions (similarity %.2f): %q / %q",
 				a.clipName(), b.clipName(), pr.Score, jsonrpc.Clip(a.Description, 80), jsonrpc.Clip(b.Description, 80))
+		}
+		if more > 0 {
+			// Generated tools can be near-duplicates pairwise by the
+			// hundred thousand: name the closest, count the rest.
+			p.Failf(nil, "and %d more pairs of tools have near-duplicate descriptions", more)
 		}
 	})}
 
@@ -324,48 +312,92 @@ func lintWordValue(v string) bool {
 	return letters >= 3 && !(letters <= 4 && strings.ToUpper(v) == v)
 }
 
+// lintMaxPairs bounds the near-duplicate pairs LINT-5 names.
+const lintMaxPairs = 25
+
 // lintPair is two tools (indexes) and their similarity.
 type lintPair struct {
 	A, B  int
 	Score float64
 }
 
-// lintPairs scores every pair of descriptions, most similar first: the
-// Jaccard index of their content-word sets (lower case, stop words and
-// one-letter words out). Deterministic, so a finding is the same on every
-// run; descriptions of fewer than three content words are not compared
-// (LINT-1 judges them).
-// lintMaxPairs bounds the near-duplicate pairs LINT-5 names.
-const lintMaxPairs = 25
-
-func lintPairs(ts []lintTool) []lintPair {
-	sets := make([]map[string]bool, len(ts))
+// lintPairs returns the n most similar pairs of descriptions at or above
+// lintSimilar, most similar first (ties in the order of the tools), and
+// how many more pairs are at or above it. The similarity is the Jaccard
+// index of their content-word sets (lower case, stop words and one-letter
+// words out). Deterministic, so a finding is the same on every run;
+// descriptions of fewer than three content words are not compared (LINT-1
+// judges them). Only the n best pairs are kept: 1,000 generated tools make
+// half a million pairs, which held 13 MB and a sort when all were kept.
+func lintPairs(ts []lintTool, n int) (top []lintPair, more int) {
+	// Words become numbers and each set a sorted list of them, so that a
+	// pair costs one merge, not a map lookup per word.
+	ids := map[string]int{}
+	sets := make([][]int, len(ts))
 	for i, t := range ts {
-		sets[i] = map[string]bool{}
+		seen := map[int]bool{}
 		for _, w := range lintSplit(t.Description) {
-			if len(w) > 1 && !lintStop[w] {
-				sets[i][w] = true
-			}
-		}
-	}
-	var out []lintPair
-	for i := range ts {
-		for j := i + 1; j < len(ts); j++ {
-			if len(sets[i]) < 3 || len(sets[j]) < 3 {
+			if len(w) <= 1 || lintStop[w] {
 				continue
 			}
-			inter := 0
-			for w := range sets[i] {
-				if sets[j][w] {
-					inter++
-				}
+			id, ok := ids[w]
+			if !ok {
+				id = len(ids)
+				ids[w] = id
 			}
+			if !seen[id] {
+				seen[id] = true
+				sets[i] = append(sets[i], id)
+			}
+		}
+		slices.Sort(sets[i])
+	}
+	for i := range ts {
+		if len(sets[i]) < 3 {
+			continue
+		}
+		for j := i + 1; j < len(ts); j++ {
+			if len(sets[j]) < 3 {
+				continue
+			}
+			inter := lintIntersect(sets[i], sets[j])
 			union := len(sets[i]) + len(sets[j]) - inter
-			out = append(out, lintPair{A: i, B: j, Score: float64(inter) / float64(union)})
+			score := float64(inter) / float64(union)
+			if score < lintSimilar {
+				continue
+			}
+			if len(top) == n && (n == 0 || score <= top[n-1].Score) {
+				more++
+				continue
+			}
+			// After every kept pair of the same score or more: an earlier
+			// pair wins a tie, as a stable sort of all pairs would have it.
+			at := sort.Search(len(top), func(k int) bool { return top[k].Score < score })
+			if len(top) == n {
+				more++
+				top = top[:n-1]
+			}
+			top = slices.Insert(top, at, lintPair{A: i, B: j, Score: score})
 		}
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
-	return out
+	return top, more
+}
+
+// lintIntersect counts the numbers two sorted lists share.
+func lintIntersect(a, b []int) int {
+	n := 0
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] == b[0]:
+			n++
+			a, b = a[1:], b[1:]
+		case a[0] < b[0]:
+			a = a[1:]
+		default:
+			b = b[1:]
+		}
+	}
+	return n
 }
 
 var lintStop = map[string]bool{"the": true, "an": true, "and": true, "or": true, "of": true, "to": true, "in": true, "on": true, "for": true,

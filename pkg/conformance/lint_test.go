@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +169,64 @@ func TestLintOnRealServers(t *testing.T) {
 				t.Logf("%s %s: %s", id, r.Verdict, r.Outcome.Message)
 			}
 		})
+	}
+}
+
+// lintPairs keeps only the best pairs; they must be the ones, in the order,
+// that scoring every pair and sorting them stably gives.
+func TestLintPairsKeepsTheBestInOrder(t *testing.T) {
+	var ts []lintTool
+	words := []string{"records", "table", "key", "limit", "text", "customer", "invoice", "search", "lookup", "weather"}
+	for i := range 60 {
+		d := fmt.Sprintf("Look up %s %s %s %s", words[i%10], words[(i/10)%10], words[(i*7)%10], words[(i*3)%10])
+		if i%9 == 0 {
+			d = "short one" // under three content words: never compared
+		}
+		ts = append(ts, lintTool{Name: fmt.Sprint("t", i), Description: d})
+	}
+	type pair struct {
+		a, b  int
+		score float64
+	}
+	var all []pair
+	for i := range ts {
+		for j := i + 1; j < len(ts); j++ {
+			si, sj := map[string]bool{}, map[string]bool{}
+			for _, w := range lintSplit(ts[i].Description) {
+				if len(w) > 1 && !lintStop[w] {
+					si[w] = true
+				}
+			}
+			for _, w := range lintSplit(ts[j].Description) {
+				if len(w) > 1 && !lintStop[w] {
+					sj[w] = true
+				}
+			}
+			if len(si) < 3 || len(sj) < 3 {
+				continue
+			}
+			inter := 0
+			for w := range si {
+				if sj[w] {
+					inter++
+				}
+			}
+			if s := float64(inter) / float64(len(si)+len(sj)-inter); s >= lintSimilar {
+				all = append(all, pair{i, j, s})
+			}
+		}
+	}
+	sort.SliceStable(all, func(a, b int) bool { return all[a].score > all[b].score })
+	if len(all) <= lintMaxPairs {
+		t.Fatalf("the corpus makes only %d similar pairs: it does not test the bound", len(all))
+	}
+	top, more := lintPairs(ts, lintMaxPairs)
+	if len(top) != lintMaxPairs || more != len(all)-lintMaxPairs {
+		t.Fatalf("got %d pairs and %d more, want %d and %d", len(top), more, lintMaxPairs, len(all)-lintMaxPairs)
+	}
+	for k, p := range top {
+		if w := all[k]; p.A != w.a || p.B != w.b || p.Score != w.score {
+			t.Errorf("pair %d: got %d,%d %.3f, want %d,%d %.3f", k, p.A, p.B, p.Score, w.a, w.b, w.score)
+		}
 	}
 }

@@ -137,7 +137,7 @@ func mrtrSearch(p *check.Pass) *mrtrFound {
 					}
 					c := cands[i]
 					if c.tool != nil {
-						args, ok := mrtrToolArgs(*c.tool)
+						args, ok := mrtrToolArgs(p.Env, *c.tool)
 						if !ok {
 							mu.Lock()
 							f.tried++
@@ -191,8 +191,8 @@ func mrtrSearch(p *check.Pass) *mrtrFound {
 }
 
 // mrtrToolArgs builds valid arguments for a tool, as callTargets does.
-func mrtrToolArgs(t mcpclient.Tool) (map[string]any, bool) {
-	input, err := schemaCompileTool(t.InputSchema)
+func mrtrToolArgs(env check.Env, t mcpclient.Tool) (map[string]any, bool) {
+	input, err := schemaCompileTool(env, t.InputSchema)
 	if err != nil {
 		return nil, false
 	}

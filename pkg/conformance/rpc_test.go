@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -95,5 +96,37 @@ func TestRPCBadUTF8(t *testing.T) {
 	}
 	if got := rpcBadUTF8([]byte("ünï")); got != -1 {
 		t.Fatalf("rpcBadUTF8(valid) = %d, want -1", got)
+	}
+}
+
+// rawFields is json.Unmarshal into map[string]json.RawMessage without the
+// copies: the same answer on every input, values aliasing the input.
+func TestRawFieldsIsUnmarshal(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}]}}`,
+		`{ "a" : [1, 2] , "b":"x\"y", "a": {"dup": true} }`,
+		`{}`, `null`, `[]`, `"s"`, `1`, ``, `{`, `{"a":}`, `{"a":1}x`, `{"a":1}{"b":2}`, `{"a":1,}`,
+		"{\"\\u00e9\\ud800\":\"bad surrogate key\"}", "{\"k\xff\":1}",
+	} {
+		var want map[string]json.RawMessage
+		wantErr := json.Unmarshal([]byte(in), &want)
+		got, ok := rawFields([]byte(in))
+		if ok != (wantErr == nil) {
+			t.Errorf("%q: ok %v, Unmarshal error %v", in, ok, wantErr)
+			continue
+		}
+		if len(got) != len(want) || (got == nil) != (want == nil) {
+			t.Errorf("%q: got %v, want %v", in, got, want)
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Errorf("%q: member %q is %s, want %s", in, k, got[k], v)
+			}
+		}
+	}
+	b := []byte(`{"result":{"x":1}}`)
+	f, _ := rawFields(b)
+	if &f["result"][0] != &b[10] {
+		t.Error("the value is a copy, not a slice of the input")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -312,10 +313,53 @@ func replyOfHTTP(resp *mcpclient.Response) *reply {
 
 func (r *reply) setRaw(raw []byte) {
 	r.raw = append([]byte(nil), bytes.TrimSpace(raw)...)
-	var f map[string]json.RawMessage
-	if json.Unmarshal(r.raw, &f) == nil {
+	if f, ok := rawFields(r.raw); ok {
 		r.fields = f
 	}
+}
+
+// rawFields is json.Unmarshal of a JSON object into a map of raw members,
+// whose values are slices of b instead of copies: a reply keeps its bytes
+// already, and a copy of its result doubled what a run holds (a tools/list
+// of 1,000 tools is kept by every variant a check sends). ok is false
+// where Unmarshal would fail; a JSON null is ok with no map, as there.
+func rawFields(b []byte) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, false
+	}
+	if t == nil {
+		_, err := dec.Token()
+		return nil, err == io.EOF
+	}
+	if t != json.Delim('{') {
+		return nil, false
+	}
+	f := map[string]json.RawMessage{}
+	for dec.More() {
+		k, err := dec.Token()
+		key, isKey := k.(string)
+		if err != nil || !isKey {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		// The decoder stops right after the value it copied.
+		if end := int(dec.InputOffset()); end >= len(v) && bytes.Equal(b[end-len(v):end], v) {
+			v = b[end-len(v) : end : end]
+		}
+		f[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return f, true
 }
 
 // answer says how a message relates to the request id a check waits for.

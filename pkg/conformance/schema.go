@@ -48,7 +48,7 @@ func schemaFindings(p *check.Pass) (findings []schemaFinding, judged int, ev *ch
 				continue // absent, or not an object: TOOL-4
 			}
 			judged++
-			if _, err := schemaCompileTool(s); err != nil {
+			if _, err := schemaCompileTool(p.Env, s); err != nil {
 				if e, isErr := err.(*jsonschema.Error); isErr {
 					findings = append(findings, schemaFinding{tool: name, which: which, err: e, ev: listEntryAt(lr, "tools", i, false, which)})
 				}

@@ -290,39 +290,63 @@ func schemaClipList(ss []string, n int) []string {
 	return out
 }
 
-// schemaCompiled keeps compiled tool schemas by content, so the many checks
-// and runs that judge the same schema compile it once. Compile errors are
-// kept too: they are the findings.
-var schemaCompiled struct {
-	sync.Mutex
-	m map[[32]byte]schemaCompiledEntry
+// schemaCache keeps one run's compiled tool schemas by content, so the
+// checks and repetitions that judge the same schema compile it once, even
+// when they ask at the same moment. Compile errors are kept too: they are
+// the findings. It lives in the run's Memo, not in the process: a run
+// holds what it compiled and nothing longer.
+type schemaCache struct {
+	mu    sync.Mutex
+	m     map[[32]byte]*schemaCacheEntry
+	bytes int // source bytes of the schemas kept
 }
 
-type schemaCompiledEntry struct {
-	s   *jsonschema.Schema
-	err error
+type schemaCacheEntry struct {
+	once sync.Once
+	s    *jsonschema.Schema
+	err  error
 }
 
-const schemaCacheMax = 512
+type schemaCacheKey struct{}
+
+// The cache's bounds: a server with 1,000 tools of distinct schemas fits
+// (a few hundred bytes each, a few KB compiled); past either bound a
+// schema is compiled every time it is asked for, and the ones kept stay
+// (emptying the cache when full, as an earlier version did, made a server
+// with more schemas than the bound compile every schema in every
+// repetition).
+const (
+	schemaCacheMax      = 4096
+	schemaCacheMaxBytes = 8 << 20
+)
 
 // schemaCompileTool compiles an inputSchema or outputSchema with the
-// harness's bounds; the error is a *jsonschema.Error.
-func schemaCompileTool(raw json.RawMessage) (*jsonschema.Schema, error) {
-	key := sha256.Sum256(bytes.TrimSpace(raw))
-	schemaCompiled.Lock()
-	if c, ok := schemaCompiled.m[key]; ok {
-		schemaCompiled.Unlock()
-		return c.s, c.err
+// harness's bounds, once per run for each distinct text; the error is a
+// *jsonschema.Error.
+func schemaCompileTool(env check.Env, raw json.RawMessage) (*jsonschema.Schema, error) {
+	raw = bytes.TrimSpace(raw)
+	if env.Memo == nil { // a unit test's bare Env
+		return jsonschema.Compile(raw, jsonschema.Limits{})
 	}
-	schemaCompiled.Unlock()
-	s, err := jsonschema.Compile(raw, jsonschema.Limits{})
-	schemaCompiled.Lock()
-	if schemaCompiled.m == nil || len(schemaCompiled.m) >= schemaCacheMax {
-		schemaCompiled.m = map[[32]byte]schemaCompiledEntry{}
+	c := env.Memo.Do(schemaCacheKey{}, func() any { return &schemaCache{} }).(*schemaCache)
+	key := sha256.Sum256(raw)
+	c.mu.Lock()
+	e := c.m[key]
+	if e == nil {
+		if len(c.m) >= schemaCacheMax || c.bytes+len(raw) > schemaCacheMaxBytes {
+			c.mu.Unlock()
+			return jsonschema.Compile(raw, jsonschema.Limits{})
+		}
+		if c.m == nil {
+			c.m = map[[32]byte]*schemaCacheEntry{}
+		}
+		e = &schemaCacheEntry{}
+		c.m[key] = e
+		c.bytes += len(raw)
 	}
-	schemaCompiled.m[key] = schemaCompiledEntry{s, err}
-	schemaCompiled.Unlock()
-	return s, err
+	c.mu.Unlock()
+	e.once.Do(func() { e.s, e.err = jsonschema.Compile(raw, jsonschema.Limits{}) })
+	return e.s, e.err
 }
 
 // schemaDecode decodes JSON keeping numbers exact.

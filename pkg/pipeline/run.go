@@ -63,6 +63,9 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	// One price table for the whole run: the budget, the preview and
 	// telemetry price every call alike.
 	rec := telemetry.NewRecorder(telemetry.Options{Prices: p.Prices})
+	if p.Outputs.Report != "" {
+		go report.CompileSchema()
+	}
 	rep := report.New()
 	rep.Server = report.Server{Target: p.TargetDesc, Transport: p.Target.Kind()}
 	if p.Has(Conformance) {

@@ -28,22 +28,7 @@ var (
 // version, schema and cross-references are all checked before a Report is
 // returned.
 func Parse(data []byte) (*Report, error) {
-	if len(data) > MaxBytes {
-		return nil, fmt.Errorf("%w: %s is more than the %s a report may have", ErrTooLarge, size(int64(len(data))), size(MaxBytes))
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // the schema validator wants json.Number
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotJSON, jsonErr(err, data))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the report at byte %d", ErrNotJSON, dec.InputOffset())
-	}
-	if err := checkVersion(doc); err != nil {
-		return nil, err
-	}
-	if err := validateSchema(doc); err != nil {
+	if err := checkBytes(data); err != nil {
 		return nil, err
 	}
 	rep := &Report{}
@@ -57,6 +42,27 @@ func Parse(data []byte) (*Report, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// checkBytes is what Parse checks of the bytes themselves: size, one JSON
+// value and nothing after it, the schema version and report.schema.json.
+func checkBytes(data []byte) error {
+	if len(data) > MaxBytes {
+		return fmt.Errorf("%w: %s is more than the %s a report may have", ErrTooLarge, size(int64(len(data))), size(MaxBytes))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // the schema validator wants json.Number
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotJSON, jsonErr(err, data))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%w: data after the report at byte %d", ErrNotJSON, dec.InputOffset())
+	}
+	if err := checkVersion(doc); err != nil {
+		return err
+	}
+	return validateSchema(doc)
 }
 
 // checkVersion looks at schemaVersion before the schema does, so a report
@@ -165,7 +171,10 @@ func Encode(w io.Writer, rep *Report) error {
 }
 
 // Marshal returns rep as it would be saved, checked against the schema: a
-// producer bug shows up here rather than in the next run's baseline.
+// producer bug shows up here rather than in the next run's baseline. The
+// exact bytes returned are what the schema judges; the cross-references
+// are checked on rep itself (Encode normalized it, as Parse would after
+// decoding), so the bytes are not decoded into a Report a second time.
 func Marshal(rep *Report) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := Encode(&buf, rep); err != nil {
@@ -174,7 +183,7 @@ func Marshal(rep *Report) ([]byte, error) {
 	if err := rep.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := Parse(buf.Bytes()); err != nil {
+	if err := checkBytes(buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("report: refusing to write an invalid report (a bug in mcp-eval): %w", err)
 	}
 	return buf.Bytes(), nil
