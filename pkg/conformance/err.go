@@ -169,15 +169,26 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		out = append(out, s)
 	}
 	if target, _, err := stateFindTarget(p); err == nil && target != nil {
+		s := errSample{what: target.Label + " without client capabilities", method: target.Method, version: version}
+		if p.Env.Transport == "http" {
+			// The repetition's request that MRTR-4 and META-4 judge too,
+			// as the server wrote it (stdio keeps no bytes of a shared
+			// answer).
+			resp, err := stateNoCapsShared(p, p.Ctx, target.Method, target.Params)
+			if r := replyOfHTTP(resp); err == nil && r != nil {
+				s.r, s.id = r, resp.ID
+				return append(out, s), nil
+			}
+		}
 		w, err := newWire(c, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
 		if err != nil {
 			return nil, err
 		}
-		r, err := sendWire(p.Ctx, c.Transport(), w)
-		if err != nil {
+		if s.r, err = sendWire(p.Ctx, c.Transport(), w); err != nil {
 			return out, &errProbeFailed{method: target.Method, err: err}
 		}
-		out = append(out, errSample{what: target.Label + " without client capabilities", method: target.Method, r: r, version: version, id: w.id()})
+		s.id = w.id()
+		out = append(out, s)
 	}
 	return out, nil
 }

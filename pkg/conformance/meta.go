@@ -267,6 +267,28 @@ var META3 = &check.Check{
 	},
 }
 
+// meta4Reply is the item sent without client capabilities: on HTTP the
+// repetition's shared request (stateNoCapsShared), as the server wrote
+// it; on stdio, which keeps no bytes of a shared answer, or when the
+// shared request got no JSON-RPC answer, a request of its own.
+func meta4Reply(j *mrtrJudge, target *stateTarget) (*reply, error) {
+	p := j.p
+	if p.Env.Transport == "http" {
+		resp, err := stateNoCapsShared(p, j.runCtx, target.Method, target.Params)
+		if p.Ctx.Err() != nil {
+			return nil, p.Ctx.Err()
+		}
+		if r := replyOfHTTP(resp); err == nil && r != nil {
+			return r, nil
+		}
+	}
+	w, err := newWire(p.Env.Client, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
+	if err != nil {
+		return nil, err
+	}
+	return sendWire(p.Ctx, p.Env.Client.Transport(), w)
+}
+
 var META4 = &check.Check{
 	ID: "META-4", Level: check.Must, Transports: check.Both, Seed: 6,
 	Spec: "basic/index.mdx §_meta; schema.ts MissingRequiredClientCapabilityError",
@@ -274,11 +296,7 @@ var META4 = &check.Check{
 	Fix:  "answer -32021 with data.requiredCapabilities naming what is missing (HTTP 400) instead of asking for input the client cannot give",
 	Run: func(p *check.Pass) error {
 		return stateEach(p, func(j *mrtrJudge, target *stateTarget) (mrtrStatus, string, *check.Evidence, error) {
-			w, err := newWire(p.Env.Client, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
-			if err != nil {
-				return mrtrNA, "", nil, err
-			}
-			r, err := sendWire(p.Ctx, p.Env.Client.Transport(), w)
+			r, err := meta4Reply(j, target)
 			if err != nil {
 				return mrtrNA, "", nil, err
 			}

@@ -85,7 +85,7 @@ var MRTR2 = &check.Check{
 	Doc:  "an InputRequiredResult has at least one of inputRequests (an object) or requestState (a string)",
 	Fix:  "send inputRequests, requestState or both with every input_required result",
 	Run: func(p *check.Pass) error {
-		return mrtrEach(p, true, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+		return mrtrEach(p, mrtrShared, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
 			m, ev := mrtrRaw(t), t.ev()
 			ir, hasIR := m["inputRequests"]
 			rs, hasRS := m["requestState"]
@@ -150,7 +150,7 @@ var MRTR3 = &check.Check{
 	Doc:  "every inputRequests value is {method, params} without jsonrpc or id, for elicitation/create, sampling/createMessage or roots/list, with unique keys",
 	Fix:  "put bare {method, params} objects under unique keys in inputRequests, no JSON-RPC envelope",
 	Run: func(p *check.Pass) error {
-		return mrtrEach(p, true, mrtr3Judge)
+		return mrtrEach(p, mrtrShared, mrtr3Judge)
 	},
 }
 
@@ -269,12 +269,11 @@ var MRTR4 = &check.Check{
 	Doc:  "a server asks only for input the request's clientCapabilities declare; without them it answers -32021 or goes on without asking",
 	Fix:  "read this request's clientCapabilities before asking; return -32021 when a needed capability is missing",
 	Run: func(p *check.Pass) error {
-		return mrtrEach(p, true, mrtr4Judge)
+		return mrtrEach(p, mrtrShared, mrtr4Judge)
 	},
 }
 
 func mrtr4Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
-	p := j.p
 	st := mrtrOK
 	var declared map[string]json.RawMessage
 	_ = json.Unmarshal(mrtrCaps, &declared)
@@ -292,7 +291,7 @@ func mrtr4Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 			}
 		}
 	}
-	res, err := mrtrSend(p, t.method, t.params, json.RawMessage(`{}`))
+	res, err := mrtr4NoCaps(j, t)
 	if err != nil {
 		if rpc, ok := mrtrRPC(err); ok {
 			ev := check.FromResponse(rpc.Response)
@@ -323,13 +322,31 @@ func mrtr4Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	return st, fmt.Sprintf("%s with clientCapabilities {} asked for nothing it may not", t.label()), ev, nil
 }
 
+// mrtr4NoCaps is the item sent with clientCapabilities {}: the
+// repetition's shared request (stateNoCapsShared), read as CallTool,
+// ReadResource and GetPrompt read it. A -32020 on a tools/call is sent
+// again by CallTool, which re-lists the tools first.
+func mrtr4NoCaps(j *mrtrJudge, t *mrtrTarget) (*mcpclient.Result, error) {
+	p := j.p
+	resp, err := stateNoCapsShared(p, j.runCtx, t.method, t.params)
+	if p.Ctx.Err() != nil {
+		return nil, p.Ctx.Err()
+	}
+	if t.method == "tools/call" && err == nil && resp.Error != nil && resp.Error.Code == jsonrpc.CodeHeaderMismatch {
+		return mrtrSend(p, t.method, t.params, stateNoCaps)
+	}
+	return mcpclient.ResultOf(t.method, resp, err)
+}
+
 var MRTR5 = &check.Check{
 	ID: "MRTR-5", Level: check.Must, Transports: check.Both,
 	Spec: "basic/patterns/mrtr.mdx §Retrying; server/tools.mdx §Input Required Tool Results",
 	Doc:  "a retry under a new id with inputResponses and the exact requestState is answered with complete or another input_required, not an error",
 	Fix:  "accept the retry: read inputResponses and the echoed requestState and finish (or ask again)",
 	Run: func(p *check.Pass) error {
-		return mrtrEach(p, true, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+		// The one check that retries the repetition's shared answer with
+		// its real requestState (mrtrAgainShared).
+		return mrtrEach(p, mrtrShared, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
 			if t.first.InputRequired == nil {
 				return mrtrNA, fmt.Sprintf("%s: the input_required result is malformed (MRTR-2, MRTR-3 report it)", t.label()), nil, nil
 			}
@@ -363,7 +380,7 @@ var MRTR6 = &check.Check{
 	Doc:  "a retry that lacks the requested inputResponses gets a new input_required, not an error; unknown extra keys are ignored",
 	Fix:  "ask again (input_required) when answers are missing, and ignore inputResponses keys you did not ask for",
 	Run: func(p *check.Pass) error {
-		return mrtrEach(p, true, mrtr6Judge)
+		return mrtrEach(p, mrtrOwn, mrtr6Judge)
 	},
 }
 
@@ -422,19 +439,28 @@ var MRTR7 = &check.Check{
 	Run: func(p *check.Pass) error {
 		// Every item that carries a requestState is tampered with; the
 		// items without one have nothing to protect.
-		return mrtrEach(p, true, mrtr7Judge)
+		return mrtrEach(p, mrtrShared, mrtr7Judge)
 	},
 }
 
+// mrtr7Judge judges the repetition's shared answer (mrtrShared) only for
+// whether it has a requestState; the state it tampers with is from an
+// answer of its own, so that a server that revokes a flow on a state that
+// fails verification does not fail MRTR-5's retry of the shared one.
 func mrtr7Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
 	p := j.p
-	if t.first.InputRequired == nil || t.first.InputRequired.RequestState == nil {
-		return mrtrNA, fmt.Sprintf("%s: the input_required result has no requestState to tamper with", t.label()), nil, nil
+	state, why := mrtrStateOf(t)
+	if why != "" {
+		return mrtrNA, why, nil, nil
 	}
-	var state string
-	if json.Unmarshal(t.first.InputRequired.RequestState, &state) != nil {
-		return mrtrNA, fmt.Sprintf("%s: requestState is not a string (MRTR-2 reports it)", t.label()), nil, nil
+	own, note, err := mrtrAgain(p, t)
+	if own == nil {
+		return mrtrNA, note, nil, err
 	}
+	if state, why = mrtrStateOf(own); why != "" {
+		return mrtrNA, why, nil, nil
+	}
+	t = own
 	tampered, _ := json.Marshal(mrtrTamper(state))
 	resp, err := mrtrRetry(p, t, mrtrAnswers(t.first.InputRequired.InputRequests), tampered)
 	if err != nil {
@@ -474,6 +500,19 @@ func mrtr7Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 	return mrtrBad, "", nil, nil
 }
 
+// mrtrStateOf is the input_required answer's requestState, or why there
+// is none to tamper with.
+func mrtrStateOf(t *mrtrTarget) (string, string) {
+	if t.first.InputRequired == nil || t.first.InputRequired.RequestState == nil {
+		return "", fmt.Sprintf("%s: the input_required result has no requestState to tamper with", t.label())
+	}
+	var state string
+	if json.Unmarshal(t.first.InputRequired.RequestState, &state) != nil {
+		return "", fmt.Sprintf("%s: requestState is not a string (MRTR-2 reports it)", t.label())
+	}
+	return state, ""
+}
+
 var MRTR8 = &check.Check{
 	ID: "MRTR-8", Level: check.Must, Transports: check.HTTP,
 	Spec: "SEP-2322 §Protocol Requirements for Ephemeral Workflow; basic/transports/streamable-http.mdx §Sending Messages",
@@ -484,7 +523,7 @@ var MRTR8 = &check.Check{
 			p.Skipf("not a Streamable HTTP server")
 			return nil
 		}
-		return mrtrEach(p, false, mrtr8Judge)
+		return mrtrEach(p, mrtrSearched, mrtr8Judge)
 	},
 }
 
@@ -550,7 +589,7 @@ var MRTR9 = &check.Check{
 	Doc:  "requestState is opaque to the client, interim results carry no caching hints, and an elicitation without mode is form mode",
 	Fix:  "leave ttlMs and cacheScope off input_required results",
 	Run: func(p *check.Pass) error {
-		return mrtrEach(p, false, mrtr9Judge)
+		return mrtrEach(p, mrtrSearched, mrtr9Judge)
 	},
 }
 

@@ -240,7 +240,10 @@ const (
 // wait until their item is judged to the end, so that an item cut short by
 // the judging deadline reports nothing.
 type mrtrJudge struct {
-	p          *check.Pass
+	p *check.Pass
+	// runCtx is the run's context, for the requests a judge shares
+	// (mrtrShare): p.Ctx may be the check's judging deadline.
+	runCtx     context.Context
 	badItems   int
 	suppressed int
 	pending    []func()
@@ -282,12 +285,30 @@ func (j *mrtrJudge) settle(keep bool) {
 // the rule does not apply) and ev its evidence.
 type mrtrJudgeFunc func(j *mrtrJudge, t *mrtrTarget) (st mrtrStatus, ok string, ev *check.Evidence, err error)
 
+// mrtrFirst is which input_required answer of an item a check judges.
+type mrtrFirst int
+
+const (
+	// mrtrSearched: the search's answer. For the checks that send a
+	// request of their own built from the item's params (MRTR-8, META-3,
+	// META-4, STATE-2, CACHE-2) or only read (MRTR-9, which reads the one
+	// answer no other check retries).
+	mrtrSearched mrtrFirst = iota
+	// mrtrShared: the item sent again once per repetition, the answer
+	// shared by the checks of that repetition (mrtrAgainShared).
+	mrtrShared
+	// mrtrOwn: the item sent again by this check alone, for a check whose
+	// retries use the requestState and may spend it (MRTR-6).
+	mrtrOwn
+)
+
 // mrtrEach runs judge over every item the search found, within the
 // judging deadline, and sums up: one pass line naming the items judged,
-// or, after findings, a detail saying what was not judged. With fresh,
-// each item is first sent again, so that this run judges an
-// input_required answer of its own (a requestState may be single-use).
-func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
+// or, after findings, a detail saying what was not judged. first says
+// which input_required answer each item is judged on: a repetition judges
+// an answer of its own, sent again, and a requestState may be single-use,
+// so a check that spends it must not judge an answer another check spends.
+func mrtrEach(p *check.Pass, first mrtrFirst, judge mrtrJudgeFunc) error {
 	f := mrtrSearch(p)
 	if f.err != nil {
 		return f.err
@@ -296,15 +317,15 @@ func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
 		mrtrSkipNone(p, f)
 		return nil
 	}
-	j := &mrtrJudge{p: p}
+	// The first item is judged under the run's context; the others under
+	// the judging deadline, and one it cuts short counts as not judged.
+	runCtx := p.Ctx
+	j := &mrtrJudge{p: p, runCtx: runCtx}
 	var judged, bad []string
 	var notes []string
 	var okEv *check.Evidence
 	var okLine string
 	unjudged := 0
-	// The first item is judged under the run's context; the others under
-	// the judging deadline, and one it cuts short counts as not judged.
-	runCtx := p.Ctx
 	defer func() { p.Ctx = runCtx }()
 	by := f.judgeBy
 	if share := time.Now().Add(f.window / mrtrJudgeShares); share.Before(by) {
@@ -328,7 +349,10 @@ func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
 			err      error
 			sameItem = t
 		)
-		if fresh {
+		switch first {
+		case mrtrShared:
+			t, line, err = mrtrAgainShared(p, runCtx, t)
+		case mrtrOwn:
 			t, line, err = mrtrAgain(p, t)
 		}
 		if err == nil && t != nil {
@@ -390,7 +414,11 @@ func mrtrEach(p *check.Pass, fresh bool, judge mrtrJudgeFunc) error {
 // mrtrAgain sends an item found by the search once more; nil with a note
 // when it no longer asks for input.
 func mrtrAgain(p *check.Pass, t *mrtrTarget) (*mrtrTarget, string, error) {
-	res, err := mrtrSend(p, t.method, t.params, mrtrCaps)
+	return mrtrAgainCtx(p.Ctx, p, t)
+}
+
+func mrtrAgainCtx(ctx context.Context, p *check.Pass, t *mrtrTarget) (*mrtrTarget, string, error) {
+	res, err := mrtrSendCtx(ctx, p, t.method, t.params, mrtrCaps)
 	if err != nil && schemaTransportErr(err) {
 		return nil, "", err
 	}
@@ -404,6 +432,77 @@ func mrtrAgain(p *check.Pass, t *mrtrTarget) (*mrtrTarget, string, error) {
 	c := *t
 	c.first = res
 	return &c, "", nil
+}
+
+// mrtrFirstKey is the Memo key of one repetition's shared re-send of an
+// item the search found (its *mrtrTarget, the same in every repetition).
+type mrtrFirstKey struct {
+	run int
+	t   *mrtrTarget
+}
+
+// mrtrFirstAnswer is what mrtrAgain gave for a shared re-send.
+type mrtrFirstAnswer struct {
+	t    *mrtrTarget
+	note string
+	err  error
+}
+
+// mrtrAgainShared is mrtrAgain sent once per repetition and item, its
+// answer judged by every check of that repetition that asks (mrtrShared):
+// MRTR-2 and MRTR-3 only read it; MRTR-4 reads it and then sends a new
+// request with clientCapabilities {}, which starts no retry of it; MRTR-7
+// reads whether it has a requestState and tampers with an answer of its
+// own (a server may revoke a flow whose state failed verification, which
+// must not fail another check's retry); MRTR-5 alone retries it with its
+// real requestState. One consumer only: a single-use requestState spent by
+// one check would make a second one's retry fail (or pass) by which came
+// first. MRTR-6 spends the state twice and keeps its own re-send.
+//
+// The checks of a repetition run concurrently: the shared *mrtrTarget and
+// its Result are read, never changed (mrtrRetry and Client.Continue copy
+// the params).
+func mrtrAgainShared(p *check.Pass, runCtx context.Context, t *mrtrTarget) (*mrtrTarget, string, error) {
+	v, err := mrtrShare(p, runCtx, mrtrFirstKey{p.Run, t}, func(ctx context.Context) any {
+		var a mrtrFirstAnswer
+		a.t, a.note, a.err = mrtrAgainCtx(ctx, p, t)
+		return a
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	a := v.(mrtrFirstAnswer)
+	return a.t, a.note, a.err
+}
+
+// mrtrSharedReq is a request one repetition's checks share; done closes when
+// fetch returned v.
+type mrtrSharedReq struct {
+	done chan struct{}
+	v    any
+}
+
+// mrtrShare runs fetch once per key (Env.Memo) for every check that asks.
+// fetch runs under the run's context (runCtx), not the asking check's
+// judging deadline, whose end must not cut the answer the others wait
+// for; each check waits under its own p.Ctx, so a check whose share of the
+// judging window ends stops waiting and counts the item as not judged, as
+// when it sent the request itself (the error is p.Ctx's).
+func mrtrShare(p *check.Pass, runCtx context.Context, key any, fetch func(ctx context.Context) any) (any, error) {
+	s := p.Env.Memo.Do(key, func() any {
+		s := &mrtrSharedReq{done: make(chan struct{})}
+		go func() {
+			defer close(s.done)
+			s.v = fetch(runCtx)
+		}()
+		return s
+	}).(*mrtrSharedReq)
+	select {
+	case <-s.done:
+		return s.v, nil
+	case <-p.Ctx.Done():
+		return nil, p.Ctx.Err()
+	}
 }
 
 // mrtrCoverage says what the search and the judging left out, "" when

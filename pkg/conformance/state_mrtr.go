@@ -63,7 +63,7 @@ type stateJudgeFunc func(j *mrtrJudge, t *stateTarget) (mrtrStatus, string, *che
 // stateEach judges every item the MRTR search found, within the judging
 // deadline (mrtrEach).
 func stateEach(p *check.Pass, judge stateJudgeFunc) error {
-	return mrtrEach(p, false, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
+	return mrtrEach(p, mrtrSearched, func(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidence, error) {
 		return judge(j, stateTargetOf(t))
 	})
 }
@@ -116,6 +116,45 @@ func stateAskShared(p *check.Pass, t *stateTarget) (*mcpclient.Response, string,
 		return nil, "", fmt.Errorf("%s: the shared request failed (a harness bug: see the check that sent it)", t.Label)
 	}
 	return v.resp, v.note, v.err
+}
+
+// stateNoCapsKey is the Memo key of one repetition's request of an item
+// with no client capabilities declared.
+type stateNoCapsKey struct {
+	run            int
+	method, params string
+}
+
+type stateNoCapsAnswer struct {
+	resp *mcpclient.Response
+	err  error
+}
+
+// stateNoCapsShared sends an item that asks for input with
+// clientCapabilities {} once per repetition, on the shared client, for
+// the checks that only read the answer: MRTR-4 (what a server asks for
+// when nothing is declared), META-4 (-32021 and its HTTP status, from the
+// bytes the server wrote: replyOfHTTP) and, for the first item, the error
+// sweep (errProvoke). None retries the answer, and the request starts a
+// flow of its own, so reading it together changes nothing any of them
+// judges. META-3 sends its own: its rule is about this request right after
+// the same request with capabilities. runCtx is the run's context (the
+// asking check's p.Ctx may be its judging deadline: mrtrShare). The
+// response is shared: read it only.
+func stateNoCapsShared(p *check.Pass, runCtx context.Context, method string, params map[string]any) (*mcpclient.Response, error) {
+	b, err := json.Marshal(params)
+	if err != nil || p.Env.Memo == nil || runCtx == nil {
+		return p.Env.Client.Do(p.Ctx, method, params, mcpclient.WithCapabilities(stateNoCaps))
+	}
+	v, err := mrtrShare(p, runCtx, stateNoCapsKey{p.Run, method, string(b)}, func(ctx context.Context) any {
+		resp, err := p.Env.Client.Do(ctx, method, params, mcpclient.WithCapabilities(stateNoCaps))
+		return stateNoCapsAnswer{resp, err}
+	})
+	if err != nil {
+		return nil, err
+	}
+	a := v.(stateNoCapsAnswer)
+	return a.resp, a.err
 }
 
 // stateSend sends the target with the given capabilities on c.
