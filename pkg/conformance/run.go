@@ -211,9 +211,29 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		env.CallTools[n] = true
 	}
 	if target.Kind() == "http" {
-		lists := &repConns{open: func() (*mcpclient.Client, error) { return openTwin(ctx) }}
-		defer lists.close()
-		env.Lists = lists.get
+		// One connection per repetition for its lists (Env.Lists), opened
+		// when first asked for and closed when the run ends.
+		var mu sync.Mutex
+		var opened []*mcpclient.Client
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range opened {
+				c.Close()
+			}
+		}()
+		env.Lists = func(run int) (*mcpclient.Client, error) {
+			v, _ := memo.Do(repListsKey{run}, func() any {
+				c, err := openTwin(ctx)
+				if c != nil {
+					mu.Lock()
+					opened = append(opened, c)
+					mu.Unlock()
+				}
+				return repConn{c, err}
+			}).(repConn)
+			return v.c, v.err
+		}
 	}
 	switch t := tr.(type) {
 	case *transport.HTTPTransport:
@@ -324,43 +344,12 @@ func probeWrongID(c *mcpclient.Client) bool {
 	return d != nil && d.Exchange != nil && d.Exchange.Response != nil && !jsonrpc.SameID(d.Exchange.Response.ID, d.ID)
 }
 
-// repConns are the connections the repetitions walk their lists on
-// (check.Env.Lists), one per repetition, opened when first asked for and
-// closed when the run ends: on HTTP that walk is also the fresh
-// connection's that TOOL-2, RSRC-1 and PROMPT-1 judge.
-type repConns struct {
-	open  func() (*mcpclient.Client, error)
-	mu    sync.Mutex
-	conns map[int]*repConn
-}
+// repListsKey names the connection repetition run walks its lists on
+// (check.Env.Lists) in the run's Memo: on HTTP that walk is also the
+// fresh connection's that TOOL-2, RSRC-1 and PROMPT-1 judge.
+type repListsKey struct{ run int }
 
 type repConn struct {
-	once sync.Once
-	c    *mcpclient.Client
-	err  error
-}
-
-func (r *repConns) get(run int) (*mcpclient.Client, error) {
-	r.mu.Lock()
-	if r.conns == nil {
-		r.conns = map[int]*repConn{}
-	}
-	rc := r.conns[run]
-	if rc == nil {
-		rc = &repConn{}
-		r.conns[run] = rc
-	}
-	r.mu.Unlock()
-	rc.once.Do(func() { rc.c, rc.err = r.open() })
-	return rc.c, rc.err
-}
-
-func (r *repConns) close() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rc := range r.conns {
-		if rc.c != nil {
-			rc.c.Close()
-		}
-	}
+	c   *mcpclient.Client
+	err error
 }
