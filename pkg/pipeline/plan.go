@@ -53,7 +53,7 @@ const (
 	DefaultRequestTimeout   = 30 * time.Second
 	DefaultProbeTimeout     = 5 * time.Second
 	DefaultConformanceRuns  = 5
-	DefaultConformanceLanes = 8
+	DefaultConformanceLanes = 16 // check.Options.Concurrency says why
 )
 
 // Env is the world a run sees: the harness's environment, its streams and
