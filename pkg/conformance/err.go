@@ -77,8 +77,10 @@ func errSamples(p *check.Pass) ([]errSample, error) {
 // unknown method, tool, resource and prompt, a bogus cursor, an unsupported
 // version, a missing _meta field, an unknown log level, and, when a request
 // asks for input, the same request without client capabilities. The
-// unknown method and resource go under a string id, the unknown tool and
-// prompt under an integer one, for RPC-2 to judge both kinds echoed.
+// unknown method goes under a string id and the unknown tool under an
+// integer one, for RPC-2 to judge both kinds echoed (on stdio the resource
+// and the prompt too; on HTTP they are the repetition's observations,
+// under the client's own ids).
 func errProvoke(p *check.Pass) ([]errSample, error) {
 	f := p.Env.Facts
 	c := p.Env.Client
@@ -87,7 +89,6 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		what, method string
 		params       map[string]any
 		opts         []mcpclient.CallOption
-		edit         func(w *wire)
 		id           json.RawMessage
 		rpc2         bool
 		// shared is the same request as other checks of the repetition
@@ -150,9 +151,6 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 			return nil, err
 		}
 		s := errSample{what: pr.what, method: pr.method, version: version, rpc2: pr.rpc2}
-		if pr.edit != nil {
-			pr.edit(w)
-		}
 		if pr.id != nil {
 			w.setID(pr.id)
 		}
