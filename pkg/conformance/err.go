@@ -92,8 +92,10 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		id           json.RawMessage
 		rpc2         bool
 		// shared is the same request as other checks of the repetition
-		// send it (VER's, META's): its answer is judged here too, not
-		// asked again.
+		// send it (VER's, META's, MRTR's): its answer is judged here too,
+		// not asked again. A nil reply with a nil error means no shared
+		// answer can be judged here (stdio keeps no bytes of one): the
+		// sweep sends the request itself.
 		shared func() (*reply, error)
 	}
 	probes := []probe{{what: errWhatMethod, method: errUnknownMethod, id: wireStringID(false), rpc2: true}}
@@ -134,6 +136,21 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		last := methods[len(methods)-1]
 		probes = append(probes, probe{what: "no clientCapabilities in _meta", method: last, shared: func() (*reply, error) { return metaSendMissing(p, c, last, 1) }})
 	}
+	if target, _, err := stateFindTarget(p); err == nil && target != nil {
+		pr := probe{what: target.Label + " without client capabilities", method: target.Method, params: target.Params, opts: []mcpclient.CallOption{mcpclient.WithCapabilities(stateNoCaps)}}
+		if p.Env.Transport == "http" {
+			// The repetition's request that MRTR-4 and META-4 judge too,
+			// as the server wrote it.
+			pr.shared = func() (*reply, error) {
+				resp, err := stateNoCapsShared(p, p.Ctx, target.Method, target.Params)
+				if r := replyOfHTTP(resp); err == nil && r != nil {
+					return r, nil
+				}
+				return nil, nil
+			}
+		}
+		probes = append(probes, pr)
+	}
 	var out []errSample
 	for _, pr := range probes {
 		if pr.shared != nil {
@@ -141,10 +158,12 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 			if err != nil {
 				return out, &errProbeFailed{method: pr.method, rpc2: pr.rpc2, err: err}
 			}
-			s := errSampleOf(pr.what, pr.method, version, r)
-			s.rpc2 = pr.rpc2
-			out = append(out, s)
-			continue
+			if r != nil {
+				s := errSampleOf(pr.what, pr.method, version, r)
+				s.rpc2 = pr.rpc2
+				out = append(out, s)
+				continue
+			}
 		}
 		w, err := newWire(c, pr.method, pr.params, pr.opts...)
 		if err != nil {
@@ -164,28 +183,6 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 			// need only that (RPC-1, RPC-2).
 			return out, &errProbeFailed{method: pr.method, rpc2: pr.rpc2, err: err}
 		}
-		out = append(out, s)
-	}
-	if target, _, err := stateFindTarget(p); err == nil && target != nil {
-		s := errSample{what: target.Label + " without client capabilities", method: target.Method, version: version}
-		if p.Env.Transport == "http" {
-			// The repetition's request that MRTR-4 and META-4 judge too,
-			// as the server wrote it (stdio keeps no bytes of a shared
-			// answer).
-			resp, err := stateNoCapsShared(p, p.Ctx, target.Method, target.Params)
-			if r := replyOfHTTP(resp); err == nil && r != nil {
-				s.r, s.id = r, resp.ID
-				return append(out, s), nil
-			}
-		}
-		w, err := newWire(c, target.Method, target.Params, mcpclient.WithCapabilities(stateNoCaps))
-		if err != nil {
-			return nil, err
-		}
-		if s.r, err = sendWire(p.Ctx, c.Transport(), w); err != nil {
-			return out, &errProbeFailed{method: target.Method, err: err}
-		}
-		s.id = w.id()
 		out = append(out, s)
 	}
 	return out, nil

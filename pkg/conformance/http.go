@@ -272,9 +272,6 @@ var HTTP5 = &check.Check{
 	},
 }
 
-// httpUnknownMethod is a method no server implements.
-const httpUnknownMethod = "mcp-eval/no-such-method"
-
 var HTTP6 = &check.Check{
 	ID: "HTTP-6", Level: check.Must, Transports: check.HTTP,
 	Spec: "basic/transports/streamable-http.mdx §Request Metadata (method not found)",
@@ -286,7 +283,7 @@ var HTTP6 = &check.Check{
 		r, err := errAnswer(p, errWhatMethod)
 		if r == nil {
 			if err == nil {
-				err = fmt.Errorf("%s: the error sweep did not send it (a harness bug)", httpUnknownMethod)
+				err = fmt.Errorf("%s: the error sweep did not send it (a harness bug)", errUnknownMethod)
 			}
 			return err
 		}
@@ -296,7 +293,7 @@ var HTTP6 = &check.Check{
 			if ok && e.Code != jsonrpc.CodeMethodNotFound {
 				at = "/error/code"
 			}
-			p.Failf(r.evidenceAt(at), "%s got %s, want HTTP 404 with error -32601", httpUnknownMethod, r.describe())
+			p.Failf(r.evidenceAt(at), "%s got %s, want HTTP 404 with error -32601", errUnknownMethod, r.describe())
 		}
 		return nil
 	},

@@ -27,6 +27,16 @@ var pageAllLists = []pageList{
 	{"prompts/list", "prompts"},
 }
 
+// pageKey is the key of method's entries ("" for a method that is no list).
+func pageKey(method string) string {
+	for _, l := range pageAllLists {
+		if l.method == method {
+			return l.key
+		}
+	}
+	return ""
+}
+
 // pageLists are the lists the server answered when the facts were gathered.
 func pageLists(f *check.Facts) []pageList {
 	errs := map[string]error{

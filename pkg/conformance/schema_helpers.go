@@ -152,13 +152,7 @@ func freshList(p *check.Pass, method string) (lr *mcpclient.ListResult, err, ope
 		if _, err := p.Env.Lists(p.Run); err != nil {
 			return nil, nil, err
 		}
-		key := ""
-		for _, l := range pageAllLists {
-			if l.method == method {
-				key = l.key
-			}
-		}
-		lr, err := p.List(method, key)
+		lr, err := p.List(method, pageKey(method))
 		return lr, err, nil
 	}
 	if p.Env.Transport == "stdio" && p.Env.Memo != nil {
@@ -204,13 +198,7 @@ func freshListOf(p *check.Pass, w *freshWalks, method string) (lr *mcpclient.Lis
 		return nil, nil, err
 	}
 	defer closeFresh()
-	key := ""
-	for _, l := range pageAllLists {
-		if l.method == method {
-			key = l.key
-		}
-	}
-	lr, err = c.List(p.Ctx, method, key)
+	lr, err = c.List(p.Ctx, method, pageKey(method))
 	return lr, err, nil
 }
 
