@@ -77,10 +77,18 @@ type Check struct {
 	Fix string
 	// Seed names the seed assertion (1-7) the check implements, 0 if none.
 	Seed int
-	// Exclusive checks run with no other check in flight: they watch for
-	// notifications that a concurrent request could cause (on stdio they
-	// cannot be told apart), or they load the server.
-	Exclusive bool
+	// Exclusive names the transports on which the check runs with no
+	// other check in flight: it judges what the shared server does
+	// between its own requests (a concurrent check's requests would read
+	// as the server's), or it loads the server. The driver runs these
+	// runs one at a time after every other run has returned.
+	Exclusive Transports
+	// Waits marks a check whose runs spend most of their time waiting
+	// (a process's turns, a stream, a quiet period, a process start), tens
+	// to hundreds of milliseconds each; the driver starts them before the
+	// others so that the waits overlap the quick checks instead of ending
+	// the run.
+	Waits bool
 	// Run performs the check once.
 	Run func(p *Pass) error
 	// Monitor, when set, also judges the rule on every exchange of the

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,7 +80,7 @@ func TestValidateRegistry(t *testing.T) {
 
 func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	n := 0
-	flaky := &Check{ID: "F-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Exclusive: true, Run: func(p *Pass) error {
+	flaky := &Check{ID: "F-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Exclusive: Both, Run: func(p *Pass) error {
 		n++ // Exclusive: runs never overlap, so this needs no lock
 		if n == 3 {
 			p.Failf(nil, "third run failed")
@@ -204,5 +205,67 @@ func TestSkipNeedsCallOnlyWithARefusedTool(t *testing.T) {
 	p.Failf(nil, "but then this")
 	if o := p.Outcome(nil); o.SkipCause != "" {
 		t.Errorf("a failure after the skip keeps its cause: %+v", o)
+	}
+}
+
+// What the driver promises about order: the runs of a check that waits
+// start before the quick ones, and a check exclusive on the transport runs
+// alone once every other run has returned, one run at a time; on a
+// transport it is not exclusive on, it runs with the others.
+func TestExecuteStartsWaitersFirstAndRunsExclusiveRunsAlone(t *testing.T) {
+	var mu sync.Mutex
+	var events []string
+	inFlight, xBeside := 0, false
+	wantAlone := true
+	log := func(id string, d time.Duration) func(p *Pass) error {
+		return func(p *Pass) error {
+			mu.Lock()
+			events = append(events, "start "+id)
+			inFlight++
+			xBeside = xBeside || id == "X-1" && inFlight > 1
+			if id == "X-1" && wantAlone && inFlight != 1 {
+				t.Errorf("X-1 run %d ran with %d runs in flight", p.Run, inFlight)
+			}
+			mu.Unlock()
+			time.Sleep(d)
+			mu.Lock()
+			inFlight--
+			events = append(events, "end "+id)
+			mu.Unlock()
+			return nil
+		}
+	}
+	quick := &Check{ID: "Q-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: log("Q-1", time.Millisecond)}
+	alone := &Check{ID: "X-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Exclusive: HTTP, Run: log("X-1", time.Millisecond)}
+	waits := &Check{ID: "W-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Waits: true, Run: log("W-1", 20*time.Millisecond)}
+	reg := Registry{Families: []Family{{"Q", "q"}, {"X", "x"}, {"W", "w"}}, Checks: []*Check{alone, quick, waits}}
+
+	// Two lanes: the waiter's five runs take them first.
+	res, err := Execute(context.Background(), reg, Env{Transport: "http"}, Options{Runs: 5, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := []string{res[0].ID, res[1].ID, res[2].ID}; !slices.Equal(ids, []string{"X-1", "Q-1", "W-1"}) {
+		t.Errorf("results in registry order: %v", ids)
+	}
+	if !slices.Equal(events[:2], []string{"start W-1", "start W-1"}) {
+		t.Errorf("the waiting check's runs start first: %v", events[:4])
+	}
+	firstAlone := slices.Index(events, "start X-1")
+	if firstAlone < 0 || slices.Contains(events[firstAlone:], "start Q-1") || slices.Contains(events[firstAlone:], "start W-1") {
+		t.Errorf("the exclusive runs come after all others: %v", events)
+	}
+	if n := strings.Count(strings.Join(events, ","), "start X-1"); n != 5 {
+		t.Errorf("X-1 ran %d times, want 5", n)
+	}
+
+	// On stdio X-1 is not exclusive: it runs beside the others (the
+	// waiter's runs are still in flight when the quick ones start).
+	events, wantAlone = nil, false
+	if _, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Runs: 5, Concurrency: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if !xBeside {
+		t.Errorf("on stdio no run of X-1 had another run in flight: %v", events)
 	}
 }

@@ -73,9 +73,22 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	located := make([][]bool, len(selected))
 	took := make([]time.Duration, len(selected))
 	var mu sync.Mutex
-	sem := make(chan struct{}, opts.Concurrency)
-	var wg sync.WaitGroup
-	var exclusive sync.RWMutex
+	run := func(i, r int) {
+		c := selected[i]
+		start := time.Now()
+		var o Outcome
+		all := false
+		if ctx.Err() != nil {
+			o = Outcome{Verdict: Errored, Message: "run cancelled: " + ctx.Err().Error()}
+		} else {
+			o, all = runOnce(ctx, c, env, r)
+		}
+		mu.Lock()
+		outcomes[i][r], located[i][r] = o, all
+		took[i] += time.Since(start)
+		mu.Unlock()
+	}
+	waits, quick, alone := schedule(selected, env.Transport, opts.Runs)
 	for i, c := range selected {
 		runs := 1
 		if c.Level == Must {
@@ -83,35 +96,22 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 		}
 		outcomes[i] = make([]Outcome, runs)
 		located[i] = make([]bool, runs)
-		for run := 0; run < runs; run++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if c.Exclusive {
-					exclusive.Lock()
-					defer exclusive.Unlock()
-				} else {
-					exclusive.RLock()
-					defer exclusive.RUnlock()
-				}
-				start := time.Now()
-				var o Outcome
-				all := false
-				if ctx.Err() != nil {
-					o = Outcome{Verdict: Errored, Message: "run cancelled: " + ctx.Err().Error()}
-				} else {
-					o, all = runOnce(ctx, c, env, run)
-				}
-				outcomes[i][run], located[i][run] = o, all
-				mu.Lock()
-				took[i] += time.Since(start)
-				mu.Unlock()
-			}()
-		}
+	}
+	sem := make(chan struct{}, opts.Concurrency)
+	var wg sync.WaitGroup
+	for _, j := range append(waits, quick...) {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			run(j.check, j.run)
+		}()
 	}
 	wg.Wait()
+	for _, j := range alone {
+		run(j.check, j.run)
+	}
 	results := make([]Result, len(selected))
 	allLocated := make([]bool, len(selected))
 	for i, c := range selected {
@@ -122,6 +122,35 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	}
 	markRepeats(results, allLocated)
 	return results, nil
+}
+
+// job is one run of one selected check.
+type job struct{ check, run int }
+
+// schedule orders the runs of the selected checks: those that mostly wait
+// first, then the rest, each in registry order (a check's runs together),
+// and apart the runs that must have the server to themselves on this
+// transport, which run one at a time once the others have returned, so
+// that no other run waits on them and nothing they leave behind reaches
+// another check.
+func schedule(selected []*Check, transport string, runs int) (waits, quick, alone []job) {
+	for i, c := range selected {
+		n := 1
+		if c.Level == Must {
+			n = runs
+		}
+		for r := range n {
+			switch j := (job{i, r}); {
+			case c.Exclusive.Has(transport):
+				alone = append(alone, j)
+			case c.Waits:
+				waits = append(waits, j)
+			default:
+				quick = append(quick, j)
+			}
+		}
+	}
+	return waits, quick, alone
 }
 
 // aggregate folds a check's runs into one result: the worst outcome is

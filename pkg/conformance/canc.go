@@ -78,9 +78,10 @@ const cancQuiet = 60 * time.Millisecond
 
 var CANC2 = &check.Check{
 	ID: "CANC-2", Level: check.Must, Transports: check.Stdio,
-	Spec: "basic/transports/stdio.mdx §Cancellation; basic/patterns/cancellation.mdx §Behavior Requirements",
-	Doc:  "after notifications/cancelled for an in-flight request, no further message for it arrives (a response already on its way is tolerated)",
-	Fix:  "stop a request when its cancellation arrives and send nothing more for it",
+	Waits: true, // a quiet period after the cancel
+	Spec:  "basic/transports/stdio.mdx §Cancellation; basic/patterns/cancellation.mdx §Behavior Requirements",
+	Doc:   "after notifications/cancelled for an in-flight request, no further message for it arrives (a response already on its way is tolerated)",
+	Fix:   "stop a request when its cancellation arrives and send nothing more for it",
 	Run: func(p *check.Pass) error {
 		es := progFindEmitters(p)
 		if es.progress == nil {

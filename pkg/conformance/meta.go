@@ -88,9 +88,10 @@ func metaSendMissing(p *check.Pass, c *mcpclient.Client, method string, variant 
 
 var META1 = &check.Check{
 	ID: "META-1", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §_meta (Per-request protocol fields); schema.json RequestMetaObject.required",
-	Doc:  "a request missing _meta protocolVersion, clientCapabilities or _meta itself gets -32602 (HTTP 400)",
-	Fix:  "reject requests without _meta protocolVersion and clientCapabilities with -32602 (and HTTP 400)",
+	Waits: true, // a process of its own (stdio)
+	Spec:  "basic/index.mdx §_meta (Per-request protocol fields); schema.json RequestMetaObject.required",
+	Doc:   "a request missing _meta protocolVersion, clientCapabilities or _meta itself gets -32602 (HTTP 400)",
+	Fix:   "reject requests without _meta protocolVersion and clientCapabilities with -32602 (and HTTP 400)",
 	Run: func(p *check.Pass) error {
 		// Some dual-era stdio servers take a request without _meta for a
 		// legacy one and switch the whole process to the legacy era, so on

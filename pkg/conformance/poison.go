@@ -26,42 +26,42 @@ const poisonSpec = "server/tools.mdx §Security Considerations; schema ToolAnnot
 // a rug pull. Only the first of them to run makes the scan; the others wait
 // for it and read its findings.
 
-var POISON1 = &check.Check{ID: "POISON-1", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON1 = &check.Check{ID: "POISON-1", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "tool names, descriptions and schemas carry no Unicode tag characters (hidden ASCII)",
 	Fix: "remove the U+E0000–U+E007F characters; they spell text only a model reads",
 	Run: poisonRule(poison.RuleTagChars)}
 
-var POISON2 = &check.Check{ID: "POISON-2", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON2 = &check.Check{ID: "POISON-2", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "tool text carries no zero-width, invisible format or control characters",
 	Fix: "remove the invisible characters shown as <U+…> in the evidence",
 	Run: poisonRule(poison.RuleInvisible)}
 
-var POISON3 = &check.Check{ID: "POISON-3", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON3 = &check.Check{ID: "POISON-3", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "tool text carries no bidirectional override, embedding or isolate controls",
 	Fix: "remove the U+202A–U+202E and U+2066–U+2069 characters",
 	Run: poisonRule(poison.RuleBidi)}
 
-var POISON4 = &check.Check{ID: "POISON-4", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON4 = &check.Check{ID: "POISON-4", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "tool text does not tell the model to ignore its instructions or pose as a system message",
 	Fix: "describe what the tool does; never address the model's instructions",
 	Run: poisonRule(poison.RuleOverride)}
 
-var POISON5 = &check.Check{ID: "POISON-5", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON5 = &check.Check{ID: "POISON-5", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "tool text does not direct the model to hide things from the user, handle secrets or change other tools",
 	Fix: "describe the tool's own behaviour and inputs only",
 	Run: poisonRule(poison.RuleDirective)}
 
-var POISON6 = &check.Check{ID: "POISON-6", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON6 = &check.Check{ID: "POISON-6", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "tool text carries no URL built to send data out",
 	Fix: "remove the URL, or link plain documentation without placeholders or query data",
 	Run: poisonRule(poison.RuleExfilURL)}
 
-var POISON7 = &check.Check{ID: "POISON-7", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON7 = &check.Check{ID: "POISON-7", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "two tools/list calls in one run describe every tool the same way",
 	Fix: "serve one tool list: a description that changes after review is a rug pull",
 	Run: poisonRule(poison.RuleDrift)}
 
-var POISON8 = &check.Check{ID: "POISON-8", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: true,
+var POISON8 = &check.Check{ID: "POISON-8", Level: check.Should, Transports: check.Both, Spec: poisonSpec, Exclusive: check.Both,
 	Doc: "tool names are ASCII and distinct once case and separators are ignored",
 	Fix: "rename the tool: look-alike names let one tool shadow another",
 	Run: poisonRule(poison.RuleConfusableName)}

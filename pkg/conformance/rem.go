@@ -133,9 +133,10 @@ func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, resp *mcpclie
 
 var REM2 = &check.Check{
 	ID: "REM-2", Level: check.Must, Transports: check.Both,
-	Spec: "basic/versioning.mdx §Backward Compatibility with Initialization-Based Versions",
-	Doc:  "initialize gets a JSON-RPC error naming the supported versions (HTTP: 400 without modern headers, 404/-32601 with them), unless the server is dual-era",
-	Fix:  "answer initialize with an error that names the supported versions, or run a full legacy session (dual-era)",
+	Waits: true, // a process of its own (stdio)
+	Spec:  "basic/versioning.mdx §Backward Compatibility with Initialization-Based Versions",
+	Doc:   "initialize gets a JSON-RPC error naming the supported versions (HTTP: 400 without modern headers, 404/-32601 with them), unless the server is dual-era",
+	Fix:   "answer initialize with an error that names the supported versions, or run a full legacy session (dual-era)",
 	Run: func(p *check.Pass) error {
 		side, err := legacySideOf(p)
 		if err != nil {
@@ -256,9 +257,10 @@ func stdioFenced(ctx context.Context, c *mcpclient.Client, lines [][]byte, quiet
 
 var REM3 = &check.Check{
 	ID: "REM-3", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §Notifications; basic/transports/streamable-http.mdx §Sending Messages",
-	Doc:  "legacy client notifications (notifications/initialized, notifications/roots/list_changed) never get a JSON-RPC response (HTTP: 202 or a 4xx status)",
-	Fix:  "ignore notifications/initialized and notifications/roots/list_changed (HTTP: 202 or a 4xx without a result)",
+	Waits: true, // a process of its own (stdio)
+	Spec:  "basic/index.mdx §Notifications; basic/transports/streamable-http.mdx §Sending Messages",
+	Doc:   "legacy client notifications (notifications/initialized, notifications/roots/list_changed) never get a JSON-RPC response (HTTP: 202 or a 4xx status)",
+	Fix:   "ignore notifications/initialized and notifications/roots/list_changed (HTTP: 202 or a 4xx without a result)",
 	Run: func(p *check.Pass) error {
 		if p.Env.Transport == "http" {
 			// Each notification once per run, the rule N times

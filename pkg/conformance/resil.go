@@ -28,7 +28,7 @@ var resilFamily = family{name: "RESIL", title: "resilience",
 // does not fail conformance. It runs alone (Exclusive) so that no check in
 // flight shares the server with its drops and fails for them.
 var RESIL1 = &check.Check{
-	ID: "RESIL-1", Level: check.Should, Transports: check.HTTP, Exclusive: true,
+	ID: "RESIL-1", Level: check.Should, Transports: check.HTTP, Exclusive: check.HTTP,
 	Spec: "basic/transports/streamable-http.mdx §Cancellation (closing the response stream cancels that request only)",
 	Doc:  "the server keeps answering after a client drops a request mid-stream",
 	Fix:  "release what a request holds (locks, workers, state) when its stream closes, and keep serving others",

@@ -233,9 +233,10 @@ func rpcNotificationMethod(b []byte) string {
 
 var RPC3 = &check.Check{
 	ID: "RPC-3", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §Notifications; basic/patterns/cancellation.mdx §Error Handling",
-	Doc:  "a client notification gets no JSON-RPC response",
-	Fix:  "never answer a message without an id; ignore unknown notifications and invalid cancellations",
+	Waits: true, // a process of its own, and a quiet period after the notifications
+	Spec:  "basic/index.mdx §Notifications; basic/patterns/cancellation.mdx §Error Handling",
+	Doc:   "a client notification gets no JSON-RPC response",
+	Fix:   "never answer a message without an id; ignore unknown notifications and invalid cancellations",
 	Run: func(p *check.Pass) error {
 		if p.Env.Transport == "http" {
 			return rpc3HTTP(p)
@@ -483,9 +484,10 @@ var RPC4 = &check.Check{
 
 var RPC5 = &check.Check{
 	ID: "RPC-5", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
-	Doc:  "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",
-	Fix:  "answer invalid JSON with -32700 and invalid request objects with -32600, and keep serving",
+	Waits: true, // a process of its own
+	Spec:  "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
+	Doc:   "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",
+	Fix:   "answer invalid JSON with -32700 and invalid request objects with -32600, and keep serving",
 	Run: func(p *check.Pass) error {
 		id := wireStringID(false)
 		parseErr := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":`)

@@ -15,9 +15,10 @@ var stateFamily = family{name: "STATE", title: "statelessness", checks: []*check
 
 var STATE1 = &check.Check{
 	ID: "STATE-1", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §Statelessness",
-	Doc:  "the server does not take the version or capabilities from earlier requests on the connection",
-	Fix:  "judge every request on its own _meta; carry cross-request state only in explicit ids the client sends",
+	Waits: true, // a process of its own (stdio)
+	Spec:  "basic/index.mdx §Statelessness",
+	Doc:   "the server does not take the version or capabilities from earlier requests on the connection",
+	Fix:   "judge every request on its own _meta; carry cross-request state only in explicit ids the client sends",
 	Run: func(p *check.Pass) error {
 		// One connection: a new stdio process, or the shared keep-alive HTTP
 		// connection. A complete request first, then the same request

@@ -173,9 +173,10 @@ const stdioBusyWait = 5 * time.Second
 
 var STDIO5 = &check.Check{
 	ID: "STDIO-5", Level: check.Must, Transports: check.Stdio,
-	Spec: "basic/transports/stdio.mdx; basic/index.mdx §Statelessness",
-	Doc:  "the server handles interleaved, unrelated requests in one process and correlates progress by progressToken",
-	Fix:  "serve requests independently on one stdio stream and echo each request's progressToken",
+	Waits: true, // a streaming call and the server's answers during it
+	Spec:  "basic/transports/stdio.mdx; basic/index.mdx §Statelessness",
+	Doc:   "the server handles interleaved, unrelated requests in one process and correlates progress by progressToken",
+	Fix:   "serve requests independently on one stdio stream and echo each request's progressToken",
 	Run: func(p *check.Pass) error {
 		es := progFindEmitters(p)
 		ctx, cancel := context.WithTimeout(p.Ctx, 30*time.Second)

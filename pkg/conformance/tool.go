@@ -90,9 +90,10 @@ var TOOL1 = &check.Check{
 
 var TOOL2 = &check.Check{
 	ID: "TOOL-2", Level: check.Must, Transports: check.Both,
-	Spec: "server/tools.mdx §Listing Tools; SEP-2567 §Session-independent list endpoints",
-	Doc:  "the tool set does not vary per connection or as a side effect of other requests",
-	Fix:  "serve the same tools/list to every connection, whatever was called before (it may depend only on authorization)",
+	Waits: true, // the list walk on another connection
+	Spec:  "server/tools.mdx §Listing Tools; SEP-2567 §Session-independent list endpoints",
+	Doc:   "the tool set does not vary per connection or as a side effect of other requests",
+	Fix:   "serve the same tools/list to every connection, whatever was called before (it may depend only on authorization)",
 	Run: func(p *check.Pass) error {
 		if !toolServed(p.Env.Facts) {
 			p.Skipf(toolNotServed)

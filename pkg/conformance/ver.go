@@ -142,9 +142,11 @@ var VER3 = &check.Check{
 	Spec: "basic/versioning.mdx §Overview; basic/index.mdx §Statelessness",
 	Doc:  "each request is accepted or rejected on its own: supported, unsupported, then supported again on one connection",
 	Fix:  "keep no version state between requests; judge each request's own protocolVersion",
-	// Alone: a server that keeps version state would otherwise be judged
-	// on what other checks' requests left behind, differently each run.
-	Exclusive: true,
+	// Alone on HTTP, where it shares the server's connection: a server
+	// that keeps version state would otherwise be judged on what other
+	// checks' requests left behind, differently each run. On stdio its
+	// process is its own, so no other check's request reaches it.
+	Exclusive: check.HTTP, Waits: true,
 	Run: func(p *check.Pass) error {
 		// One connection: a new stdio process (its state is the server's
 		// own); on HTTP the shared keep-alive connection.
