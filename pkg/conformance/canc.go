@@ -78,7 +78,7 @@ const cancQuiet = 60 * time.Millisecond
 
 var CANC2 = &check.Check{
 	ID: "CANC-2", Level: check.Must, Transports: check.Stdio,
-	Waits: true, // a quiet period after the cancel
+	Waits: true, // a turn on the quiet process, and a quiet period after the cancel
 	Spec:  "basic/transports/stdio.mdx §Cancellation; basic/patterns/cancellation.mdx §Behavior Requirements",
 	Doc:   "after notifications/cancelled for an in-flight request, no further message for it arrives (a response already on its way is tolerated)",
 	Fix:   "stop a request when its cancellation arrives and send nothing more for it",
@@ -88,7 +88,7 @@ var CANC2 = &check.Check{
 			progSkipNoEmitter(p, es, "notifications/progress (nothing stays in flight long enough to cancel)")
 			return nil
 		}
-		c, closeFn, err := p.Env.Fresh(p.Ctx)
+		c, closeFn, err := quietTurn(p)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ var CANC2 = &check.Check{
 				}
 				break started
 			case <-wctx.Done():
-				p.Skipf("tool %s sent no progress within 10s on a fresh process", es.progress.Tool.Name)
+				p.Skipf("tool %s sent no progress within 10s", es.progress.Tool.Name)
 				return nil
 			}
 		}

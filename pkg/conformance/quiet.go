@@ -15,8 +15,10 @@ import (
 // the checks needing nothing else in flight take turns on, one at a time,
 // instead of one process each. They are the checks that judge
 // notifications a stdio stream cannot attribute (LOG-1, LOG-2, PROG-1: a
-// log message carries no request id) and the list walk that TOOL-2,
-// RSRC-1 and PROMPT-1 compare across processes (freshList).
+// log message carries no request id), those that judge lines written
+// outside any request of theirs (RPC-3: a response to a notification;
+// CANC-2: a message for a request it has cancelled), and the list walk
+// that TOOL-2, RSRC-1 and PROMPT-1 compare across processes (freshList).
 //
 // Why sharing cannot disturb them:
 //   - The list walk is the first thing asked of the process, when it is
@@ -32,15 +34,21 @@ import (
 //     of its own stops watching after the same fence and quiet. What a
 //     server sends even later than that for a request it has answered
 //     breaks the rules those checks judge anyway (no log or progress after
-//     the final response).
+//     the final response, nothing after a cancellation); a process that
+//     keeps writing for a second after a turn is not shared any further.
+//     Only one line written alone, after 30 ms of silence, can reach the
+//     next turn, and that check may then report it.
 //   - The requests of these checks are plain requests with complete _meta
 //     (no malformed input, no version or capability variants, no
-//     cancellation, no initialize): nothing a turn sends changes what a
-//     conformant server answers the next. (A server that keeps the
-//     logLevel of an earlier request and logs for a later one without it
-//     breaks LOG-1's rule; on a shared process LOG-1 may see it, in the
-//     repetitions where LOG-2's turn came first, and is then flaky with
-//     its counts.)
+//     initialize), one cancellation of a request of the turn's own
+//     (CANC-2), an invalid cancellation and an unknown notification
+//     (RPC-3): nothing a turn sends changes what a conformant server
+//     answers the next (a cancellation ends that request only; a
+//     notification the server cannot act on is ignored). (A server that
+//     keeps the logLevel of an earlier request and logs for a later one
+//     without it breaks LOG-1's rule; on a shared process LOG-1 may see
+//     it, in the repetitions where LOG-2's turn came first, and is then
+//     flaky with its counts.)
 //   - A process that exited or stopped answering during a turn is not
 //     handed to the next turn: it is closed and the next turn gets a new
 //     one, so one turn's crash is not reported by another check.
