@@ -78,7 +78,7 @@ const cancQuiet = 60 * time.Millisecond
 
 var CANC2 = &check.Check{
 	ID: "CANC-2", Level: check.Must, Transports: check.Stdio,
-	Waits: true, // a turn on the quiet process, and a quiet period after the cancel
+	Waits: true, // a turn on a quiet process, and a quiet period after the cancel
 	Spec:  "basic/transports/stdio.mdx §Cancellation; basic/patterns/cancellation.mdx §Behavior Requirements",
 	Doc:   "after notifications/cancelled for an in-flight request, no further message for it arrives (a response already on its way is tolerated)",
 	Fix:   "stop a request when its cancellation arrives and send nothing more for it",

@@ -41,7 +41,7 @@ func logTool(p *check.Pass) *progEmitter {
 
 var LOG1 = &check.Check{
 	ID: "LOG-1", Level: check.Must, Transports: check.Both,
-	Waits:   true, // its observations take turns on the repetition's quiet process
+	Waits:   true, // its observations are turns on the repetition's quiet processes
 	Spec:    "server/utilities/logging.mdx §Log Messages; schema.ts RequestMetaObject.logLevel",
 	Doc:     "no notifications/message for a request without _meta logLevel",
 	Fix:     "send log notifications only for requests that set _meta[\"io.modelcontextprotocol/logLevel\"]",
@@ -70,7 +70,7 @@ var LOG1 = &check.Check{
 
 var LOG2 = &check.Check{
 	ID: "LOG-2", Level: check.Must, Transports: check.Both,
-	Waits: true, // its observations take turns on the repetition's quiet process
+	Waits: true, // its observations are turns on the repetition's quiet processes
 	Spec:  "server/utilities/logging.mdx §Log Levels, §Log Messages",
 	Doc:   "with logLevel L, every notifications/message is at level L or above and comes before the request's final response",
 	Fix:   "filter log notifications by the request's logLevel and send them before its response",

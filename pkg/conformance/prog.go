@@ -18,7 +18,7 @@ const progToken = 424242
 
 var PROG1 = &check.Check{
 	ID: "PROG-1", Level: check.Must, Transports: check.Both,
-	Waits:   true, // its observations take turns on the repetition's quiet process
+	Waits:   true, // its observations are turns on the repetition's quiet processes
 	Spec:    "basic/patterns/progress.mdx",
 	Doc:     "notifications/progress come only for a request's progressToken, echo it with its JSON type, strictly increase, and stop at the final response",
 	Fix:     "send progress only while the request runs, with its progressToken unchanged and a growing progress value",

@@ -197,7 +197,7 @@ collect:
 
 // progClient is the client for checks that judge notifications a stdio
 // transport cannot attribute (log messages, progress of a request without a
-// token): on stdio a turn on the repetition's quiet process (quiet.go),
+// token): on stdio a turn on one of the repetition's quiet processes (quiet.go),
 // where only the check's own requests run while it watches; the shared
 // connection on HTTP, where every response has its own stream. The func
 // ends the turn.

@@ -11,9 +11,10 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
-// The quiet process of a repetition (stdio only): one fresh process that
-// the checks needing nothing else in flight take turns on, one at a time,
-// instead of one process each. They are the checks that judge
+// The quiet processes of a repetition (stdio only): fresh processes that
+// the checks needing nothing else in flight take turns on, one turn per
+// process at a time, instead of one process each (at most quietLanes per
+// repetition). They are the checks that judge
 // notifications a stdio stream cannot attribute (LOG-1, LOG-2, PROG-1: a
 // log message carries no request id), those that judge lines written
 // outside any request of theirs (RPC-3: a response to a notification;
@@ -21,8 +22,8 @@ import (
 // that TOOL-2, RSRC-1 and PROMPT-1 compare across processes (freshList).
 //
 // Why sharing cannot disturb them:
-//   - The list walk is the first thing asked of the process, when it is
-//     opened, so it is still a walk on a new process.
+//   - The list walk is the first thing asked of the first process opened,
+//     so it is still a walk on a new process.
 //   - A turn holds the process alone: no other request is in flight while a
 //     turn watches, so every notification it sees came from its own
 //     requests or from an earlier turn's.
@@ -53,19 +54,32 @@ import (
 //     handed to the next turn: it is closed and the next turn gets a new
 //     one, so one turn's crash is not reported by another check.
 //
-// Each repetition has its own quiet process (the key holds the run): MUST
-// checks still observe anew in each repetition. The process outlives its
-// turns; the fresh pool stops it when the run ends (freshPool.close), after
-// every check has returned.
+// Each repetition has its own quiet processes (the key holds the run):
+// MUST checks still observe anew in each repetition. A repetition has at
+// most quietLanes of them at once, each holding one turn at a time. The
+// processes outlive their turns; the fresh pool stops them when the run
+// ends (freshPool.close), after every check has returned.
 type quietKey struct{ run int }
 
+// quietLanes is how many quiet processes a repetition runs turns on at
+// once: one start each instead of one per check, and the repetition's
+// turns, which wait on the server more than they compute, in two lines
+// rather than one.
+const quietLanes = 2
+
 type quietProc struct {
-	mu sync.Mutex // held for a whole turn
-	c  *mcpclient.Client
-	// walks is the list walk of the first process opened, set once under
-	// mu; read without it, so that TOOL-2 does not wait for a LOG turn.
+	// lanes holds the lanes no turn holds; a turn takes one.
+	lanes chan *quietLane
+	// walkMu is held while the walk is made, on the first process opened.
+	walkMu sync.Mutex
+	// walks is the list walk of the first process opened, set once; read
+	// without a lane, so that TOOL-2 does not wait for a LOG turn.
 	walks atomic.Pointer[freshWalks]
 }
+
+// quietLane is one process a repetition's turns take in turn (nil until
+// a turn needs it, and again once it is of no use).
+type quietLane struct{ c *mcpclient.Client }
 
 // quietSettleMax bounds the wait for a process that keeps writing.
 const quietSettleMax = time.Second
@@ -74,30 +88,63 @@ func quietOf(p *check.Pass) *quietProc {
 	if p.Env.Memo == nil {
 		return nil
 	}
-	q, _ := p.Env.Memo.Do(quietKey{run: p.Run}, func() any { return &quietProc{} }).(*quietProc)
+	q, _ := p.Env.Memo.Do(quietKey{run: p.Run}, func() any {
+		q := &quietProc{lanes: make(chan *quietLane, quietLanes)}
+		for range quietLanes {
+			q.lanes <- &quietLane{}
+		}
+		return q
+	}).(*quietProc)
 	return q
 }
 
-// quietTurn waits for the repetition's quiet process to be free and returns
-// it; done ends the turn and must be called once. On a process opened for
-// this turn, the list walk is made first (once per repetition).
+// quietTurn waits for one of the repetition's quiet processes to be free
+// and returns it; done ends the turn and must be called once. On the first
+// process opened, the list walk is made first (once per repetition).
 func quietTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
+	return quietTurnOf(p, false)
+}
+
+// quietSpoilingTurn is a turn whose requests could leave a faulty server
+// changed (versions it does not support, requests missing _meta fields,
+// lines that are not JSON-RPC): when it ends, the process must still
+// answer a plain server/discover, or it is closed and the next turn gets a
+// new one. A server that keeps what such a request left behind fails the
+// turn's own check (VER-3, STATE-1, META-1, RPC-5 judge exactly that); the
+// later turns are not judged on it.
+func quietSpoilingTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
+	return quietTurnOf(p, true)
+}
+
+func quietTurnOf(p *check.Pass, spoiling bool) (*mcpclient.Client, func(), error) {
 	q := quietOf(p)
 	if q == nil {
 		return p.Env.Fresh(p.Ctx)
 	}
-	q.mu.Lock()
-	if err := q.open(p); err != nil {
-		q.mu.Unlock()
+	l, err := q.take(p.Ctx)
+	if err != nil {
 		return nil, nil, err
 	}
-	return q.c, func() {
-		q.end(p.Ctx)
-		q.mu.Unlock()
+	if err := q.open(p, l); err != nil {
+		q.lanes <- l
+		return nil, nil, err
+	}
+	return l.c, func() {
+		l.end(p.Ctx, spoiling)
+		q.lanes <- l
 	}, nil
 }
 
-// quietWalks is the list walk made first on the repetition's quiet
+func (q *quietProc) take(ctx context.Context) (*quietLane, error) {
+	select {
+	case l := <-q.lanes:
+		return l, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// quietWalks is the list walk made first on the repetition's first quiet
 // process, opening it if no turn has yet (nil without a Memo).
 func quietWalks(p *check.Pass) *freshWalks {
 	q := quietOf(p)
@@ -107,20 +154,29 @@ func quietWalks(p *check.Pass) *freshWalks {
 	if w := q.walks.Load(); w != nil {
 		return w
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.walks.Load() == nil {
-		_ = q.open(p) // a failure to open is the walk's open error
+	l, err := q.take(p.Ctx)
+	if err != nil {
+		return &freshWalks{open: err}
 	}
+	_ = q.open(p, l) // a failure to open is the walk's open error
+	q.lanes <- l
+	if w := q.walks.Load(); w != nil {
+		return w
+	}
+	// Another lane's process is making the walk.
+	q.walkMu.Lock()
+	defer q.walkMu.Unlock()
 	return q.walks.Load()
 }
 
-// open makes sure q has a live process; called with q.mu held.
-func (q *quietProc) open(p *check.Pass) error {
-	if q.c != nil {
+// open makes sure l has a live process; called by the turn holding l.
+func (q *quietProc) open(p *check.Pass, l *quietLane) error {
+	if l.c != nil {
 		return nil
 	}
 	c, _, err := p.Env.Fresh(p.Ctx)
+	q.walkMu.Lock()
+	defer q.walkMu.Unlock()
 	if err != nil {
 		if q.walks.Load() == nil {
 			q.walks.Store(&freshWalks{open: err})
@@ -129,34 +185,47 @@ func (q *quietProc) open(p *check.Pass) error {
 	}
 	// Not closed here: the pool stops it at the end of the run, or end
 	// closes it once it is of no use.
-	q.c = c
+	l.c = c
 	if q.walks.Load() == nil {
 		w := &freshWalks{lists: map[string]freshWalk{}}
-		for _, l := range pageLists(p.Env.Facts) {
-			lr, err := c.List(p.Ctx, l.method, l.key)
-			w.lists[l.method] = freshWalk{lr, err}
+		for _, li := range pageLists(p.Env.Facts) {
+			lr, err := c.List(p.Ctx, li.method, li.key)
+			w.lists[li.method] = freshWalk{lr, err}
 		}
 		q.walks.Store(w)
-		q.end(p.Ctx)
+		l.end(p.Ctx, false)
 	}
 	return nil
 }
 
 // end lets what the turn's requests caused come out before the next turn
-// watches, and drops a process that died or went silent; called with q.mu
-// held.
-func (q *quietProc) end(ctx context.Context) {
-	if q.c == nil {
+// watches, and drops a process that died, went silent or (after a
+// spoiling turn) no longer answers a plain request; called by the turn
+// holding l.
+func (l *quietLane) end(ctx context.Context, spoiling bool) {
+	if l.c == nil {
 		return
 	}
-	st, ok := q.c.Transport().(*transport.StdioTransport)
+	st, ok := l.c.Transport().(*transport.StdioTransport)
 	if !ok {
 		return
 	}
-	if quietDead(st) {
-		q.c.Close()
-		q.c = nil
+	if !l.settle(ctx, st) {
+		l.c.Close()
+		l.c = nil
 		return
+	}
+	if spoiling && !quietAnswers(ctx, l.c) {
+		l.c.Close()
+		l.c = nil
+	}
+}
+
+// settle waits until the process has written nothing for stdioQuiet; it
+// is false for a process that is of no use to the next turn.
+func (l *quietLane) settle(ctx context.Context, st *transport.StdioTransport) bool {
+	if quietDead(st) {
+		return false
 	}
 	tap, stop := st.Tap(512)
 	defer stop()
@@ -174,20 +243,27 @@ func (q *quietProc) end(ctx context.Context) {
 			}
 			quiet.Reset(stdioQuiet)
 		case <-quiet.C:
-			return
+			return true
 		case <-limit.C:
 			// Still writing a second on: not quiet enough to share.
-			q.c.Close()
-			q.c = nil
-			return
+			return false
 		case <-st.Exited():
-			q.c.Close()
-			q.c = nil
-			return
+			return false
 		case <-ctx.Done():
-			return
+			return true
 		}
 	}
+}
+
+// quietAnswers asks the process a plain server/discover, as every turn's
+// requests are asked: a result means it still serves as before.
+func quietAnswers(ctx context.Context, c *mcpclient.Client) bool {
+	// It needs no outside work: a server that read it and sits idle is
+	// silent, not slow (transport.WithIdleSilence).
+	dctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, 500*time.Millisecond), wireTimeout)
+	defer cancel()
+	resp, err := c.Do(dctx, "server/discover", nil)
+	return err == nil && resp != nil && resp.Error == nil && resp.Result != nil
 }
 
 func quietDead(st *transport.StdioTransport) bool {

@@ -233,7 +233,7 @@ func rpcNotificationMethod(b []byte) string {
 
 var RPC3 = &check.Check{
 	ID: "RPC-3", Level: check.Must, Transports: check.Both,
-	Waits: true, // a turn on the quiet process (stdio), and a quiet period after the notifications
+	Waits: true, // a turn on a quiet process (stdio), and a quiet period after the notifications
 	Spec:  "basic/index.mdx §Notifications; basic/patterns/cancellation.mdx §Error Handling",
 	Doc:   "a client notification gets no JSON-RPC response",
 	Fix:   "never answer a message without an id; ignore unknown notifications and invalid cancellations",

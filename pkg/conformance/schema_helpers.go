@@ -145,7 +145,7 @@ type freshWalk struct {
 // server answered when the facts were gathered: on HTTP it is the
 // connection the repetition walks every list on (Env.Lists), so the walk
 // the other checks judge is this one; on stdio it is the repetition's
-// quiet process. Each check compares its own list with it. openErr is the
+// first quiet process. Each check compares its own list with it. openErr is the
 // failure to open it.
 func freshList(p *check.Pass, method string) (lr *mcpclient.ListResult, err, openErr error) {
 	if p.Env.Lists != nil {
@@ -157,7 +157,7 @@ func freshList(p *check.Pass, method string) (lr *mcpclient.ListResult, err, ope
 	}
 	if p.Env.Transport == "stdio" && p.Env.Memo != nil {
 		// On stdio the walk is the first thing asked of the
-		// repetition's quiet process (quiet.go), which LOG and PROG
+		// repetition's first quiet process (quiet.go), which LOG and PROG
 		// checks take turns on afterwards: one start for all of them.
 		if w := quietWalks(p); w != nil {
 			return freshListOf(p, w, method)
