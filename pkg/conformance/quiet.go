@@ -56,16 +56,36 @@ import (
 //
 // Each repetition has its own quiet processes (the key holds the run):
 // MUST checks still observe anew in each repetition. A repetition has at
-// most quietLanes of them at once, each holding one turn at a time. The
+// most quietLanesFor of them at once, each holding one turn at a time. The
 // processes outlive their turns; the fresh pool stops them when the run
 // ends (freshPool.close), after every check has returned.
 type quietKey struct{ run int }
 
 // quietLanes is how many quiet processes a repetition runs turns on at
-// once: one start each instead of one per check, and the repetition's
-// turns, which wait on the server more than they compute, in two lines
-// rather than one.
-const quietLanes = 2
+// once when a start is cheap: one start each instead of one per check,
+// and the repetition's turns, which wait on the server more than they
+// compute, in two lines rather than one. A server whose start (spawn and
+// probe) took quietDearStart or more gets one: there a start costs more
+// than the turns gain by running beside each other (a Node server: about
+// 0.4 s of wall and 0.7 s of CPU per start on 2 cores, against a Go
+// server's 15 ms).
+const (
+	quietLanes     = 2
+	quietDearStart = 150 * time.Millisecond
+)
+
+// startCostKey holds, in the run's Memo, how long the run's first start
+// took (a time.Duration).
+type startCostKey struct{}
+
+// quietLanesFor is how many quiet processes a repetition of this run may
+// have at once.
+func quietLanesFor(m *check.Memo) int {
+	if d, ok := m.Do(startCostKey{}, func() any { return time.Duration(0) }).(time.Duration); ok && d >= quietDearStart {
+		return 1
+	}
+	return quietLanes
+}
 
 type quietProc struct {
 	// lanes holds the lanes no turn holds; a turn takes one.
@@ -89,8 +109,9 @@ func quietOf(p *check.Pass) *quietProc {
 		return nil
 	}
 	q, _ := p.Env.Memo.Do(quietKey{run: p.Run}, func() any {
-		q := &quietProc{lanes: make(chan *quietLane, quietLanes)}
-		for range quietLanes {
+		n := quietLanesFor(p.Env.Memo)
+		q := &quietProc{lanes: make(chan *quietLane, n)}
+		for range n {
 			q.lanes <- &quietLane{}
 		}
 		return q

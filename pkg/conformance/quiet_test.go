@@ -22,8 +22,20 @@ import (
 // process is gone when the run returns. Each server process's stdin is
 // copied to a file, so the test reads what each process was sent.
 func TestStdioChecksShareProcessesPerRepetition(t *testing.T) {
+	// A server that starts in quietDearStart or more gets one quiet
+	// process per repetition, not quietLanes.
+	for _, tc := range []struct {
+		name  string
+		delay string
+		lanes int
+	}{{"cheap start", "0", quietLanes}, {"dear start", "0.3", 1}} {
+		t.Run(tc.name, func(t *testing.T) { testStdioShares(t, tc.delay, tc.lanes) })
+	}
+}
+
+func testStdioShares(t *testing.T, delay string, lanes int) {
 	dir := t.TempDir()
-	target := Target{Argv: []string{"sh", "-c", `tee "$1/$$.in" | exec "$0"`, exampleServer, dir}}
+	target := Target{Argv: []string{"sh", "-c", `sleep "$2"; tee "$1/$$.in" | exec "$0"`, exampleServer, dir, delay}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	only := []string{"LOG-1", "LOG-2", "PROG-1", "TOOL-2", "RSRC-1", "PROMPT-1", "REM-2", "REM-3"}
@@ -42,7 +54,7 @@ func TestStdioChecksShareProcessesPerRepetition(t *testing.T) {
 	}
 	// The quiet processes' turns: the walk (tools/list right after the
 	// probe), PROG-1's calls (token 424242) and LOG-2's (logLevel notice),
-	// one of each per repetition, on at most quietLanes processes per
+	// one of each per repetition, on at most lanes processes per
 	// repetition: fewer processes than turns, so some took turns.
 	var quiet, turns, walks, rem int
 	// The run's shared process, which lists first too, is the one sent
@@ -96,8 +108,8 @@ func TestStdioChecksShareProcessesPerRepetition(t *testing.T) {
 			turns += n
 		}
 	}
-	if walks != 2 || turns != 6 || quiet > 2*quietLanes {
-		t.Errorf("%d walks and %d turns (walk, PROG-1, LOG-2) on %d processes, want 2 walks and 6 turns on at most %d (two repetitions of %d lanes)", walks, turns, quiet, 2*quietLanes, quietLanes)
+	if walks != 2 || turns != 6 || quiet > 2*lanes {
+		t.Errorf("%d walks and %d turns (walk, PROG-1, LOG-2) on %d processes, want 2 walks and 6 turns on at most %d (two repetitions of %d lanes)", walks, turns, quiet, 2*lanes, lanes)
 	}
 	if rem != 2 {
 		t.Errorf("%d processes got REM-3's notifications, want one per repetition (2)", rem)

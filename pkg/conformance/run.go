@@ -87,12 +87,16 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 			w.Watch(monitors.Watcher())
 		}
 	}
+	opened := time.Now()
 	tr, err := target.Open(ctx, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	watch(tr)
 	client, err := mcpclient.Connect(ctx, tr, ccfg)
+	// What a start costs (spawn and probe on stdio): how many quiet
+	// processes a repetition opens depends on it (quiet.go).
+	firstStart := time.Since(opened)
 	if transport.KindOf(err) == transport.KindBadID && probeWrongID(client) {
 		// A server that answers with ids other than the requests' is
 		// reachable and non-conformant: a finding (RPC-1), not a server
@@ -181,6 +185,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	pool := newFreshPool(ctx, cap(spawn), func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
 	defer pool.close()
 	memo := &check.Memo{}
+	memo.Do(startCostKey{}, func() any { return firstStart })
 	env := check.Env{
 		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: memo,
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
