@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,7 +65,20 @@ type Published struct {
 	Warnings []string
 }
 
-var scoreValue = regexp.MustCompile(`^[0-9][0-9./%+-]{0,31}$|^-[0-9][0-9./%+-]{0,30}$`)
+// scoreValue accepts a score output: a number or k/N, at most 32 bytes,
+// an optional '-' and a digit first, then digits and . / % + -.
+func scoreValue(s string) bool {
+	rest := strings.TrimPrefix(s, "-")
+	if len(s) > 32 || rest == "" || rest[0] < '0' || rest[0] > '9' {
+		return false
+	}
+	for i := 1; i < len(rest); i++ {
+		if c := rest[i]; (c < '0' || c > '9') && !strings.ContainsRune("./%+-", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
 
 // Publish writes the outputs, the job summary and the annotations, and
 // upserts the PR comment. Only a failure to write the runner's files is an
@@ -97,7 +109,7 @@ func (r *Runner) Publish(ctx context.Context, p Plan, res Result) (Published, er
 	}
 	if res.ReportPath != "" {
 		rel := p.RelPath(res.ReportPath)
-		if outputValue.MatchString(rel) {
+		if outputValue(rel) {
 			outputs[2][1] = rel
 		} else {
 			pub.Warnings = append(pub.Warnings, "output report-path left empty: the path is not a single printable line")
@@ -108,7 +120,7 @@ func (r *Runner) Publish(ctx context.Context, p Plan, res Result) (Published, er
 		if !ok {
 			continue
 		}
-		if v != "" && !scoreValue.MatchString(v) {
+		if v != "" && !scoreValue(v) {
 			// The value itself is not repeated: it may be anything.
 			pub.Warnings = append(pub.Warnings, fmt.Sprintf("output score-%s left empty: the value is not a number or k/N", name))
 			continue
