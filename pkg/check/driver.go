@@ -12,6 +12,9 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
+// DefaultConcurrency is Options.Concurrency's default.
+const DefaultConcurrency = 16
+
 // Options configure a driver run. The zero value is the documented default.
 type Options struct {
 	// Runs is how often each MUST check runs (default 5); it passes only at
@@ -28,6 +31,9 @@ type Options struct {
 	// 0.67 s, against 0.68-0.72 s with one bound of 16 for all).
 	// Checks marked Exclusive always run alone.
 	Concurrency int
+	// Waits bounds the runs of checks marked Waits in flight (default:
+	// twice Concurrency).
+	Waits int
 	// Only, when set, limits the run to these ids or families ("DISC").
 	Only []string
 }
@@ -71,7 +77,10 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 		opts.Runs = 5
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 16
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Waits <= 0 {
+		opts.Waits = 2 * opts.Concurrency
 	}
 	selected := registry.Selected(env.Transport, opts.Only)
 	outcomes := make([][]Outcome, len(selected))
@@ -116,7 +125,7 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 			}()
 		}
 	}
-	launch(waits, 2*opts.Concurrency)
+	launch(waits, opts.Waits)
 	launch(quick, opts.Concurrency)
 	wg.Wait()
 	for _, j := range alone {

@@ -78,7 +78,7 @@ const cancQuiet = 60 * time.Millisecond
 
 var CANC2 = &check.Check{
 	ID: "CANC-2", Level: check.Must, Transports: check.Stdio,
-	Waits: true, // a turn on a quiet process, and a quiet period after the cancel
+	Waits: true, // a process of its own, and a quiet period after the cancel
 	Spec:  "basic/transports/stdio.mdx §Cancellation; basic/patterns/cancellation.mdx §Behavior Requirements",
 	Doc:   "after notifications/cancelled for an in-flight request, no further message for it arrives (a response already on its way is tolerated)",
 	Fix:   "stop a request when its cancellation arrives and send nothing more for it",
@@ -88,7 +88,10 @@ var CANC2 = &check.Check{
 			progSkipNoEmitter(p, es, "notifications/progress (nothing stays in flight long enough to cancel)")
 			return nil
 		}
-		c, closeFn, err := quietTurn(p)
+		// A process of its own, not a quiet turn: a server that ignores
+		// the cancellation may stream progress and an answer for it long
+		// after the check stopped watching, into whatever came next.
+		c, closeFn, err := p.Env.Fresh(p.Ctx)
 		if err != nil {
 			return err
 		}

@@ -14,12 +14,13 @@ import (
 // The quiet processes of a repetition (stdio only): fresh processes that
 // the checks needing nothing else in flight take turns on, one turn per
 // process at a time, instead of one process each (at most quietLanes per
-// repetition). They are the checks that judge
-// notifications a stdio stream cannot attribute (LOG-1, LOG-2, PROG-1: a
-// log message carries no request id), those that judge lines written
-// outside any request of theirs (RPC-3: a response to a notification;
-// CANC-2: a message for a request it has cancelled), and the list walk
-// that TOOL-2, RSRC-1 and PROMPT-1 compare across processes (freshList).
+// repetition). They are the checks that judge notifications a stdio
+// stream cannot attribute (LOG-1, LOG-2, PROG-1: a log message carries no
+// request id), RPC-3 (a response to a notification is a line outside any
+// request of its own), and the list walk that TOOL-2, RSRC-1 and PROMPT-1
+// compare across processes (freshList). CANC-2 is not one of them: a server that ignores a
+// cancellation may go on streaming for the cancelled request at any pace,
+// and no quiet period tells when it has stopped.
 //
 // Why sharing cannot disturb them:
 //   - The list walk is the first thing asked of the first process opened,
@@ -35,21 +36,19 @@ import (
 //     of its own stops watching after the same fence and quiet. What a
 //     server sends even later than that for a request it has answered
 //     breaks the rules those checks judge anyway (no log or progress after
-//     the final response, nothing after a cancellation); a process that
-//     keeps writing for a second after a turn is not shared any further.
-//     Only one line written alone, after 30 ms of silence, can reach the
-//     next turn, and that check may then report it.
+//     the final response); a process that keeps writing for a second
+//     after a turn is not shared any further. Only what such a server
+//     writes after 30 ms of silence can reach the next turn, and that
+//     check may then report it.
 //   - The requests of these checks are plain requests with complete _meta
 //     (no malformed input, no version or capability variants, no
-//     initialize), one cancellation of a request of the turn's own
-//     (CANC-2), an invalid cancellation and an unknown notification
+//     initialize), an invalid cancellation and an unknown notification
 //     (RPC-3): nothing a turn sends changes what a conformant server
-//     answers the next (a cancellation ends that request only; a
-//     notification the server cannot act on is ignored). (A server that
-//     keeps the logLevel of an earlier request and logs for a later one
-//     without it breaks LOG-1's rule; on a shared process LOG-1 may see
-//     it, in the repetitions where LOG-2's turn came first, and is then
-//     flaky with its counts.)
+//     answers the next (a notification the server cannot act on is
+//     ignored). (A server that keeps the logLevel of an earlier request
+//     and logs for a later one without it breaks LOG-1's rule; on a shared
+//     process LOG-1 may see it, in the repetitions where LOG-2's turn came
+//     first, and is then flaky with its counts.)
 //   - A process that exited or stopped answering during a turn is not
 //     handed to the next turn: it is closed and the next turn gets a new
 //     one, so one turn's crash is not reported by another check.
@@ -123,21 +122,6 @@ func quietOf(p *check.Pass) *quietProc {
 // and returns it; done ends the turn and must be called once. On the first
 // process opened, the list walk is made first (once per repetition).
 func quietTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
-	return quietTurnOf(p, false)
-}
-
-// quietSpoilingTurn is a turn whose requests could leave a faulty server
-// changed (versions it does not support, requests missing _meta fields,
-// lines that are not JSON-RPC): when it ends, the process must still
-// answer a plain server/discover, or it is closed and the next turn gets a
-// new one. A server that keeps what such a request left behind fails the
-// turn's own check (VER-3, STATE-1, META-1, RPC-5 judge exactly that); the
-// later turns are not judged on it.
-func quietSpoilingTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
-	return quietTurnOf(p, true)
-}
-
-func quietTurnOf(p *check.Pass, spoiling bool) (*mcpclient.Client, func(), error) {
 	q := quietOf(p)
 	if q == nil {
 		return p.Env.Fresh(p.Ctx)
@@ -146,13 +130,22 @@ func quietTurnOf(p *check.Pass, spoiling bool) (*mcpclient.Client, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
+	handed := false
+	defer func() {
+		// The lane goes back whatever happened (an error, a panic the
+		// driver recovers): a lost lane would stall the repetition's
+		// later turns until the run's deadline.
+		if !handed {
+			q.lanes <- l
+		}
+	}()
 	if err := q.open(p, l); err != nil {
-		q.lanes <- l
 		return nil, nil, err
 	}
+	handed = true
 	return l.c, func() {
-		l.end(p.Ctx, spoiling)
-		q.lanes <- l
+		defer func() { q.lanes <- l }()
+		l.end(p.Ctx)
 	}, nil
 }
 
@@ -175,55 +168,75 @@ func quietWalks(p *check.Pass) *freshWalks {
 	if w := q.walks.Load(); w != nil {
 		return w
 	}
+	// A walk under way holds walkMu: wait for it rather than take a lane
+	// (and start a process) of our own.
+	q.walkMu.Lock()
+	w := q.walks.Load()
+	q.walkMu.Unlock()
+	if w != nil {
+		return w
+	}
 	l, err := q.take(p.Ctx)
 	if err != nil {
 		return &freshWalks{open: err}
 	}
+	defer func() { q.lanes <- l }()
 	_ = q.open(p, l) // a failure to open is the walk's open error
-	q.lanes <- l
-	if w := q.walks.Load(); w != nil {
-		return w
-	}
-	// Another lane's process is making the walk.
-	q.walkMu.Lock()
-	defer q.walkMu.Unlock()
 	return q.walks.Load()
 }
 
 // open makes sure l has a live process; called by the turn holding l.
+// The first process of the repetition is asked the walk first, under
+// walkMu; if it does not outlive the walk, l gets another.
 func (q *quietProc) open(p *check.Pass, l *quietLane) error {
 	if l.c != nil {
 		return nil
 	}
-	c, _, err := p.Env.Fresh(p.Ctx)
-	q.walkMu.Lock()
-	defer q.walkMu.Unlock()
-	if err != nil {
-		if q.walks.Load() == nil {
-			q.walks.Store(&freshWalks{open: err})
+	if q.walks.Load() == nil {
+		q.walkMu.Lock()
+		err := q.openWalked(p, l)
+		q.walkMu.Unlock()
+		if err != nil || l.c != nil {
+			return err
 		}
+	}
+	c, _, err := p.Env.Fresh(p.Ctx)
+	if err != nil {
 		return err
 	}
 	// Not closed here: the pool stops it at the end of the run, or end
 	// closes it once it is of no use.
 	l.c = c
-	if q.walks.Load() == nil {
-		w := &freshWalks{lists: map[string]freshWalk{}}
-		for _, li := range pageLists(p.Env.Facts) {
-			lr, err := c.List(p.Ctx, li.method, li.key)
-			w.lists[li.method] = freshWalk{lr, err}
-		}
-		q.walks.Store(w)
-		l.end(p.Ctx, false)
+	return nil
+}
+
+// openWalked opens l's process and makes the walk on it, unless another
+// lane did meanwhile; called with walkMu held. A failure to open is the
+// walk's result too.
+func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
+	if q.walks.Load() != nil {
+		return nil
 	}
+	c, _, err := p.Env.Fresh(p.Ctx)
+	if err != nil {
+		q.walks.Store(&freshWalks{open: err})
+		return err
+	}
+	l.c = c
+	w := &freshWalks{lists: map[string]freshWalk{}}
+	for _, li := range pageLists(p.Env.Facts) {
+		lr, err := c.List(p.Ctx, li.method, li.key)
+		w.lists[li.method] = freshWalk{lr, err}
+	}
+	q.walks.Store(w)
+	l.end(p.Ctx)
 	return nil
 }
 
 // end lets what the turn's requests caused come out before the next turn
-// watches, and drops a process that died, went silent or (after a
-// spoiling turn) no longer answers a plain request; called by the turn
-// holding l.
-func (l *quietLane) end(ctx context.Context, spoiling bool) {
+// watches, and drops a process that died, went silent or keeps writing;
+// called by the turn holding l.
+func (l *quietLane) end(ctx context.Context) {
 	if l.c == nil {
 		return
 	}
@@ -232,11 +245,6 @@ func (l *quietLane) end(ctx context.Context, spoiling bool) {
 		return
 	}
 	if !l.settle(ctx, st) {
-		l.c.Close()
-		l.c = nil
-		return
-	}
-	if spoiling && !quietAnswers(ctx, l.c) {
 		l.c.Close()
 		l.c = nil
 	}
@@ -276,17 +284,7 @@ func (l *quietLane) settle(ctx context.Context, st *transport.StdioTransport) bo
 	}
 }
 
-// quietAnswers asks the process a plain server/discover, as every turn's
-// requests are asked: a result means it still serves as before.
-func quietAnswers(ctx context.Context, c *mcpclient.Client) bool {
-	// It needs no outside work: a server that read it and sits idle is
-	// silent, not slow (transport.WithIdleSilence).
-	dctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, 500*time.Millisecond), wireTimeout)
-	defer cancel()
-	resp, err := c.Do(dctx, "server/discover", nil)
-	return err == nil && resp != nil && resp.Error == nil && resp.Result != nil
-}
-
+// quietDead: the process exited or stopped answering.
 func quietDead(st *transport.StdioTransport) bool {
 	select {
 	case <-st.Exited():

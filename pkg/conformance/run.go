@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -253,6 +254,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// stopped when the repetition's last SUB check returned; closeAll stops
 	// what a check that never ran (a cancelled run) left.
 	subs := subCount(memo, target.Kind(), reg.Selected(target.Kind(), opts.Only), opts.Runs)
+	if target.Kind() == "stdio" && firstStart >= quietDearStart && opts.Waits <= 0 {
+		// Starts that cost hundreds of ms of CPU each gain nothing from
+		// more waiting runs in flight than quick ones, and each would be
+		// one more live server process.
+		opts.Waits = cmp.Or(opts.Concurrency, check.DefaultConcurrency)
+	}
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/cassette"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
@@ -53,7 +54,7 @@ const (
 	DefaultRequestTimeout   = 30 * time.Second
 	DefaultProbeTimeout     = 5 * time.Second
 	DefaultConformanceRuns  = 5
-	DefaultConformanceLanes = 16 // check.Options.Concurrency says why
+	DefaultConformanceLanes = check.DefaultConcurrency // check.Options.Concurrency says why
 )
 
 // Env is the world a run sees: the harness's environment, its streams and
