@@ -24,7 +24,7 @@ type Options struct {
 	// on the server, so more in flight than cores keeps both busy; 16 ran
 	// the bundled server's HTTP check in 0.27-0.31 s against 0.36-0.38 s
 	// at 8, docs/benchmarks.md). The runs of checks marked Waits have a
-	// bound of their own, twice that, and start first: they spend their
+	// bound of their own, Waits, and start first: they spend their
 	// time on processes of their own, turns, streams and quiet periods,
 	// not on the shared connection the quick runs load, and they end the
 	// run when they start last (the bundled server's stdio check: 0.57-
@@ -32,7 +32,8 @@ type Options struct {
 	// Checks marked Exclusive always run alone.
 	Concurrency int
 	// Waits bounds the runs of checks marked Waits in flight (default:
-	// twice Concurrency).
+	// twice Concurrency; conformance.Run makes it Concurrency on a stdio
+	// server whose start is dear).
 	Waits int
 	// Only, when set, limits the run to these ids or families ("DISC").
 	Only []string

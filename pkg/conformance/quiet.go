@@ -13,8 +13,8 @@ import (
 
 // The quiet processes of a repetition (stdio only): fresh processes that
 // the checks needing nothing else in flight take turns on, one turn per
-// process at a time, instead of one process each (at most quietLanes per
-// repetition). They are the checks that judge notifications a stdio
+// process at a time, instead of one process each (at most quietLanesFor
+// per repetition). They are the checks that judge notifications a stdio
 // stream cannot attribute (LOG-1, LOG-2, PROG-1: a log message carries no
 // request id), RPC-3 (a response to a notification is a line outside any
 // request of its own), and the list walk that TOOL-2, RSRC-1 and PROMPT-1
@@ -80,7 +80,8 @@ type startCostKey struct{}
 // quietLanesFor is how many quiet processes a repetition of this run may
 // have at once.
 func quietLanesFor(m *check.Memo) int {
-	if d, ok := m.Do(startCostKey{}, func() any { return time.Duration(0) }).(time.Duration); ok && d >= quietDearStart {
+	took, _ := m.Do(startCostKey{}, func() any { return time.Duration(0) }).(time.Duration)
+	if took >= quietDearStart {
 		return 1
 	}
 	return quietLanes
@@ -92,7 +93,9 @@ type quietProc struct {
 	// walkMu is held while the walk is made, on the first process opened.
 	walkMu sync.Mutex
 	// walks is the list walk of the first process opened, set once; read
-	// without a lane, so that TOOL-2 does not wait for a LOG turn.
+	// without a lane, so that TOOL-2 does not wait for a LOG turn (unless
+	// it asks in the moment a turn has taken the only lane and not yet
+	// begun the walk).
 	walks atomic.Pointer[freshWalks]
 }
 
@@ -193,10 +196,7 @@ func (q *quietProc) open(p *check.Pass, l *quietLane) error {
 		return nil
 	}
 	if q.walks.Load() == nil {
-		q.walkMu.Lock()
-		err := q.openWalked(p, l)
-		q.walkMu.Unlock()
-		if err != nil || l.c != nil {
+		if err := q.openWalked(p, l); err != nil || l.c != nil {
 			return err
 		}
 	}
@@ -211,9 +211,12 @@ func (q *quietProc) open(p *check.Pass, l *quietLane) error {
 }
 
 // openWalked opens l's process and makes the walk on it, unless another
-// lane did meanwhile; called with walkMu held. A failure to open is the
-// walk's result too.
+// lane did meanwhile, holding walkMu (released even if the walk panics:
+// every later open and quietWalks of the repetition waits on it). A
+// failure to open is the walk's result too.
 func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
+	q.walkMu.Lock()
+	defer q.walkMu.Unlock()
 	if q.walks.Load() != nil {
 		return nil
 	}

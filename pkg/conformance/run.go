@@ -255,9 +255,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// what a check that never ran (a cancelled run) left.
 	subs := subCount(memo, target.Kind(), reg.Selected(target.Kind(), opts.Only), opts.Runs)
 	if target.Kind() == "stdio" && firstStart >= quietDearStart && opts.Waits <= 0 {
-		// Starts that cost hundreds of ms of CPU each gain nothing from
-		// more waiting runs in flight than quick ones, and each would be
-		// one more live server process.
+		// Starts that cost hundreds of ms of CPU each keep the cores
+		// busy already: more waiting runs in flight than quick ones would
+		// mostly mean more live server processes (not measured apart).
 		opts.Waits = cmp.Or(opts.Concurrency, check.DefaultConcurrency)
 	}
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
