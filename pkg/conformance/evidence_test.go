@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -38,17 +39,19 @@ func TestEveryMutantsPointersResolve(t *testing.T) {
 	slices.Sort(ids)
 	var mu sync.Mutex
 	pointed, repeats := 0, 0
-	located := map[string]bool{} // mutant ids whose own check's finding is located
+	located := map[string]bool{}   // mutant ids whose own check's finding is located
+	ownSaid := map[string]string{} // what the mutant's own check reported, for the failure message
 	// The subtests run in parallel (most of a run is waiting on the
 	// server); the totals are judged once they all ended.
 	t.Run("mutants", func(t *testing.T) {
 		for _, id := range ids {
-			mutantPointers(t, id, byID, func(pt, rep int, own bool) {
+			mutantPointers(t, id, byID, func(pt, rep int, own bool, said string) {
 				mu.Lock()
 				defer mu.Unlock()
 				pointed += pt
 				repeats += rep
 				located[id] = located[id] || own
+				ownSaid[id] = said
 			})
 		}
 	})
@@ -57,7 +60,7 @@ func TestEveryMutantsPointersResolve(t *testing.T) {
 	// located, so that a new mutant is classified one way or the other.
 	for _, id := range locatedMutants {
 		if !located[id] {
-			t.Errorf("the finding of %s on its own mutant names no pointer", id)
+			t.Errorf("the finding of %s on its own mutant names no pointer (it reported %s)", id, ownSaid[id])
 		}
 	}
 	for _, id := range ids {
@@ -136,7 +139,7 @@ var unlocatedMutants = map[string]string{
 // mutantPointers runs the registry against one mutant and checks its
 // located evidence; tally gets the number of pointers, of repeats, and
 // whether the mutant's own check pointed at its fault.
-func mutantPointers(t *testing.T, id string, byID map[string]*check.Check, tally func(pointed, repeats int, own bool)) {
+func mutantPointers(t *testing.T, id string, byID map[string]*check.Check, tally func(pointed, repeats int, own bool, said string)) {
 	kind := "http" // in process: the cheaper run
 	if c := byID[id]; c != nil && !c.Transports.Has("http") {
 		kind = "stdio"
@@ -144,8 +147,11 @@ func mutantPointers(t *testing.T, id string, byID map[string]*check.Check, tally
 	t.Run(id+"/"+kind, func(t *testing.T) {
 		t.Parallel()
 		rep := fullRun(t, refTarget(t, kind, id))
-		pointed, repeats, own := 0, 0, false
+		pointed, repeats, own, said := 0, 0, false, "nothing: it did not run"
 		for _, r := range rep.Checks {
+			if r.ID == id {
+				said = fmt.Sprintf("%s: %s %v", r.Verdict, r.Outcome.Message, r.Counts)
+			}
 			if r.Verdict != check.Failed && r.Verdict != check.Warned {
 				continue
 			}
@@ -165,7 +171,7 @@ func mutantPointers(t *testing.T, id string, byID map[string]*check.Check, tally
 				}
 			}
 		}
-		tally(pointed, repeats, own)
+		tally(pointed, repeats, own, said)
 	})
 }
 
