@@ -106,12 +106,8 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	}
 	waits, quick, alone := schedule(selected, env.Transport, opts.Runs)
 	for i, c := range selected {
-		runs := 1
-		if c.Level == Must {
-			runs = opts.Runs
-		}
-		outcomes[i] = make([]Outcome, runs)
-		located[i] = make([]bool, runs)
+		outcomes[i] = make([]Outcome, runsOf(c, opts.Runs))
+		located[i] = make([]bool, runsOf(c, opts.Runs))
 	}
 	var wg sync.WaitGroup
 	launch := func(jobs []job, places int) {
@@ -144,6 +140,14 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	return results, nil
 }
 
+// runsOf is how often c runs: runs times for a MUST check, once otherwise.
+func runsOf(c *Check, runs int) int {
+	if c.Level == Must {
+		return runs
+	}
+	return 1
+}
+
 // job is one run of one selected check.
 type job struct{ check, run int }
 
@@ -155,11 +159,7 @@ type job struct{ check, run int }
 // another check.
 func schedule(selected []*Check, transport string, runs int) (waits, quick, alone []job) {
 	for i, c := range selected {
-		n := 1
-		if c.Level == Must {
-			n = runs
-		}
-		for r := range n {
+		for r := range runsOf(c, runs) {
 			switch j := (job{i, r}); {
 			case c.Exclusive.Has(transport):
 				alone = append(alone, j)

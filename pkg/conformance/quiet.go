@@ -18,9 +18,10 @@ import (
 // stream cannot attribute (LOG-1, LOG-2, PROG-1: a log message carries no
 // request id), RPC-3 (a response to a notification is a line outside any
 // request of its own), and the list walk that TOOL-2, RSRC-1 and PROMPT-1
-// compare across processes (freshList). CANC-2 is not one of them: a server that ignores a
-// cancellation may go on streaming for the cancelled request at any pace,
-// and no quiet period tells when it has stopped.
+// compare across processes (freshList). CANC-2 is not one of them: a
+// server that ignores a cancellation may go on streaming for the
+// cancelled request at any pace, and no quiet period tells when it has
+// stopped.
 //
 // Why sharing cannot disturb them:
 //   - The list walk is the first thing asked of the first process opened,
@@ -73,18 +74,21 @@ const (
 	quietDearStart = 150 * time.Millisecond
 )
 
-// startCostKey holds, in the run's Memo, how long the run's first start
-// took (a time.Duration).
-type startCostKey struct{}
+// dearStart says whether a run whose first start (spawn and probe) took
+// took starts its stdio processes dearly.
+func dearStart(kind string, took time.Duration) bool {
+	return kind == "stdio" && took >= quietDearStart
+}
+
+// quietLanesKey holds, in the run's Memo, how many quiet processes a
+// repetition may have at once (an int, set by Run from dearStart).
+type quietLanesKey struct{}
 
 // quietLanesFor is how many quiet processes a repetition of this run may
 // have at once.
 func quietLanesFor(m *check.Memo) int {
-	took, _ := m.Do(startCostKey{}, func() any { return time.Duration(0) }).(time.Duration)
-	if took >= quietDearStart {
-		return 1
-	}
-	return quietLanes
+	n, _ := m.Do(quietLanesKey{}, func() any { return quietLanes }).(int)
+	return max(n, 1)
 }
 
 type quietProc struct {

@@ -96,8 +96,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	watch(tr)
 	client, err := mcpclient.Connect(ctx, tr, ccfg)
 	// What a start costs (spawn and probe on stdio): how many quiet
-	// processes a repetition opens depends on it (quiet.go).
-	firstStart := time.Since(opened)
+	// processes a repetition opens, and how many waiting runs are in
+	// flight, depend on it (quiet.go).
+	dear := dearStart(target.Kind(), time.Since(opened))
 	if transport.KindOf(err) == transport.KindBadID && probeWrongID(client) {
 		// A server that answers with ids other than the requests' is
 		// reachable and non-conformant: a finding (RPC-1), not a server
@@ -186,7 +187,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	pool := newFreshPool(ctx, cap(spawn), func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
 	defer pool.close()
 	memo := &check.Memo{}
-	memo.Do(startCostKey{}, func() any { return firstStart })
+	memo.Do(quietLanesKey{}, func() any {
+		if dear {
+			return 1
+		}
+		return quietLanes
+	})
 	env := check.Env{
 		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: memo,
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
@@ -254,7 +260,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// stopped when the repetition's last SUB check returned; closeAll stops
 	// what a check that never ran (a cancelled run) left.
 	subs := subCount(memo, target.Kind(), reg.Selected(target.Kind(), opts.Only), opts.Runs)
-	if target.Kind() == "stdio" && firstStart >= quietDearStart && opts.Waits <= 0 {
+	if dear && opts.Waits <= 0 {
 		// Starts that cost hundreds of ms of CPU each keep the cores
 		// busy already: more waiting runs in flight than quick ones would
 		// mostly mean more live server processes (not measured apart).
