@@ -106,8 +106,9 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	}
 	waits, quick, alone := schedule(selected, env.Transport, opts.Runs)
 	for i, c := range selected {
-		outcomes[i] = make([]Outcome, runsOf(c, opts.Runs))
-		located[i] = make([]bool, runsOf(c, opts.Runs))
+		n := runsOf(c, opts.Runs)
+		outcomes[i] = make([]Outcome, n)
+		located[i] = make([]bool, n)
 	}
 	var wg sync.WaitGroup
 	launch := func(jobs []job, places int) {

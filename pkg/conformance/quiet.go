@@ -75,7 +75,7 @@ const (
 )
 
 // dearStart says whether a run whose first start (spawn and probe) took
-// took starts its stdio processes dearly.
+// that long starts its stdio processes dearly.
 func dearStart(kind string, took time.Duration) bool {
 	return kind == "stdio" && took >= quietDearStart
 }
