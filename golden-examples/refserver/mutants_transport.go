@@ -253,7 +253,7 @@ func (m *transportMutWriter) Write(p []byte) (int, error) {
 func (m *transportMutWriter) Unwrap() http.ResponseWriter { return m.ResponseWriter }
 
 // stdioMutants are the rules mutStdioStreams breaks.
-var stdioMutants = []string{"STDIO-1", "STDIO-2", "STDIO-4", "STDIO-5", "REM-3", "SUB-7", "CANC-2", "LOG-4"}
+var stdioMutants = []string{"STDIO-1", MutantParseNoise, "STDIO-2", "STDIO-4", "STDIO-5", "REM-3", "SUB-7", "CANC-2", "LOG-4"}
 
 // mutStdioStreams wraps the stdio streams with the stdio mutants: a filter
 // on the lines read and on the lines written.
@@ -339,6 +339,9 @@ func (o *stdioMutOut) onLine(line []byte) []byte {
 	b := o.s.opts.breaks
 	var v mutRequestView
 	if json.Unmarshal(line, &v) != nil {
+		if b(MutantParseNoise) {
+			o.line([]byte("refserver: cannot parse the request line")) // Mutant: breaks STDIO-1 on a process of its own.
+		}
 		return line
 	}
 	switch {
@@ -540,6 +543,11 @@ const MutantUnnamedVersions = "REM-2.unnamed"
 // first): on a process whose listens are told apart by id, SUB-4 must still
 // see that it is not its own.
 const MutantSubOtherID = "SUB-4.other"
+
+// MutantParseNoise complains in plain text on stdout about a line that is
+// not JSON. Only RPC-5 sends such lines, on a process of its own: STDIO-1
+// sees it only by watching every process, not the shared one alone.
+const MutantParseNoise = "STDIO-1.parse"
 
 // MutantListLogs logs on every list request that set no logLevel.
 const MutantListLogs = "LOG-1.lists"

@@ -178,6 +178,7 @@ var Mutants = map[string]string{
 	"REM-3":               "answers notifications/initialized with a JSON-RPC error",
 	"REM-4":               "answers GET and DELETE with 400 and echoes Mcp-Session-Id (with DualEra: serves the legacy GET stream also to a GET with MCP-Protocol-Version: 2026-07-28)",
 	"STDIO-1":             "writes a plain-text line to stdout after each response",
+	MutantParseNoise:      "writes a plain-text complaint to stdout when a request line is not JSON",
 	"STDIO-2":             "sends a ping request on stdout before answering tools/list",
 	"STDIO-4":             "keeps running after stdin is closed",
 	"STDIO-5":             "answers a request that comes while another is in flight with -32603",

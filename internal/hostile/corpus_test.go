@@ -85,7 +85,7 @@ var expectations = map[string]expectation{
 	"huge-error":              {findings: []finding{{"TOOL-1", "returned error -32603"}}},
 	"stderr-flood":            {pass: true, findings: []finding{{"STDIO-3", "to stderr"}}},
 	"stdout-flood":            {findings: []finding{{"STDIO-1", "not a JSON-RPC message"}}, flags: []string{"--only", "STDIO"}},
-	"stdout-noise":            {findings: []finding{{"STDIO-1", "DEBUG handling"}}},
+	"stdout-noise":            {findings: []finding{{"STDIO-1", "DEBUG handling | starting on stdio"}}},
 	"exit-mid-response/stdio": {findings: []finding{{"TOOL-1", "exited with code 3"}}},
 	"exit-mid-response/http":  {findings: []finding{{"TOOL-1", "cut its answer short"}}},
 	"ignore-sigterm":          {pass: true, findings: []finding{{"STDIO-4", "SIGKILL"}}, slow: true, flags: []string{"--only", "STDIO"}},

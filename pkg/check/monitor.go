@@ -74,6 +74,11 @@ func (x *Exchange) Response() *jsonrpc.Message {
 // Evidence is the exchange as report evidence.
 func (x *Exchange) Evidence() *Evidence {
 	ev := &Evidence{Transport: x.Transport}
+	if x.Line != nil {
+		// The line as the server wrote it (its excerpt).
+		ev.Response = x.Line.Excerpt
+		return ev
+	}
 	if x.Out != nil {
 		ev.Request = excerpt(x.Out.Body, 400)
 		if x.Out.Header != nil {

@@ -426,9 +426,10 @@ func rpcStray(lines [][]byte, sentinel json.RawMessage) [][]byte {
 
 var RPC4 = &check.Check{
 	ID: "RPC-4", Level: check.Must, Transports: check.Both,
-	Spec: "basic/patterns/index.mdx; basic/transports/stdio.mdx; basic/transports/streamable-http.mdx §Receiving Messages",
-	Doc:  "the server never sends a JSON-RPC request (ping, roots/list, sampling/createMessage, elicitation/create)",
-	Fix:  "ask for client input through an InputRequiredResult (MRTR) instead of sending requests",
+	Spec:    "basic/patterns/index.mdx; basic/transports/stdio.mdx; basic/transports/streamable-http.mdx §Receiving Messages",
+	Doc:     "the server never sends a JSON-RPC request (ping, roots/list, sampling/createMessage, elicitation/create)",
+	Fix:     "ask for client input through an InputRequiredResult (MRTR) instead of sending requests",
+	Monitor: rpc4Monitor,
 	Run: func(p *check.Pass) error {
 		f := p.Env.Facts
 		probes := []rpcProbe{{"server/discover", nil}}
@@ -678,6 +679,38 @@ func rpcBadUTF8(b []byte) int {
 		i += n
 	}
 	return -1
+}
+
+// rpc4Monitor watches for requests from the server on all the run's
+// traffic: on HTTP in the answer to every 2026-07-28 request (its SSE
+// stream), on stdio in every line of every process (a request line is
+// told as a Line, whichever request it came during, so the exchange's own
+// copy is not counted again).
+var rpc4Monitor = &check.Monitor{
+	Doc: "no answer of the run carries a request from the server, and no stdout line of any process is one",
+	Watch: func(x *check.Exchange) (bool, string) {
+		switch {
+		case x.Line != nil:
+			if msg := stdioRequest(*x.Line); msg != "" {
+				return true, msg
+			}
+			return false, ""
+		case x.Transport == "stdio":
+			return x.Response() != nil, ""
+		case !x.Modern() || x.Exchange == nil || x.Response() == nil:
+			return false, ""
+		}
+		if rs := x.Exchange.ServerRequests; len(rs) > 0 {
+			return true, fmt.Sprintf("while answering %s the server sent the JSON-RPC request %q", x.Method, jsonrpc.Clip(rs[0].Method, 60))
+		}
+		return true, ""
+	},
+	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
+		if x.Exchange != nil && len(x.Exchange.ServerRequests) > 0 {
+			return x.Exchange.ServerRequests[0], "/method", false
+		}
+		return nil, "", false
+	},
 }
 
 // rpc1Monitor watches the ids of every response of the run: on stdio a

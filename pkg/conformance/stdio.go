@@ -15,34 +15,11 @@ import (
 )
 
 // STDIO: the stdio transport (basic/transports/stdio.mdx, checklist §1.17).
-// STDIO-1 and STDIO-2 judge everything the shared process printed, plus
-// the lines of a few requests of their own.
-
-// stdioExercise sends a few ordinary requests on the shared process while
-// watching stdout, so the STDIO checks see lines of their own even when
-// they run first.
-func stdioExercise(p *check.Pass) ([]transport.Inbound, error) {
-	st := p.Env.Stdio
-	tap, stop := st.Tap(512)
-	defer stop()
-	for _, m := range []string{"server/discover", "tools/list"} {
-		if m == "tools/list" && !p.Env.Facts.Has("tools") {
-			continue
-		}
-		if _, err := p.Env.Client.Do(p.Ctx, m, nil); err != nil {
-			return nil, err
-		}
-	}
-	var out []transport.Inbound
-	for {
-		select {
-		case in := <-tap:
-			out = append(out, in)
-		default:
-			return out, nil
-		}
-	}
-}
+// STDIO-1 and STDIO-2 hold for every line every process writes: their
+// monitors watch the lines of every process of the run (the shared one,
+// each fresh one), and each run judges what the shared process wrote so
+// far, which includes the lines it wrote before any watcher was added.
+// They send nothing of their own: every other check's traffic is theirs.
 
 // stdioOnce reports each distinct problem once, with the first line that
 // showed it as evidence.
@@ -58,58 +35,81 @@ func stdioOnce(p *check.Pass) func(excerpt, format string, args ...any) {
 	}
 }
 
+// stdioNotJSONRPC is STDIO-1's finding on a line of kind, "" when the line
+// keeps the rule.
+func stdioNotJSONRPC(a transport.Anomaly) string {
+	switch a.Kind {
+	case "non-json-line":
+		return "stdout carried a line that is not a JSON-RPC message: " + a.Detail
+	case "invalid-message":
+		return "stdout carried a message that is neither a request, a notification nor a response"
+	}
+	return ""
+}
+
+// stdioRequest is STDIO-2's finding on a line, "" when the line keeps the
+// rule.
+func stdioRequest(a transport.Anomaly) string {
+	if a.Kind == "server-request" {
+		return "the " + a.Detail
+	}
+	return ""
+}
+
+// stdioLines runs one repetition of a line rule: what the shared process
+// wrote so far.
+func stdioLines(p *check.Pass, finding func(transport.Anomaly) string, pass string) error {
+	fail := stdioOnce(p)
+	found := false
+	for _, a := range p.Env.Stdio.Anomalies() {
+		if msg := finding(a); msg != "" {
+			fail(a.Excerpt, "%s", msg)
+			found = true
+		}
+	}
+	if !found {
+		p.Passf(nil, "%s", pass)
+	}
+	return nil
+}
+
+// stdioLineMonitor watches every line of every process for one line rule:
+// an exchange that got its response was a line that kept it.
+func stdioLineMonitor(doc string, finding func(transport.Anomaly) string) *check.Monitor {
+	return &check.Monitor{
+		Doc: doc,
+		Watch: func(x *check.Exchange) (bool, string) {
+			switch {
+			case x.Transport != "stdio":
+				return false, ""
+			case x.Line != nil:
+				msg := finding(*x.Line)
+				return msg != "", msg
+			}
+			return x.Response() != nil, ""
+		},
+	}
+}
+
 var STDIO1 = &check.Check{
 	ID: "STDIO-1", Level: check.Must, Transports: check.Stdio,
-	Spec: "basic/transports/stdio.mdx §Message Framing",
-	Doc:  "every stdout line is exactly one JSON-RPC message, and nothing else (banners, logs) appears on stdout",
-	Fix:  "write only JSON-RPC messages to stdout, one per line, and send logs and banners to stderr",
+	Spec:    "basic/transports/stdio.mdx §Message Framing",
+	Doc:     "every stdout line is exactly one JSON-RPC message, and nothing else (banners, logs) appears on stdout",
+	Fix:     "write only JSON-RPC messages to stdout, one per line, and send logs and banners to stderr",
+	Monitor: stdioLineMonitor("every stdout line of every server process of the run is a JSON-RPC message", stdioNotJSONRPC),
 	Run: func(p *check.Pass) error {
-		lines, err := stdioExercise(p)
-		if err != nil {
-			return err
-		}
-		fail := stdioOnce(p)
-		for _, in := range lines {
-			if in.Msg == nil {
-				fail(jsonrpc.Clip(string(in.Raw), 300), "stdout carried a line that is not a JSON-RPC message: %v", in.Err)
-			} else if in.Msg.Kind() == jsonrpc.KindInvalid {
-				fail(jsonrpc.Clip(string(in.Raw), 300), "stdout carried a message that is neither a request, a notification nor a response")
-			}
-		}
-		for _, a := range p.Env.Stdio.Anomalies() {
-			switch a.Kind {
-			case "non-json-line":
-				fail(a.Excerpt, "stdout carried a line that is not a JSON-RPC message: %s", a.Detail)
-			case "invalid-message":
-				fail(a.Excerpt, "stdout carried a message that is neither a request, a notification nor a response")
-			}
-		}
-		return nil
+		return stdioLines(p, stdioNotJSONRPC, "every line the shared process wrote to stdout so far is a JSON-RPC message")
 	},
 }
 
 var STDIO2 = &check.Check{
 	ID: "STDIO-2", Level: check.Must, Transports: check.Stdio,
-	Spec: "basic/transports/stdio.mdx §Message Framing; basic/patterns/index.mdx",
-	Doc:  "the server writes no JSON-RPC requests to stdout",
-	Fix:  "never send requests to the client; ask for input with an input_required result (MRTR)",
+	Spec:    "basic/transports/stdio.mdx §Message Framing; basic/patterns/index.mdx",
+	Doc:     "the server writes no JSON-RPC requests to stdout",
+	Fix:     "never send requests to the client; ask for input with an input_required result (MRTR)",
+	Monitor: stdioLineMonitor("no server process of the run writes a JSON-RPC request to stdout", stdioRequest),
 	Run: func(p *check.Pass) error {
-		lines, err := stdioExercise(p)
-		if err != nil {
-			return err
-		}
-		fail := stdioOnce(p)
-		for _, in := range lines {
-			if in.Msg != nil && in.Msg.Kind() == jsonrpc.KindRequest {
-				fail(jsonrpc.Clip(string(in.Raw), 300), "the server sent a JSON-RPC request (%s)", jsonrpc.Clip(in.Msg.Method, 60))
-			}
-		}
-		for _, a := range p.Env.Stdio.Anomalies() {
-			if a.Kind == "server-request" {
-				fail(a.Excerpt, "the %s", a.Detail)
-			}
-		}
-		return nil
+		return stdioLines(p, stdioRequest, "the shared process wrote no JSON-RPC request to stdout so far")
 	},
 }
 

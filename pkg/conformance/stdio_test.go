@@ -1,13 +1,17 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 )
 
@@ -17,6 +21,59 @@ func TestSTDIOMutants(t *testing.T) {
 			continue
 		}
 		t.Run(c.ID, func(t *testing.T) { assertMutant(t, c) })
+	}
+}
+
+// STDIO-1 and STDIO-2 send nothing of their own: their monitors judge the
+// lines of every process of the run. The mutant complains in plain text
+// only about a line that is not JSON, which only RPC-5 sends, on a
+// process of its own: the shared process never shows it, so STDIO-1 can
+// only fail by watching RPC-5's process, and the evidence is that line.
+func TestSTDIOMonitorsWatchEveryProcess(t *testing.T) {
+	rep, res := runChecks(t, refTarget(t, "stdio", refserver.MutantParseNoise), 1, "STDIO-1", "STDIO-2", "RPC-5")
+	r := res["STDIO-1"]
+	if r.Verdict != check.Failed || r.Watched == nil || r.Watched.Offending == 0 {
+		t.Fatalf("STDIO-1 on %s: %s %+v: %s", refserver.MutantParseNoise, r.Verdict, r.Watched, r.Outcome.Message)
+	}
+	if len(r.Outcome.Evidence) == 0 || !strings.Contains(r.Outcome.Evidence[0].Response, "refserver: cannot parse") {
+		t.Fatalf("STDIO-1's evidence should be the line itself: %+v", r.Outcome.Evidence)
+	}
+	// Its own run judged the shared process, which stayed clean.
+	if r.Counts[check.Passed] != 1 || r.Runs != 2 {
+		t.Fatalf("STDIO-1 counts %v over %d runs, want its own run passed and the monitor's failed", r.Counts, r.Runs)
+	}
+	if s := res["STDIO-2"]; s.Verdict != check.Passed || s.Watched == nil || s.Watched.Exchanges == 0 {
+		t.Fatalf("STDIO-2 on %s: %s %+v: %s", refserver.MutantParseNoise, s.Verdict, s.Watched, s.Outcome.Message)
+	}
+	if rep.Verdict != VerdictFail {
+		t.Fatalf("verdict %s, want fail", rep.Verdict)
+	}
+}
+
+// With only the STDIO line rules selected, the shared process carries the
+// probe and the facts the run gathers, and nothing else: the checks send
+// no request of their own.
+func TestSTDIOLineChecksSendNothing(t *testing.T) {
+	count := func(only ...string) int {
+		dir := t.TempDir()
+		// The server's stdin, copied to a file on its way (tee).
+		target := Target{Argv: []string{"sh", "-c", `tee -a "$1/stdin.log" | exec "$0"`, exampleServer, dir}}
+		_, res := runChecks(t, target, 5, only...)
+		for _, id := range only {
+			if res[id].Verdict != check.Passed {
+				t.Fatalf("%s: %s: %s", id, res[id].Verdict, res[id].Outcome.Message)
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "stdin.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Count(b, []byte("\n"))
+	}
+	// STDIO-3 reads stderr only: the lines of a run that sends nothing.
+	base := count("STDIO-3")
+	if got := count("STDIO-1", "STDIO-2", "STDIO-3"); got != base {
+		t.Fatalf("the server read %d lines with STDIO-1 and STDIO-2 selected, %d without: they sent requests of their own", got, base)
 	}
 }
 

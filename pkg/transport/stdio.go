@@ -424,8 +424,9 @@ func (t *StdioTransport) failLocked(p *pendingReq, a Anomaly, err *Error) {
 	p.ch <- nil // buffered, and p is no longer reachable: never blocks
 }
 
-// anomalyLocked records a framing problem within the anomaly budget.
-func (t *StdioTransport) anomalyLocked(a Anomaly) {
+// anomalyLocked records a framing problem within the anomaly budget and
+// reports whether it was kept.
+func (t *StdioTransport) anomalyLocked(a Anomaly) bool {
 	ok, first := t.anomalyBudget.take(len(a.Excerpt))
 	switch {
 	case ok:
@@ -433,6 +434,17 @@ func (t *StdioTransport) anomalyLocked(a Anomaly) {
 	case first:
 		t.anomalies = append(t.anomalies, floodAnomaly("stray lines"))
 	}
+	return ok
+}
+
+// lineAnomalyLocked records a line that breaks the framing rules and
+// returns it for the watchers while the budget keeps it: past the budget
+// a flood of such lines is one anomaly, not a call per line.
+func (t *StdioTransport) lineAnomalyLocked(a Anomaly) *Anomaly {
+	if !t.anomalyLocked(a) {
+		return nil
+	}
+	return &a
 }
 
 // keepLocked reports whether one more message of size bytes may be kept in
@@ -446,10 +458,14 @@ func (p *pendingReq) keepLocked(size int) bool {
 }
 
 // handleLine routes one stdout line and tells the watchers of a stray
-// response, outside the lock.
+// response or of a line that breaks the framing rules, outside the lock.
 func (t *StdioTransport) handleLine(line []byte) {
-	if stray := t.route(line); stray != nil {
+	stray, bad := t.route(line)
+	if stray != nil {
 		t.watch.tell(Seen{Exchange: strayExchange(stray), Transport: "stdio"})
+	}
+	if bad != nil {
+		t.watch.tell(Seen{Line: bad, Transport: "stdio"})
 	}
 }
 
@@ -495,8 +511,10 @@ func (t *StdioTransport) rawOutstandingLocked(now time.Time) bool {
 }
 
 // route routes one stdout line; it returns a response that answers no
-// request in flight and could not be pinned on one (a stray).
-func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
+// request in flight and could not be pinned on one (a stray), and the
+// anomaly of a line that is not a JSON-RPC message, neither request,
+// notification nor response, or a request from the server (bad).
+func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message, bad *Anomaly) {
 	// line is the reader's own copy (readBoundedLine appends into a new
 	// slice), so taps may keep it.
 	in := Inbound{Raw: line, At: time.Now()}
@@ -517,13 +535,13 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 	if in.Err != nil {
 		// STDIO-1: nothing but JSON-RPC on stdout. Recorded, never fatal,
 		// unless the line says which request it answers.
-		t.anomalyLocked(Anomaly{Kind: "non-json-line", Detail: in.Err.Error(), Excerpt: excerpt(line)})
+		bad = t.lineAnomalyLocked(Anomaly{Kind: "non-json-line", Detail: in.Err.Error(), Excerpt: excerpt(line)})
 		t.noise.add(&t.noise.lines, line)
 		if p := t.pendingByEnvelopeLocked(line); p != nil {
 			t.failLocked(p, Anomaly{Kind: "malformed-response", Detail: in.Err.Error(), Excerpt: excerpt(line)},
 				&Error{Kind: KindMalformed, Excerpt: excerpt(line), Err: fmt.Errorf("the answer to this request is not a JSON-RPC message: %w", in.Err)})
 		}
-		return
+		return nil, bad
 	}
 	m := in.Msg
 	switch m.Kind() {
@@ -532,7 +550,7 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 		if p, ok := t.pending[key]; ok {
 			delete(t.pending, key)
 			p.ch <- m
-			return
+			return nil, nil
 		}
 		if m.Result != nil && string(bytes.TrimSpace(m.ID)) == "null" {
 			// A result under id null answers nothing; with one request
@@ -540,7 +558,7 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 			if p := t.soleLocked(); p != nil {
 				t.failLocked(p, Anomaly{Kind: "null-id", Detail: "result with id null", Excerpt: excerpt(line)},
 					&Error{Kind: KindBadID, Excerpt: excerpt(line), Err: errors.New("result with id null")})
-				return
+				return nil, nil
 			}
 		}
 		kind := "unknown-id"
@@ -577,7 +595,7 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 			if p.keepLocked(len(line)) {
 				p.ex.Notifications = append(p.ex.Notifications, m)
 			}
-			return
+			return nil, nil
 		}
 		if ok, first := t.unattrBudget.take(len(line)); ok {
 			t.unattributed = append(t.unattributed, m)
@@ -589,15 +607,15 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message) {
 		if p := t.soleLocked(); p != nil && p.keepLocked(len(line)) {
 			p.ex.ServerRequests = append(p.ex.ServerRequests, m)
 		}
-		t.anomalyLocked(Anomaly{Kind: "server-request", Detail: "server sent a JSON-RPC request (" + jsonrpc.Clip(sanitize(m.Method), 60) + ")", Excerpt: excerpt(line)})
+		bad = t.lineAnomalyLocked(Anomaly{Kind: "server-request", Detail: "server sent a JSON-RPC request (" + jsonrpc.Clip(sanitize(m.Method), 60) + ")", Excerpt: excerpt(line)})
 	default:
-		t.anomalyLocked(Anomaly{Kind: "invalid-message", Detail: "neither request, notification nor response", Excerpt: excerpt(line)})
+		bad = t.lineAnomalyLocked(Anomaly{Kind: "invalid-message", Detail: "neither request, notification nor response", Excerpt: excerpt(line)})
 		if p := t.pendingByEnvelopeLocked(line); p != nil {
 			t.failLocked(p, Anomaly{Kind: "invalid-message", Detail: "neither request, notification nor response", Excerpt: excerpt(line)},
 				&Error{Kind: KindMalformed, Excerpt: excerpt(line), Err: errors.New("the answer to this request is neither a result nor an error")})
 		}
 	}
-	return stray
+	return stray, bad
 }
 
 // attributeLocked finds the request a notification belongs to: by the

@@ -21,11 +21,17 @@ type Seen struct {
 	Err error
 	// Transport is "stdio" or "http".
 	Transport string
+	// Line, on stdio, is a stdout line that broke the framing rules: not
+	// a JSON-RPC message, neither request, notification nor response, or
+	// a request from the server. Out and Exchange are nil then. Lines a
+	// process wrote before the watcher was added are not told (Anomalies
+	// has them).
+	Line *Anomaly
 }
 
 // Stray reports whether s is a response that answered no request in
 // flight.
-func (s Seen) Stray() bool { return s.Out == nil }
+func (s Seen) Stray() bool { return s.Out == nil && s.Line == nil }
 
 // Watchable is a transport that tells a watcher of every request it
 // carries (RoundTrip, not the raw layer nor an Outgoing marked Raw: a raw
@@ -33,7 +39,7 @@ func (s Seen) Stray() bool { return s.Out == nil }
 // the answer).
 type Watchable interface {
 	// Watch adds fn, called after every RoundTrip (and on stdio for each
-	// stray response) from the goroutine that saw it, never with a lock
+	// stray response and each line that breaks the framing rules) from the goroutine that saw it, never with a lock
 	// of the transport held: fn must be safe for concurrent use and
 	// quick.
 	Watch(fn func(Seen))
