@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -15,15 +16,16 @@ import (
 
 var CANC1 = &check.Check{
 	ID: "CANC-1", Level: check.Must, Transports: check.Both,
-	Spec: "basic/patterns/cancellation.mdx; schema.ts CancelledNotification",
-	Doc:  "the server sends notifications/cancelled only to end a subscriptions/listen stream",
-	Fix:  "never cancel the client's ordinary requests; send notifications/cancelled only to end a listen stream",
+	Spec:    "basic/patterns/cancellation.mdx; schema.ts CancelledNotification",
+	Doc:     "the server sends notifications/cancelled only to end a subscriptions/listen stream",
+	Fix:     "never cancel the client's ordinary requests; send notifications/cancelled only to end a listen stream",
+	Monitor: canc1Monitor,
+	// Its runs judge the repetition's server/discover and every page of
+	// tools/list as observed (plain requests); the monitor judges every
+	// other request of the run, the tool calls of LOG, PROG and STDIO-5
+	// with and without a progress token included, so CANC-1 calls no tool
+	// of its own.
 	Run: func(p *check.Pass) error {
-		type req struct {
-			method string
-			params any
-			opts   []mcpclient.CallOption
-		}
 		judge := func(method string, resp *mcpclient.Response) {
 			if resp.Exchange == nil {
 				return
@@ -34,9 +36,6 @@ var CANC1 = &check.Check{
 				}
 			}
 		}
-		// server/discover and every page of tools/list as the repetition
-		// observed them (plain requests); the tool call, with a progress
-		// token, is this check's own.
 		resp, err := p.Do("server/discover", nil)
 		if resp == nil {
 			return err
@@ -57,18 +56,39 @@ var CANC1 = &check.Check{
 				return err
 			}
 		}
-		var reqs []req
-		if t := logTool(p); t != nil {
-			reqs = append(reqs, req{method: "tools/call", params: map[string]any{"name": t.Tool.Name, "arguments": t.Args}, opts: []mcpclient.CallOption{mcpclient.WithProgressToken("mcp-eval-canc1")}})
-		}
-		for _, r := range reqs {
-			resp, err := p.Env.Client.Do(p.Ctx, r.method, r.params, r.opts...)
-			if resp == nil {
-				return err
-			}
-			judge(r.method, resp)
-		}
 		return nil
+	},
+}
+
+// canc1Cancelled is the first notifications/cancelled that came with an
+// exchange, nil when none did.
+func canc1Cancelled(x *check.Exchange) *jsonrpc.Message {
+	for _, n := range x.Exchange.Notifications {
+		if n.Method == "notifications/cancelled" {
+			return n
+		}
+	}
+	return nil
+}
+
+// canc1Monitor watches every 2026-07-28 request of the run but
+// subscriptions/listen, whose stream a cancellation may end.
+var canc1Monitor = &check.Monitor{
+	Doc: "no request of the run but subscriptions/listen gets notifications/cancelled",
+	Watch: func(x *check.Exchange) (bool, string) {
+		if !x.Modern() || x.Exchange == nil || x.Exchange.Ambiguous || x.Method == "subscriptions/listen" {
+			return false, ""
+		}
+		if n := canc1Cancelled(x); n != nil {
+			return true, fmt.Sprintf("the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), x.Method)
+		}
+		return true, ""
+	},
+	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
+		if n := canc1Cancelled(x); n != nil {
+			return n, "/method", false
+		}
+		return nil, "", false
 	},
 }
 
