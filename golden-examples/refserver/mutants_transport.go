@@ -391,7 +391,7 @@ func (o *stdioMutOut) onLine(line []byte) []byte {
 }
 
 // methodMutants are the rules mutWrapMethods breaks.
-var methodMutants = []string{"REM-1", "REM-2", MutantUnnamedVersions, "LOG-1", MutantListLogs, "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", "SUB-1", "SUB-2", "SUB-3", "SUB-4", MutantSubOtherID, "SUB-5"}
+var methodMutants = []string{"REM-1", "REM-2", MutantUnnamedVersions, "LOG-1", MutantListLogs, "LOG-2", "LOG-3", "PROG-1", "CANC-1", "OTEL-1", "OTEL-2", MutantProgressTrace, "SUB-1", "SUB-2", "SUB-3", "SUB-4", MutantSubOtherID, "SUB-5"}
 
 // mutWrapMethods adds and wraps methods for the method-level mutants.
 func (s *Server) mutWrapMethods() {
@@ -461,6 +461,15 @@ func (s *Server) mutMethod(name string, next methodFunc, last *lastListen) metho
 		}
 		if b("PROG-1") && len(r.meta.progressToken) > 0 && r.meta.progressToken[0] != '"' {
 			r.meta.progressToken = json.RawMessage(strconv.Quote(string(r.meta.progressToken))) // Mutant: breaks PROG-1.
+		}
+		if b(MutantProgressTrace) && name == "tools/call" {
+			notify := r.notify
+			r.notify = func(n Notification) error {
+				if n.Params != nil && n.Method == "notifications/progress" {
+					n.Params["_meta"] = map[string]any{"traceparent": otelBadTraceparent} // Mutant: breaks OTEL-2 in progress notifications only.
+				}
+				return notify(n)
+			}
 		}
 		if b("CANC-1") && name == "tools/list" {
 			// Mutant: breaks CANC-1.
@@ -548,6 +557,11 @@ const MutantSubOtherID = "SUB-4.other"
 // not JSON. Only RPC-5 sends such lines, on a process of its own: STDIO-1
 // sees it only by watching every process, not the shared one alone.
 const MutantParseNoise = "STDIO-1.parse"
+
+// MutantProgressTrace puts an invalid traceparent in the _meta of every
+// notifications/progress, and nowhere else: OTEL-2 sees it only on the
+// progress calls of other checks (PROG-1, STDIO-5), through its monitor.
+const MutantProgressTrace = "OTEL-2.progress"
 
 // MutantListLogs logs on every list request that set no logLevel.
 const MutantListLogs = "LOG-1.lists"

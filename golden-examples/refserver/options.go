@@ -199,6 +199,7 @@ var Mutants = map[string]string{
 	"CANC-2":              "ignores notifications/cancelled for ordinary requests",
 	"OTEL-1":              "rejects requests whose _meta carries baggage",
 	"OTEL-2":              "puts a traceparent with an all-zero trace id in every result's _meta",
+	MutantProgressTrace:   "puts a traceparent with an all-zero trace id in the _meta of every notifications/progress",
 }
 
 // breaks reports whether the rule with this check id is to be broken.

@@ -20,39 +20,43 @@ var CANC1 = &check.Check{
 	Doc:     "the server sends notifications/cancelled only to end a subscriptions/listen stream",
 	Fix:     "never cancel the client's ordinary requests; send notifications/cancelled only to end a listen stream",
 	Monitor: canc1Monitor,
-	// Its runs judge the repetition's server/discover and every page of
-	// tools/list as observed (plain requests); the monitor judges every
+	// Its runs judge the repetition's shared observations (resSamples:
+	// discover, the lists, a read, a get, the shared tool call, a
+	// completion) and every page of tools/list; the monitor judges every
 	// other request of the run, the tool calls of LOG, PROG and STDIO-5
-	// with and without a progress token included, so CANC-1 calls no tool
-	// of its own.
+	// with a progress token included, so CANC-1 sends nothing of its own.
 	Run: func(p *check.Pass) error {
+		judged := map[*mcpclient.Response]bool{}
 		judge := func(method string, resp *mcpclient.Response) {
-			if resp.Exchange == nil {
-				return
+			if resp.Exchange == nil || judged[resp] {
+				return // a list's first page is also a shared observation
 			}
+			judged[resp] = true
 			for _, n := range resp.Exchange.Notifications {
 				if n.Method == "notifications/cancelled" {
 					p.Failf(check.AtMessage(check.FromResponse(resp), n, "/method"), "the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), method)
 				}
 			}
 		}
-		resp, err := p.Do("server/discover", nil)
-		if resp == nil {
+		samples, err := resSamples(p)
+		if err != nil {
 			return err
 		}
-		judge("server/discover", resp)
+		for _, s := range samples {
+			judge(s.what, s.resp)
+		}
 		if p.Env.Facts.Has("tools") {
 			lr, err := p.List("tools/list", "tools")
-			judged := false
+			walked := false
 			if lr != nil {
 				for _, pg := range lr.Pages {
 					if pg.Response != nil {
 						judge("tools/list", pg.Response)
-						judged = true
+						walked = true
 					}
 				}
 			}
-			if !judged && err != nil {
+			if !walked && err != nil {
 				return err
 			}
 		}

@@ -75,7 +75,7 @@ func TestWrongIDsAreRPC1NotAnUntestableServer(t *testing.T) {
 func TestMonitorsQuietOnTheCorrectServer(t *testing.T) {
 	for _, kind := range []string{"http", "stdio"} {
 		t.Run(kind, func(t *testing.T) {
-			_, res := runChecks(t, refTarget(t, kind), 1, "RPC-1", "RES-1", "RES-2", "CACHE-1", "LOG-1", "PROG-1", "HTTP-3", "RPC-4", "STDIO-1", "STDIO-2", "CANC-1")
+			_, res := runChecks(t, refTarget(t, kind), 1, "RPC-1", "RES-1", "RES-2", "CACHE-1", "LOG-1", "PROG-1", "HTTP-3", "RPC-4", "STDIO-1", "STDIO-2", "CANC-1", "OTEL-2", "OTEL-3")
 			for id, r := range res {
 				if r.Watched == nil || r.Watched.Exchanges == 0 || r.Watched.Offending != 0 {
 					t.Fatalf("%s: %s, watched %+v: %s", id, r.Verdict, r.Watched, r.Watched.First)

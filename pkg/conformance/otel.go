@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -58,13 +60,19 @@ type otelFound struct {
 	// resp and at locate the key's value in a result (nil for a
 	// notification, which is no part of the response message).
 	resp *mcpclient.Response
-	at   []any
+	// msg is the notification the key is in (a monitor's finding; at is
+	// then a pointer into it).
+	msg *jsonrpc.Message
+	at  []any
 }
 
 // ev is the evidence of a finding: located in the response when the key
 // is in a result, else the value alone.
 func (f otelFound) ev(shownValue string) *check.Evidence {
-	if f.resp != nil {
+	switch {
+	case f.resp != nil && f.msg != nil:
+		return check.AtMessage(check.FromResponse(f.resp), f.msg, check.Pointer(f.at...))
+	case f.resp != nil:
 		return check.FromResponseAt(f.resp, check.Pointer(f.at...))
 	}
 	return &check.Evidence{Response: jsonrpc.Clip(shownValue, 200)}
@@ -78,11 +86,15 @@ type otelEmittedResult struct {
 	err   error
 }
 
-// otelEmitted asks the server for results and notifications and returns
-// every key of every _meta object in them that is, or ends in, traceparent,
-// tracestate or baggage. OTEL-2 and OTEL-3 judge the same search of a
-// repetition (each a different rule on the keys found), so it is made once
-// per repetition; the result is shared and must not be changed.
+// otelEmitted returns every key of every _meta object in the results and
+// notifications of the repetition's shared observations (resSamples:
+// discover, the lists, a read, a get, the shared tool call, a completion)
+// that is, or ends in, traceparent, tracestate or baggage. OTEL-2 and OTEL-3 judge the same search of a repetition
+// (each a different rule on the keys found), so it is made once per
+// repetition; the result is shared and must not be changed. Their
+// monitors judge every other result and notification of the run (the
+// tool calls of other checks included), so the search sends nothing of
+// its own.
 func otelEmitted(p *check.Pass) ([]otelFound, error) {
 	if p.Env.Memo == nil {
 		return otelSearch(p)
@@ -98,49 +110,106 @@ func otelEmitted(p *check.Pass) ([]otelFound, error) {
 }
 
 func otelSearch(p *check.Pass) ([]otelFound, error) {
+	samples, err := resSamples(p)
+	if err != nil {
+		return nil, err
+	}
 	var out []otelFound
-	add := func(where string, raw json.RawMessage, resp *mcpclient.Response) {
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return
-		}
+	for _, sm := range samples {
 		n := len(out)
-		otelWalk(where, v, false, []any{"result"}, &out)
-		for i := n; resp != nil && i < len(out); i++ {
-			out[i].resp = resp
-		}
-	}
-	methods := []string{"server/discover"}
-	for capName, m := range map[string]string{"tools": "tools/list", "resources": "resources/list", "prompts": "prompts/list"} {
-		if p.Env.Facts.Has(capName) {
-			methods = append(methods, m)
-		}
-	}
-	sort.Strings(methods[1:])
-	for _, m := range methods {
-		resp, err := p.Do(m, nil)
-		if resp == nil {
-			return nil, err
-		}
-		if resp.Result != nil {
-			add(m+" result", resp.Result, resp)
-		}
-	}
-	if t := logTool(p); t != nil {
-		resp, err := p.Env.Client.Do(p.Ctx, "tools/call", map[string]any{"name": t.Tool.Name, "arguments": t.Args}, mcpclient.WithProgressToken("mcp-eval-otel"))
-		if resp == nil {
-			return nil, err
-		}
-		if resp.Result != nil {
-			add("tools/call result", resp.Result, resp)
-		}
-		if resp.Exchange != nil {
-			for _, n := range resp.Exchange.Notifications {
-				add(n.Method, n.Params, nil)
-			}
+		out = append(out, otelInResponse(sm.what, sm.resp)...)
+		for i := n; i < len(out); i++ {
+			out[i].resp = sm.resp
 		}
 	}
 	return out, nil
+}
+
+// otelInExchange is what otelWalk finds in one exchange of the run: the
+// result's _meta keys (at pointers into the response) and each
+// notification's (msg set, at into the notification). Most answers carry
+// no such key, so only one whose bytes name one is decoded.
+func otelInExchange(x *check.Exchange) []otelFound {
+	return otelIn(x.Method, x.RawResult, x.Exchange.Notifications)
+}
+
+// otelInResponse is otelInExchange on a response a check holds.
+func otelInResponse(what string, resp *mcpclient.Response) []otelFound {
+	var notes []*jsonrpc.Message
+	if resp.Exchange != nil {
+		notes = resp.Exchange.Notifications
+	}
+	return otelIn(what, resp.Result, notes)
+}
+
+func otelIn(what string, result json.RawMessage, notes []*jsonrpc.Message) []otelFound {
+	var out []otelFound
+	walk := func(where string, raw json.RawMessage, root string) []otelFound {
+		if !otelNamed(raw) {
+			return nil
+		}
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			return nil
+		}
+		var found []otelFound
+		otelWalk(where, v, false, []any{root}, &found)
+		return found
+	}
+	out = append(out, walk(what+" result", result, "result")...)
+	for _, n := range notes {
+		for _, f := range walk(n.Method, n.Params, "params") {
+			f.msg = n
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// otelNamed reports whether raw may hold a trace-context key.
+func otelNamed(raw []byte) bool {
+	for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+		if bytes.Contains(raw, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// otelMonitor watches every result and notification of the run's 2026-07-28
+// requests for a trace-context key that rule finds wrong ("" when the key
+// keeps it).
+func otelMonitor(doc string, rule func(otelFound) string) *check.Monitor {
+	first := func(x *check.Exchange) (otelFound, string) {
+		for _, f := range otelInExchange(x) {
+			if msg := rule(f); msg != "" {
+				return f, msg
+			}
+		}
+		return otelFound{}, ""
+	}
+	return &check.Monitor{
+		Doc: doc,
+		Watch: func(x *check.Exchange) (bool, string) {
+			if !x.Modern() || x.Exchange == nil || x.Response() == nil {
+				return false, ""
+			}
+			_, msg := first(x)
+			return true, msg
+		},
+		Locate: func(x *check.Exchange) (string, bool) {
+			if f, msg := first(x); msg != "" && f.msg == nil {
+				return check.Pointer(f.at...), false
+			}
+			return "", false
+		},
+		LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
+			if f, msg := first(x); msg != "" && f.msg != nil {
+				return f.msg, check.Pointer(f.at...), false
+			}
+			return nil, "", false
+		},
+	}
 }
 
 // otelWalk visits v; inMeta is true inside a _meta object's direct members.
@@ -183,52 +252,75 @@ func otelKeyName(k string) string {
 
 var OTEL2 = &check.Check{
 	ID: "OTEL-2", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §OpenTelemetry trace context",
-	Doc:  "traceparent, tracestate and baggage the server emits in _meta hold valid W3C values",
-	Fix:  "emit W3C-valid traceparent (non-zero ids), tracestate and baggage values, or none",
+	Spec:    "basic/index.mdx §OpenTelemetry trace context",
+	Doc:     "traceparent, tracestate and baggage the server emits in _meta hold valid W3C values",
+	Fix:     "emit W3C-valid traceparent (non-zero ids), tracestate and baggage values, or none",
+	Monitor: otelMonitor("every traceparent, tracestate and baggage in the _meta of a result or notification of the run holds a valid W3C value", otel2Problem),
 	Run: func(p *check.Pass) error {
 		found, err := otelEmitted(p)
 		if err != nil {
 			return err
 		}
 		for _, f := range found {
-			if strings.Contains(f.key, "/") {
-				continue // a namespaced variant (OTEL-3), not the W3C key
-			}
-			if f.value == "" && string(f.raw) != `""` {
-				p.Failf(f.ev(string(f.raw)), "%s: _meta.%s is %s, want a string", f.where, f.key, jsonrpc.Clip(string(f.raw), 60))
-				continue
-			}
-			var problem string
-			switch f.key {
-			case "traceparent":
-				problem = mcpclient.TraceparentProblem(f.value)
-			case "tracestate":
-				problem = mcpclient.TracestateProblem(f.value)
-			case "baggage":
-				problem = mcpclient.BaggageProblem(f.value)
-			}
-			if problem != "" {
-				p.Failf(f.ev(f.value), "%s: _meta.%s %q %s", f.where, f.key, jsonrpc.Clip(f.value, 80), problem)
+			if msg := otel2Problem(f); msg != "" {
+				shown := f.value
+				if f.value == "" {
+					shown = string(f.raw)
+				}
+				p.Failf(f.ev(shown), "%s", msg)
 			}
 		}
 		return nil
 	},
 }
 
+// otel2Problem is OTEL-2's finding on one key, "" when it keeps the rule
+// (a namespaced variant is OTEL-3's).
+func otel2Problem(f otelFound) string {
+	if strings.Contains(f.key, "/") {
+		return ""
+	}
+	if f.value == "" && string(f.raw) != `""` {
+		return fmt.Sprintf("%s: _meta.%s is %s, want a string", f.where, f.key, jsonrpc.Clip(string(f.raw), 60))
+	}
+	var problem string
+	switch f.key {
+	case "traceparent":
+		problem = mcpclient.TraceparentProblem(f.value)
+	case "tracestate":
+		problem = mcpclient.TracestateProblem(f.value)
+	case "baggage":
+		problem = mcpclient.BaggageProblem(f.value)
+	}
+	if problem == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: _meta.%s %q %s", f.where, f.key, jsonrpc.Clip(f.value, 80), problem)
+}
+
+// otel3Problem is OTEL-3's finding on one key, "" when it is not a
+// namespaced variant.
+func otel3Problem(f otelFound) string {
+	if !strings.Contains(f.key, "/") {
+		return ""
+	}
+	return fmt.Sprintf("%s: _meta key %q is a namespaced variant of %s; OTel expects the unprefixed key", f.where, jsonrpc.Clip(f.key, 80), otelKeyName(f.key))
+}
+
 var OTEL3 = &check.Check{
 	ID: "OTEL-3", Level: check.Info, Transports: check.Both,
-	Spec: "SEP-414 §Rationale; basic/index.mdx §_meta",
-	Doc:  "trace context is not sent under namespaced keys such as io.modelcontextprotocol/traceparent",
-	Fix:  "use the unprefixed keys traceparent, tracestate and baggage",
+	Spec:    "SEP-414 §Rationale; basic/index.mdx §_meta",
+	Doc:     "trace context is not sent under namespaced keys such as io.modelcontextprotocol/traceparent",
+	Fix:     "use the unprefixed keys traceparent, tracestate and baggage",
+	Monitor: otelMonitor("no result or notification of the run carries trace context under a namespaced _meta key", otel3Problem),
 	Run: func(p *check.Pass) error {
 		found, err := otelEmitted(p)
 		if err != nil {
 			return err
 		}
 		for _, f := range found {
-			if strings.Contains(f.key, "/") {
-				p.Warnf(f.ev(string(f.raw)), "%s: _meta key %q is a namespaced variant of %s; OTel expects the unprefixed key", f.where, jsonrpc.Clip(f.key, 80), otelKeyName(f.key))
+			if msg := otel3Problem(f); msg != "" {
+				p.Warnf(f.ev(string(f.raw)), "%s", msg)
 			}
 		}
 		return nil

@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
@@ -74,5 +77,30 @@ func TestOTELWalk(t *testing.T) {
 	}
 	if len(found) != 3 || !keys["traceparent"] || !keys["io.modelcontextprotocol/baggage"] || !keys["tracestate"] {
 		t.Fatalf("found %+v", found)
+	}
+}
+
+// OTEL-2 sends nothing of its own: its runs judge the repetition's shared
+// observations, and its monitor every result and notification of the run.
+// The mutant breaks the rule only in progress notifications, which come
+// with PROG-1's calls: the monitor finds them there and points into the
+// notification.
+func TestOTEL2MonitorJudgesOtherChecksNotifications(t *testing.T) {
+	for _, kind := range []string{"http", "stdio"} {
+		t.Run(kind, func(t *testing.T) {
+			_, res := runChecks(t, refTarget(t, kind, refserver.MutantProgressTrace), 1, "OTEL-2", "PROG-1")
+			r := res["OTEL-2"]
+			if r.Verdict != check.Failed || r.Watched == nil || r.Watched.Offending == 0 || len(r.Outcome.Evidence) == 0 {
+				t.Fatalf("OTEL-2 on %s: %s %+v: %s", refserver.MutantProgressTrace, r.Verdict, r.Watched, r.Outcome.Message)
+			}
+			if ev := r.Outcome.Evidence[0]; ev.In != "notification notifications/progress" || ev.Pointer != "/params/_meta/traceparent" || !strings.Contains(r.Outcome.Message, "notifications/progress") {
+				t.Fatalf("OTEL-2's monitor should point into the progress notification: %q %+v", r.Outcome.Message, ev)
+			}
+			// Its own runs passed: the shared observations carry no
+			// progress notification.
+			if r.Counts[check.Passed] != 1 {
+				t.Fatalf("OTEL-2 counts %v, want its own run passed", r.Counts)
+			}
+		})
 	}
 }
