@@ -74,7 +74,7 @@ func (s *Server) mutRewriteRequest(body []byte) []byte {
 }
 
 // httpMutants are the rules mutHTTPHandler breaks.
-var httpMutants = []string{"RESIL-1", "HTTP-1", "HTTP-2", "HTTP-3", "HTTP-4", "HTTP-5", "HTTP-6", "HTTP-7", "HDR-1", "HDR-2", "HDR-3", "HDR-4", "HDR-5", "REM-3", "REM-4", "LOG-4"}
+var httpMutants = []string{"RESIL-1", "HTTP-1", "HTTP-2", "HTTP-3", "HTTP-4", "HTTP-5", "HTTP-6", "HTTP-7", MutantRemovedStatus, "HDR-1", "HDR-2", "HDR-3", "HDR-4", "HDR-5", "REM-3", "REM-4", "LOG-4"}
 
 // mutHTTPHandler wraps the Streamable HTTP endpoint with the HTTP mutants.
 func (s *Server) mutHTTPHandler(next http.Handler) http.Handler {
@@ -229,6 +229,9 @@ func (m *transportMutWriter) WriteHeader(code int) {
 	}
 	if b("HTTP-6") && code == http.StatusNotFound {
 		code = http.StatusOK // Mutant: breaks HTTP-6.
+	}
+	if b(MutantRemovedStatus) && code == http.StatusNotFound && mutRemovedMethods[m.method] {
+		code = http.StatusOK // Mutant: breaks HTTP-7 on the removed methods only.
 	}
 	if b("HTTP-7") && code == http.StatusBadRequest && m.malformed {
 		code = http.StatusOK // Mutant: breaks HTTP-7 (missing _meta is not a 400).
@@ -562,6 +565,14 @@ const MutantParseNoise = "STDIO-1.parse"
 // notifications/progress, and nowhere else: OTEL-2 sees it only on the
 // progress calls of other checks (PROG-1, STDIO-5), through its monitor.
 const MutantProgressTrace = "OTEL-2.progress"
+
+// MutantRemovedStatus answers the methods 2026-07-28 removed with their
+// -32601 under HTTP 200, not 404. HTTP-7's own probes send none of them:
+// it sees the fault on REM-1's requests, through its monitor.
+const MutantRemovedStatus = "HTTP-7.removed"
+
+// mutRemovedMethods are the methods MutantRemovedStatus answers with 200.
+var mutRemovedMethods = map[string]bool{"ping": true, "logging/setLevel": true, "resources/subscribe": true, "resources/unsubscribe": true, "tasks/list": true, "tasks/result": true}
 
 // MutantListLogs logs on every list request that set no logLevel.
 const MutantListLogs = "LOG-1.lists"

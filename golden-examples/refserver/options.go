@@ -166,6 +166,7 @@ var Mutants = map[string]string{
 	"HTTP-5":              "puts notifications/tools/list_changed on tools/call response streams",
 	"HTTP-6":              "answers unknown methods with HTTP 200 instead of 404",
 	"HTTP-7":              "answers a request without _meta with HTTP 200 instead of 400",
+	MutantRemovedStatus:   "answers the removed methods (ping, logging/setLevel, …) with -32601 under HTTP 200 instead of 404",
 	"RESIL-1":             "stops answering once a client drops a request mid-stream (HTTP)",
 	"HDR-1":               "takes a missing MCP-Protocol-Version header for 2026-07-28",
 	"HDR-2":               "ignores the MCP-Protocol-Version header when it differs from _meta",

@@ -271,6 +271,9 @@ func (m *Monitors) Apply(results []Result) {
 		}
 		r.Runs++
 		r.Counts[v]++
+		// The monitor's exchange is a finding the result an earlier one
+		// repeated does not show: it is no longer only a repeat.
+		r.SameAs = ""
 		o := &r.Outcome
 		if severity(v) >= severity(o.Verdict) {
 			if o.Verdict != "" && o.Verdict != Passed && o.Message != "" {

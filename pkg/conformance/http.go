@@ -312,9 +312,10 @@ func httpStatusRule(code int64, malformed bool) (want string, ok func(int) bool)
 
 var HTTP7 = &check.Check{
 	ID: "HTTP-7", Level: check.Must, Transports: check.HTTP,
-	Spec: "basic/transports/streamable-http.mdx §Request Metadata, §Server Validation; basic/index.mdx §_meta",
-	Doc:  "each JSON-RPC error comes with its defined HTTP status: 400 for missing _meta, -32020, -32021 and -32022, 404 for -32601",
-	Fix:  "map errors to HTTP statuses: 400 for malformed _meta and -32020/-32021/-32022, 404 for -32601",
+	Spec:    "basic/transports/streamable-http.mdx §Request Metadata, §Server Validation; basic/index.mdx §_meta",
+	Doc:     "each JSON-RPC error comes with its defined HTTP status: 400 for missing _meta, -32020, -32021 and -32022, 404 for -32601",
+	Fix:     "map errors to HTTP statuses: 400 for malformed _meta and -32020/-32021/-32022, 404 for -32601",
+	Monitor: http7Monitor,
 	Run: func(p *check.Pass) error {
 		// Every probe is a request other checks send alike in the same
 		// repetition (the variants: META-1, VER-1/2, HDR-3; the error
@@ -377,6 +378,32 @@ var HTTP7 = &check.Check{
 			p.Skipf("none of the probes was answered with a JSON-RPC error")
 		}
 		return nil
+	},
+}
+
+// http7Monitor watches every error the run's 2026-07-28 requests got as a
+// JSON body for the codes whose status is defined whatever was asked
+// (-32020, -32021, -32022: 400; -32601: 404). A -32602 is 400 only when
+// the _meta was malformed, which only the request's sender knows, and an
+// error on an event stream came after its 200: the check's runs judge
+// those.
+var http7Monitor = &check.Monitor{
+	Doc: "every -32020, -32021, -32022 and -32601 of the run comes with its defined HTTP status",
+	Watch: func(x *check.Exchange) (bool, string) {
+		r := x.Response()
+		if !x.Modern() || r == nil || r.Error == nil || x.Exchange.HTTP == nil || httpMediaType(x.Exchange.HTTP.ContentType) != "application/json" {
+			return false, ""
+		}
+		switch r.Error.Code {
+		case jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingRequiredClientCapability, jsonrpc.CodeUnsupportedProtocolVersion, jsonrpc.CodeMethodNotFound:
+		default:
+			return false, ""
+		}
+		want, ok := httpStatusRule(r.Error.Code, false)
+		if st := x.Exchange.HTTP.Status; !ok(st) {
+			return true, fmt.Sprintf("%s: error %d came with HTTP %d, want %s", x.Method, r.Error.Code, st, want)
+		}
+		return true, ""
 	},
 }
 

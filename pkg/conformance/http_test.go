@@ -142,3 +142,25 @@ func httpTestTransport(t *testing.T, url string) *transport.HTTPTransport {
 	}
 	return tr
 }
+
+// HTTP-7's own probes send no removed method; its monitor judges the
+// statuses of every error of the run, REM-1's -32601 answers included, and
+// finds the mutant's 200 there.
+func TestHTTP7MonitorJudgesOtherChecksErrors(t *testing.T) {
+	_, alone := runChecks(t, refTarget(t, "http", refserver.MutantRemovedStatus), 1, "HTTP-7")
+	if r := alone["HTTP-7"]; r.Verdict != check.Passed {
+		t.Fatalf("HTTP-7 alone on %s: %s: %s (its own probes send no removed method)", refserver.MutantRemovedStatus, r.Verdict, r.Outcome.Message)
+	}
+	_, res := runChecks(t, refTarget(t, "http", refserver.MutantRemovedStatus), 1, "HTTP-7", "REM-1")
+	r := res["HTTP-7"]
+	if r.Verdict != check.Failed || r.Watched == nil || r.Watched.Offending == 0 || len(r.Outcome.Evidence) == 0 {
+		t.Fatalf("HTTP-7 with REM-1 on %s: %s %+v: %s", refserver.MutantRemovedStatus, r.Verdict, r.Watched, r.Outcome.Message)
+	}
+	if ev := r.Outcome.Evidence[0]; ev.Status != 200 || !strings.Contains(r.Outcome.Message, "error -32601 came with HTTP 200, want 404") {
+		t.Fatalf("HTTP-7's monitor should show the 200: %q %+v", r.Outcome.Message, ev)
+	}
+	_, good := runChecks(t, refTarget(t, "http"), 1, "HTTP-7", "REM-1", "VER-1", "HDR-1")
+	if g := good["HTTP-7"]; g.Verdict != check.Passed || g.Watched == nil || g.Watched.Exchanges == 0 || g.Watched.Offending != 0 {
+		t.Fatalf("HTTP-7 on the correct server: %s %+v: %s", g.Verdict, g.Watched, g.Outcome.Message)
+	}
+}
