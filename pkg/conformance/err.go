@@ -265,9 +265,10 @@ func errErrors(samples []errSample) []errResult {
 
 var ERR1 = &check.Check{
 	ID: "ERR-1", Level: check.Must, Transports: check.Both, Seed: 6,
-	Spec: "basic/index.mdx §Error Codes",
-	Doc:  "no code in -32020..-32099 other than -32020, -32021 and -32022, each only with its defined meaning",
-	Fix:  "use -32020 only for header problems (HTTP), -32021 for a missing client capability, -32022 for an unsupported version, and no other code in -32020..-32099",
+	Spec:    "basic/index.mdx §Error Codes",
+	Doc:     "no code in -32020..-32099 other than -32020, -32021 and -32022, each only with its defined meaning",
+	Fix:     "use -32020 only for header problems (HTTP), -32021 for a missing client capability, -32022 for an unsupported version, and no other code in -32020..-32099",
+	Monitor: err1Monitor,
 	Run: func(p *check.Pass) error {
 		samples, err := errSamples(p)
 		if err != nil {
@@ -293,9 +294,10 @@ var ERR1 = &check.Check{
 
 var ERR2 = &check.Check{
 	ID: "ERR-2", Level: check.Must, Transports: check.Both,
-	Spec: "basic/index.mdx §Error Codes",
-	Doc:  "no -32002 (resource not found, 2025-11-25) and no -32042 (URL elicitation required, 2025-11-25)",
-	Fix:  "answer a missing resource with -32602 (data.uri) and ask for URL elicitation through input_required",
+	Spec:    "basic/index.mdx §Error Codes",
+	Doc:     "no -32002 (resource not found, 2025-11-25) and no -32042 (URL elicitation required, 2025-11-25)",
+	Fix:     "answer a missing resource with -32602 (data.uri) and ask for URL elicitation through input_required",
+	Monitor: err2Monitor,
 	Run: func(p *check.Pass) error {
 		samples, err := errSamples(p)
 		if err != nil {
@@ -318,9 +320,10 @@ var errPreGA = map[int64]string{-32001: "HeaderMismatch (-32020)", -32003: "Miss
 
 var ERR3 = &check.Check{
 	ID: "ERR-3", Level: check.Should, Transports: check.Both,
-	Spec: "basic/index.mdx §Error Codes; changelog.mdx (Minor 12)",
-	Doc:  "no codes in -32000..-32019 (flagging -32001/-32003/-32004, the pre-GA draft numbers)",
-	Fix:  "use the standard JSON-RPC codes or the MCP codes -32020/-32021/-32022 instead of -32000..-32019",
+	Spec:    "basic/index.mdx §Error Codes; changelog.mdx (Minor 12)",
+	Doc:     "no codes in -32000..-32019 (flagging -32001/-32003/-32004, the pre-GA draft numbers)",
+	Fix:     "use the standard JSON-RPC codes or the MCP codes -32020/-32021/-32022 instead of -32000..-32019",
+	Monitor: err3Monitor,
 	Run: func(p *check.Pass) error {
 		samples, err := errSamples(p)
 		if err != nil {
@@ -433,3 +436,55 @@ func errShape32021(data json.RawMessage) []problem {
 	}
 	return nil
 }
+
+// errCodeMonitor watches the code of every error a 2026-07-28 request of
+// the run got, whoever sent it: problem names what is wrong with code on
+// the transport ("" when nothing is). What depends on what was sent (a
+// -32022 for a version the server supports, a -32020 for headers that
+// match) stays with the checks' runs over the error sweep.
+func errCodeMonitor(doc string, problem func(code int64, transport string) string) *check.Monitor {
+	return &check.Monitor{
+		Doc: doc,
+		Watch: func(x *check.Exchange) (bool, string) {
+			r := x.Response()
+			if !x.Modern() || r == nil || r.Error == nil {
+				return false, ""
+			}
+			if msg := problem(r.Error.Code, x.Transport); msg != "" {
+				return true, fmt.Sprintf("%s got %s", x.Method, msg)
+			}
+			return true, ""
+		},
+		Locate: func(*check.Exchange) (string, bool) { return "/error/code", false },
+	}
+}
+
+var err1Monitor = errCodeMonitor("no error of the run has an undefined code in -32020..-32099, nor -32020 on stdio", func(code int64, transport string) string {
+	switch {
+	case code <= -32020 && code >= -32099 && code != jsonrpc.CodeHeaderMismatch && code != jsonrpc.CodeMissingRequiredClientCapability && code != jsonrpc.CodeUnsupportedProtocolVersion:
+		return fmt.Sprintf("error %d, a code in the reserved range -32020..-32099 that MCP does not define", code)
+	case code == jsonrpc.CodeHeaderMismatch && transport == "stdio":
+		return "-32020 HeaderMismatch on stdio, which has no headers"
+	}
+	return ""
+})
+
+var err2Monitor = errCodeMonitor("no error of the run is -32002 or -32042, the 2025-11-25 codes", func(code int64, _ string) string {
+	switch code {
+	case -32002:
+		return "-32002, the 2025-11-25 resource-not-found code; 2026-07-28 uses -32602 with data.uri"
+	case -32042:
+		return "-32042, the 2025-11-25 URL-elicitation code; 2026-07-28 asks through an input_required result"
+	}
+	return ""
+})
+
+var err3Monitor = errCodeMonitor("no error of the run has a code in -32000..-32019", func(code int64, _ string) string {
+	if code > -32000 || code < -32019 {
+		return ""
+	}
+	if now, ok := errPreGA[code]; ok {
+		return fmt.Sprintf("error %d, the pre-GA draft number of %s", code, now)
+	}
+	return fmt.Sprintf("error %d, in -32000..-32019, which new implementations do not use", code)
+})

@@ -25,9 +25,10 @@ import (
 
 var MRTR1 = &check.Check{
 	ID: "MRTR-1", Level: check.Must, Transports: check.Both,
-	Spec: "basic/patterns/mrtr.mdx §Supported Requests",
-	Doc:  "resultType \"input_required\" appears only on tools/call, resources/read and prompts/get",
-	Fix:  "answer every other method directly; ask for input only from tools/call, resources/read or prompts/get",
+	Spec:    "basic/patterns/mrtr.mdx §Supported Requests",
+	Doc:     "resultType \"input_required\" appears only on tools/call, resources/read and prompts/get",
+	Fix:     "answer every other method directly; ask for input only from tools/call, resources/read or prompts/get",
+	Monitor: mrtr1Monitor,
 	Run: func(p *check.Pass) error {
 		f := p.Env.Facts
 		type probe struct {
@@ -626,3 +627,24 @@ func mrtr9Judge(j *mrtrJudge, t *mrtrTarget) (mrtrStatus, string, *check.Evidenc
 }
 
 var mrtrFamily = family{name: "MRTR", title: "multi round-trip requests", checks: []*check.Check{MRTR1, MRTR2, MRTR3, MRTR4, MRTR5, MRTR6, MRTR7, MRTR8, MRTR9}}
+
+// mrtrMethods are the methods that may answer input_required.
+var mrtrMethods = map[string]bool{"tools/call": true, "resources/read": true, "prompts/get": true}
+
+// mrtr1Monitor watches the resultType of every answer of the run: the
+// lists, discover and completions every check asks, with whatever
+// capabilities each declared.
+var mrtr1Monitor = &check.Monitor{
+	Doc: "no answer of the run but tools/call, resources/read and prompts/get has resultType \"input_required\"",
+	Watch: func(x *check.Exchange) (bool, string) {
+		if !x.Modern() || x.Result == nil || mrtrMethods[x.Method] {
+			return false, ""
+		}
+		var rt string
+		if json.Unmarshal(x.Result["resultType"], &rt) == nil && rt == mcpclient.ResultInputRequired {
+			return true, fmt.Sprintf("%s returned resultType \"input_required\"; only tools/call, resources/read and prompts/get may", x.Method)
+		}
+		return true, ""
+	},
+	Locate: func(*check.Exchange) (string, bool) { return "/result/resultType", false },
+}
