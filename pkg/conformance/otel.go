@@ -57,13 +57,12 @@ var OTEL1 = &check.Check{
 type otelFound struct {
 	where, key, value string
 	raw               json.RawMessage
-	// resp and at locate the key's value in a result (nil for a
-	// notification, which is no part of the response message).
+	// resp is the response the key came with (nil in a monitor's
+	// finding); at locates the key's value in its result or, when msg is
+	// set, in msg, the notification the key is in.
 	resp *mcpclient.Response
-	// msg is the notification the key is in (a monitor's finding; at is
-	// then a pointer into it).
-	msg *jsonrpc.Message
-	at  []any
+	msg  *jsonrpc.Message
+	at   []any
 }
 
 // ev is the evidence of a finding: located in the response when the key
@@ -89,12 +88,12 @@ type otelEmittedResult struct {
 // otelEmitted returns every key of every _meta object in the results and
 // notifications of the repetition's shared observations (resSamples:
 // discover, the lists, a read, a get, the shared tool call, a completion)
-// that is, or ends in, traceparent, tracestate or baggage. OTEL-2 and OTEL-3 judge the same search of a repetition
-// (each a different rule on the keys found), so it is made once per
-// repetition; the result is shared and must not be changed. Their
-// monitors judge every other result and notification of the run (the
-// tool calls of other checks included), so the search sends nothing of
-// its own.
+// that is, or ends in, traceparent, tracestate or baggage. OTEL-2 and
+// OTEL-3 judge the same search of a repetition (each a different rule on
+// the keys found), so it is made once per repetition; the result is
+// shared and must not be changed. Their monitors judge every other result
+// and notification of the run (the tool calls of other checks included),
+// so the search sends nothing of its own.
 func otelEmitted(p *check.Pass) ([]otelFound, error) {
 	if p.Env.Memo == nil {
 		return otelSearch(p)
@@ -166,9 +165,10 @@ func otelIn(what string, result json.RawMessage, notes []*jsonrpc.Message) []ote
 	return out
 }
 
-// otelNamed reports whether raw may hold a trace-context key.
+// otelNamed reports whether raw may hold a trace-context key: it names
+// one, or has a \u escape that could spell one.
 func otelNamed(raw []byte) bool {
-	for _, k := range []string{"traceparent", "tracestate", "baggage"} {
+	for _, k := range []string{"traceparent", "tracestate", "baggage", `\u`} {
 		if bytes.Contains(raw, []byte(k)) {
 			return true
 		}

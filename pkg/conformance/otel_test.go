@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -77,6 +78,21 @@ func TestOTELWalk(t *testing.T) {
 	}
 	if len(found) != 3 || !keys["traceparent"] || !keys["io.modelcontextprotocol/baggage"] || !keys["tracestate"] {
 		t.Fatalf("found %+v", found)
+	}
+}
+
+// The monitors decode only answers that may hold a trace-context key; a
+// key spelled with \u escapes is still found.
+func TestOTELInSkipsOnlyWhatCannotHoldAKey(t *testing.T) {
+	for raw, want := range map[string]int{
+		`{"_meta":{"traceparent":"x"}}`:                                     1,
+		`{"_meta":{"trace\u0070arent":"x"}}`:                                1,
+		`{"_meta":{"other":"x"},"tools":[{"name":"t"}]}`:                    0,
+		`{"_meta":{"io.modelcontextprotocol/baggage":"x"},"note":"\u00e9"}`: 1,
+	} {
+		if got := otelIn("tools/list", json.RawMessage(raw), nil); len(got) != want {
+			t.Errorf("%s: found %+v, want %d", raw, got, want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,5 +117,31 @@ func TestHTTPRoundTripsAreWatched(t *testing.T) {
 	seen := log.all()
 	if len(seen) != 2 || seen[0].Err != nil || KindOf(seen[1].Err) != KindBadID || seen[1].Exchange.Response == nil || seen[1].Transport != "http" {
 		t.Fatalf("watcher saw %+v", seen)
+	}
+}
+
+// A line that breaks the framing rules is told to the watchers as it
+// comes, whatever request is in flight: not JSON, not a message, a request
+// from the server. The answer around them still reaches its request.
+func TestStdioBadLinesAreTold(t *testing.T) {
+	tr := shServer(t, `read l; echo 'plain log line'; echo '{"jsonrpc":"2.0"}'; echo '{"jsonrpc":"2.0","id":"s1","method":"ping"}'; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; sleep 30`, nil)
+	var log seenLog
+	tr.Watch(log.add)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(1, "tools/list")); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, s := range log.all() {
+		if s.Line != nil {
+			if s.Stray() || s.Out != nil || s.Exchange != nil {
+				t.Fatalf("a line is neither a stray nor an exchange: %+v", s)
+			}
+			kinds = append(kinds, s.Line.Kind)
+		}
+	}
+	if strings.Join(kinds, ",") != "non-json-line,invalid-message,server-request" {
+		t.Fatalf("lines told: %v", kinds)
 	}
 }
