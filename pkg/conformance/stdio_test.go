@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 func TestSTDIOMutants(t *testing.T) {
@@ -74,6 +76,32 @@ func TestSTDIOLineChecksSendNothing(t *testing.T) {
 	base := count("STDIO-3")
 	if got := count("STDIO-1", "STDIO-2", "STDIO-3"); got != base {
 		t.Fatalf("the server read %d lines with STDIO-1 and STDIO-2 selected, %d without: they sent requests of their own", got, base)
+	}
+}
+
+// STDIO-5's quick list is the served list with the fewest items, so that a
+// server of 1,000 tools is not asked for all of them while it streams.
+func TestSTDIO5QuickListIsTheSmallest(t *testing.T) {
+	caps := func(names ...string) map[string]json.RawMessage {
+		m := map[string]json.RawMessage{}
+		for _, n := range names {
+			m[n] = json.RawMessage(`{}`)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		facts check.Facts
+		want  string
+	}{
+		{check.Facts{Capabilities: caps("tools"), Tools: make([]mcpclient.Tool, 1000)}, "tools/list"},
+		{check.Facts{Capabilities: caps("tools", "prompts"), Tools: make([]mcpclient.Tool, 1000), Prompts: make([]mcpclient.Prompt, 2)}, "prompts/list"},
+		{check.Facts{Capabilities: caps("tools", "resources"), Tools: make([]mcpclient.Tool, 3), Resources: make([]mcpclient.Resource, 3)}, "tools/list"},
+		{check.Facts{Capabilities: caps("prompts"), Prompts: make([]mcpclient.Prompt, 5), Tools: make([]mcpclient.Tool, 1)}, "prompts/list"},
+		{check.Facts{Capabilities: caps("logging")}, ""},
+	} {
+		if got := stdioQuickList(&tc.facts); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.facts.CapabilityNames(), got, tc.want)
+		}
 	}
 }
 
