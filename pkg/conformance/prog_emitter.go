@@ -236,7 +236,8 @@ type progEmitters struct {
 	tried    []string
 }
 
-var progEmitterCache sync.Map // *check.Facts → *progEmitters
+// progEmittersKey names the run's search in its Memo.
+type progEmittersKey struct{}
 
 // progMaxTries bounds the tools called to find an emitter.
 const progMaxTries = 4
@@ -247,8 +248,10 @@ const progMaxTries = 4
 // it uses a fresh process, where the one call in flight owns every
 // notification.
 func progFindEmitters(p *check.Pass) *progEmitters {
-	v, _ := progEmitterCache.LoadOrStore(p.Env.Facts, &progEmitters{})
-	es := v.(*progEmitters)
+	es := &progEmitters{}
+	if p.Env.Memo != nil {
+		es, _ = p.Env.Memo.Do(progEmittersKey{}, func() any { return es }).(*progEmitters)
+	}
 	es.once.Do(func() { es.search(p.Ctx, p.Env) })
 	return es
 }
