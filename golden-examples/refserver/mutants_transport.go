@@ -562,8 +562,9 @@ const MutantSubOtherID = "SUB-4.other"
 const MutantParseNoise = "STDIO-1.parse"
 
 // MutantProgressTrace puts an invalid traceparent in the _meta of every
-// notifications/progress, and nowhere else: OTEL-2 sees it only on the
-// progress calls of other checks (PROG-1, STDIO-5), through its monitor.
+// notifications/progress, and nowhere else: OTEL-2 sees it only through
+// its monitor, on the progress calls of other checks (the emitter search;
+// on stdio PROG-1 and STDIO-5 too).
 const MutantProgressTrace = "OTEL-2.progress"
 
 // MutantRemovedStatus answers the methods 2026-07-28 removed with their

@@ -124,6 +124,19 @@ func newExchange(s transport.Seen) *Exchange {
 type Monitors struct {
 	mu      sync.Mutex
 	watches []*watch
+	conns   []*connWatch
+}
+
+// connWatch is what one connection's watcher holds back.
+type connWatch struct {
+	mu     sync.Mutex
+	legacy bool
+	// held are the stdout lines told since the connection's last
+	// exchange: the reader reports a line as it comes, an exchange is
+	// reported once its caller has the answer, so a legacy server's
+	// request written right after its initialize answer can come before
+	// the initialize exchange that makes the connection legacy.
+	held []transport.Seen
 }
 
 type watch struct {
@@ -150,19 +163,52 @@ func NewMonitors(r Registry, transport string, only []string) *Monitors {
 // Once a connection has carried initialize, the legacy handshake, a
 // dual-era server may rightly serve the rest of it as legacy: the
 // monitors judge none of its later exchanges (REM-2 judges the
-// handshake).
+// handshake), nor the lines it wrote while that handshake was in flight
+// (a line is judged with the connection's next exchange, or by Apply).
 func (m *Monitors) Watcher() func(transport.Seen) {
-	var mu sync.Mutex
-	legacy := false
+	c := &connWatch{}
+	if m != nil {
+		m.mu.Lock()
+		m.conns = append(m.conns, c)
+		m.mu.Unlock()
+	}
 	return func(s transport.Seen) {
-		mu.Lock()
+		c.mu.Lock()
 		if s.Out != nil && s.Out.Method == "initialize" {
-			legacy = true
+			c.legacy, c.held = true, nil
 		}
-		skip := legacy
-		mu.Unlock()
-		if !skip {
-			m.observe(s)
+		if c.legacy {
+			c.mu.Unlock()
+			return
+		}
+		if s.Line != nil {
+			c.held = append(c.held, s)
+			c.mu.Unlock()
+			return
+		}
+		held := c.held
+		c.held = nil
+		c.mu.Unlock()
+		for _, h := range held {
+			m.observe(h)
+		}
+		m.observe(s)
+	}
+}
+
+// flush judges the lines the connections still hold: no exchange came
+// after them.
+func (m *Monitors) flush() {
+	m.mu.Lock()
+	conns := m.conns
+	m.mu.Unlock()
+	for _, c := range conns {
+		c.mu.Lock()
+		held := c.held
+		c.held = nil
+		c.mu.Unlock()
+		for _, h := range held {
+			m.observe(h)
 		}
 	}
 }
@@ -242,6 +288,7 @@ func (m *Monitors) Apply(results []Result) {
 	if m == nil {
 		return
 	}
+	m.flush()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	byID := map[string]*watch{}
@@ -271,9 +318,11 @@ func (m *Monitors) Apply(results []Result) {
 		}
 		r.Runs++
 		r.Counts[v]++
-		// The monitor's exchange is a finding the result an earlier one
-		// repeated does not show: it is no longer only a repeat.
-		r.SameAs = ""
+		// A monitor that saw a fault the earlier result does not show
+		// makes this result more than a repeat of it.
+		if r.SameAs != "" && !shownBy(results, r.SameAs, *w.evidence) {
+			r.SameAs = ""
+		}
 		o := &r.Outcome
 		if severity(v) >= severity(o.Verdict) {
 			if o.Verdict != "" && o.Verdict != Passed && o.Message != "" {

@@ -99,3 +99,24 @@ func covers(set, sub []fault) bool {
 	}
 	return true
 }
+
+// shownBy reports whether ev, a located finding, is a fault the result
+// with that id shows.
+func shownBy(results []Result, id string, ev Evidence) bool {
+	if ev.Pointer == "" && !ev.OnStatus {
+		return false
+	}
+	for _, o := range results {
+		if o.ID != id {
+			continue
+		}
+		var faults []fault
+		for _, e := range o.Outcome.Evidence {
+			if e.Pointer != "" || e.OnStatus {
+				faults = append(faults, faultOf(e))
+			}
+		}
+		return covers(faults, []fault{faultOf(ev)})
+	}
+	return false
+}

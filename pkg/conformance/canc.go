@@ -23,8 +23,9 @@ var CANC1 = &check.Check{
 	// Its runs judge the repetition's shared observations (resSamples:
 	// discover, the lists, a read, a get, the shared tool call, a
 	// completion) and every page of tools/list; the monitor judges every
-	// other request of the run, the tool calls of LOG, PROG and STDIO-5
-	// with a progress token included, so CANC-1 sends nothing of its own.
+	// other request of the run the client reports (the emitter search's
+	// calls with a progress token; on stdio PROG-1's and STDIO-5's too),
+	// so CANC-1 sends nothing of its own.
 	Run: func(p *check.Pass) error {
 		judged := map[*mcpclient.Response]bool{}
 		judge := func(method string, resp *mcpclient.Response) {
@@ -32,10 +33,8 @@ var CANC1 = &check.Check{
 				return // a list's first page is also a shared observation
 			}
 			judged[resp] = true
-			for _, n := range resp.Exchange.Notifications {
-				if n.Method == "notifications/cancelled" {
-					p.Failf(check.AtMessage(check.FromResponse(resp), n, "/method"), "the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), method)
-				}
+			if n := cancOwn(p.Env.Transport, resp.ID, resp.Exchange.Notifications); n != nil {
+				p.Failf(check.AtMessage(check.FromResponse(resp), n, "/method"), "%s", cancOwnMessage(n, method))
 			}
 		}
 		samples, err := resSamples(p)
@@ -64,15 +63,27 @@ var CANC1 = &check.Check{
 	},
 }
 
-// canc1Cancelled is the first notifications/cancelled that came with an
-// exchange, nil when none did.
-func canc1Cancelled(x *check.Exchange) *jsonrpc.Message {
-	for _, n := range x.Exchange.Notifications {
-		if n.Method == "notifications/cancelled" {
+// cancOwn is the first notifications/cancelled that came with the answer
+// to the request under id, nil when none did. On HTTP every one on the
+// request's stream counts. On stdio only one whose requestId is the
+// request's own: a notification is handed to the one request in flight
+// when no pending request carries its requestId, and the SUB listens,
+// which cancellations may end, go through the raw layer, so the end of a
+// listen may be handed to an unrelated request.
+func cancOwn(kind string, id json.RawMessage, notes []*jsonrpc.Message) *jsonrpc.Message {
+	for _, n := range notes {
+		if n.Method != "notifications/cancelled" {
+			continue
+		}
+		if kind != "stdio" || jsonrpc.SameID(progParams(n)["requestId"], id) {
 			return n
 		}
 	}
 	return nil
+}
+
+func cancOwnMessage(n *jsonrpc.Message, method string) string {
+	return fmt.Sprintf("the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), method)
 }
 
 // canc1Monitor watches every 2026-07-28 request of the run but
@@ -83,13 +94,13 @@ var canc1Monitor = &check.Monitor{
 		if !x.Modern() || x.Exchange == nil || x.Exchange.Ambiguous || x.Method == "subscriptions/listen" {
 			return false, ""
 		}
-		if n := canc1Cancelled(x); n != nil {
-			return true, fmt.Sprintf("the server sent notifications/cancelled (requestId %s) while answering %s; it may only end a listen stream", jsonrpc.Clip(string(progParams(n)["requestId"]), 40), x.Method)
+		if n := cancOwn(x.Transport, x.ID, x.Exchange.Notifications); n != nil {
+			return true, cancOwnMessage(n, x.Method)
 		}
 		return true, ""
 	},
 	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
-		if n := canc1Cancelled(x); n != nil {
+		if n := cancOwn(x.Transport, x.ID, x.Exchange.Notifications); n != nil {
 			return n, "/method", false
 		}
 		return nil, "", false

@@ -92,8 +92,10 @@ type otelEmittedResult struct {
 // OTEL-3 judge the same search of a repetition (each a different rule on
 // the keys found), so it is made once per repetition; the result is
 // shared and must not be changed. Their monitors judge every other result
-// and notification of the run (the tool calls of other checks included),
-// so the search sends nothing of its own.
+// and notification the client reports: the calls with a progress token
+// are the emitter search's and, on stdio, PROG-1's and STDIO-5's (on HTTP
+// PROG-1 watches its streams through the raw layer, which reports
+// nothing). The search sends nothing of its own.
 func otelEmitted(p *check.Pass) ([]otelFound, error) {
 	if p.Env.Memo == nil {
 		return otelSearch(p)

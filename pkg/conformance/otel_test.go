@@ -99,7 +99,8 @@ func TestOTELInSkipsOnlyWhatCannotHoldAKey(t *testing.T) {
 // OTEL-2 sends nothing of its own: its runs judge the repetition's shared
 // observations, and its monitor every result and notification of the run.
 // The mutant breaks the rule only in progress notifications, which come
-// with PROG-1's calls: the monitor finds them there and points into the
+// with other checks' calls (the emitter search's that PROG-1 starts; on
+// stdio PROG-1's own): the monitor finds them there and points into the
 // notification.
 func TestOTEL2MonitorJudgesOtherChecksNotifications(t *testing.T) {
 	for _, kind := range []string{"http", "stdio"} {

@@ -696,14 +696,16 @@ var rpc4Monitor = &check.Monitor{
 			}
 			return false, ""
 		case x.Transport == "stdio":
-			return x.Response() != nil, ""
-		case !x.Modern() || x.Exchange == nil || x.Response() == nil:
+			return x.Response() != nil && !rpcPinnedStray(x), ""
+		case !x.Modern() || x.Exchange == nil:
 			return false, ""
 		}
+		// A server that sent a request and waits for its answer never
+		// answers the client's: the exchange counts without a response.
 		if rs := x.Exchange.ServerRequests; len(rs) > 0 {
 			return true, fmt.Sprintf("while answering %s the server sent the JSON-RPC request %q", x.Method, jsonrpc.Clip(rs[0].Method, 60))
 		}
-		return true, ""
+		return x.Response() != nil, ""
 	},
 	LocateIn: func(x *check.Exchange) (*jsonrpc.Message, string, bool) {
 		if x.Exchange != nil && len(x.Exchange.ServerRequests) > 0 {

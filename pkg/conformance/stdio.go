@@ -19,7 +19,10 @@ import (
 // monitors watch the lines of every process of the run (the shared one,
 // each fresh one), and each run judges what the shared process wrote so
 // far, which includes the lines it wrote before any watcher was added.
-// They send nothing of their own: every other check's traffic is theirs.
+// They send nothing of their own: every other check's traffic is theirs,
+// RPC-5's process included: stdout carries nothing but JSON-RPC messages
+// whatever the server read, so a plain-text complaint about a malformed
+// line breaks STDIO-1 although the client broke the rules first.
 
 // stdioOnce reports each distinct problem once, with the first line that
 // showed it as evidence.
@@ -35,8 +38,8 @@ func stdioOnce(p *check.Pass) func(excerpt, format string, args ...any) {
 	}
 }
 
-// stdioNotJSONRPC is STDIO-1's finding on a line of kind, "" when the line
-// keeps the rule.
+// stdioNotJSONRPC is STDIO-1's finding on a line the transport reported,
+// "" when the line keeps the rule.
 func stdioNotJSONRPC(a transport.Anomaly) string {
 	switch a.Kind {
 	case "non-json-line":
@@ -74,7 +77,9 @@ func stdioLines(p *check.Pass, finding func(transport.Anomaly) string, pass stri
 }
 
 // stdioLineMonitor watches every line of every process for one line rule:
-// an exchange that got its response was a line that kept it.
+// an exchange that got its response was a line that kept it (a response
+// under a wrong id pinned on the one request in flight was counted when
+// it came, as a stray).
 func stdioLineMonitor(doc string, finding func(transport.Anomaly) string) *check.Monitor {
 	return &check.Monitor{
 		Doc: doc,
@@ -86,7 +91,7 @@ func stdioLineMonitor(doc string, finding func(transport.Anomaly) string) *check
 				msg := finding(*x.Line)
 				return msg != "", msg
 			}
-			return x.Response() != nil, ""
+			return x.Response() != nil && !rpcPinnedStray(x), ""
 		},
 	}
 }
@@ -160,16 +165,18 @@ var STDIO4 = &check.Check{
 }
 
 // stdioQuickList is the list STDIO-5 asks for besides server/discover
-// while its call streams: the served list with the fewest items (tools/list
-// on a tie), "" when the server serves none. A server of 1,000 tools takes
-// tens of ms to answer tools/list, which is no quick request.
+// while its call streams: of the lists the server served when the run
+// gathered its facts, the one with the fewest items (tools/list on a
+// tie), "" when it served none. A server of 1,000 tools takes tens of ms
+// to answer tools/list, which is no quick request.
 func stdioQuickList(f *check.Facts) string {
 	best, n := "", -1
 	for _, l := range []struct {
 		capability, method string
 		items              int
-	}{{"tools", "tools/list", len(f.Tools)}, {"prompts", "prompts/list", len(f.Prompts)}, {"resources", "resources/list", len(f.Resources)}} {
-		if f.Has(l.capability) && (n < 0 || l.items < n) {
+		err                error
+	}{{"tools", "tools/list", len(f.Tools), f.ToolsErr}, {"prompts", "prompts/list", len(f.Prompts), f.PromptsErr}, {"resources", "resources/list", len(f.Resources), f.ResourcesErr}} {
+		if f.Has(l.capability) && l.err == nil && (n < 0 || l.items < n) {
 			best, n = l.method, l.items
 		}
 	}

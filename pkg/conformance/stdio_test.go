@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,6 +99,8 @@ func TestSTDIO5QuickListIsTheSmallest(t *testing.T) {
 		{check.Facts{Capabilities: caps("tools", "resources"), Tools: make([]mcpclient.Tool, 3), Resources: make([]mcpclient.Resource, 3)}, "tools/list"},
 		{check.Facts{Capabilities: caps("prompts"), Prompts: make([]mcpclient.Prompt, 5), Tools: make([]mcpclient.Tool, 1)}, "prompts/list"},
 		{check.Facts{Capabilities: caps("logging")}, ""},
+		// A list the server failed to give is no quick request.
+		{check.Facts{Capabilities: caps("tools", "prompts"), Tools: make([]mcpclient.Tool, 3), PromptsErr: errors.New("-32603")}, "tools/list"},
 	} {
 		if got := stdioQuickList(&tc.facts); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.facts.CapabilityNames(), got, tc.want)
