@@ -265,7 +265,13 @@ func TestLeftoversSeesTaggedProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	if left := leftovers(tag); len(left) != 1 || !strings.Contains(left[0], "sleep") {
-		t.Fatalf("leftovers(%q) = %v, want the sleep", tag, left)
+	// Start returns once the child is forked, maybe before it has exec'd
+	// sleep with its own environment: look again for a while.
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if left = leftovers(tag); len(left) == 1 && strings.Contains(left[0], "sleep") {
+			return
+		}
 	}
+	t.Fatalf("leftovers(%q) = %v, want the sleep", tag, left)
 }

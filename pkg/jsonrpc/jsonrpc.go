@@ -135,7 +135,10 @@ func Decode(data []byte) (*Message, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("invalid JSON-RPC message: %w", err)
 	}
-	if dec.More() {
+	// Anything but space after the object is trailing data. dec.More
+	// would miss a stray '}' or ']', which it takes for the end of an
+	// enclosing value: "{}}" would pass for "{}".
+	if rest := data[dec.InputOffset():]; len(bytes.TrimSpace(rest)) > 0 {
 		return nil, errors.New("trailing data after the JSON object")
 	}
 	return &m, nil

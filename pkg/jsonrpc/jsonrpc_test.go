@@ -27,7 +27,10 @@ func TestKinds(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	for _, in := range []string{``, `[]`, `[{"jsonrpc":"2.0"}]`, `"x"`, `{"jsonrpc":`, "{\"a\":\"\xff\"}", `{"a":1} {"b":2}`, `Server started`} {
+	for _, in := range []string{``, `[]`, `[{"jsonrpc":"2.0"}]`, `"x"`, `{"jsonrpc":`, "{\"a\":\"\xff\"}", `{"a":1} {"b":2}`, `Server started`,
+		// A stray closing bracket after the object (json.Decoder.More
+		// reads it as the end of an enclosing value).
+		`{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}]`, "{}}{\""} {
 		if _, err := Decode([]byte(in)); err == nil {
 			t.Errorf("Decode(%q) accepted", in)
 		}

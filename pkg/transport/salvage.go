@@ -58,6 +58,11 @@ func duplicateKey(b []byte) (string, bool) {
 			}
 		case '"':
 			end, escaped := stringEnd(b, i)
+			if end <= i {
+				// A string b ends inside (b is not the valid JSON the
+				// caller promised): no key to read.
+				return "", false
+			}
 			if n := len(stack); n > 0 && stack[n-1].obj && stack[n-1].expectKey {
 				key := string(b[i+1 : end])
 				if escaped {
