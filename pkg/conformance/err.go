@@ -277,13 +277,11 @@ var ERR1 = &check.Check{
 		for _, s := range errErrors(samples) {
 			ev := s.r.evidenceAt("/error/code")
 			code := s.e.Code
-			switch {
-			case code <= -32020 && code >= -32099 && code != jsonrpc.CodeHeaderMismatch && code != jsonrpc.CodeMissingRequiredClientCapability && code != jsonrpc.CodeUnsupportedProtocolVersion:
-				p.Failf(ev, "%s (%s) got error %d, a code in the reserved range -32020..-32099 that MCP does not define", s.what, s.method, code)
+			switch msg := err1Code(code, s.r.transport); {
+			case msg != "":
+				p.Failf(ev, "%s (%s) got %s", s.what, s.method, msg)
 			case code == jsonrpc.CodeUnsupportedProtocolVersion && s.version != verUnsupported:
 				p.Failf(ev, "%s (%s) got -32022 UnsupportedProtocolVersion although the request named %s, a version the server supports", s.what, s.method, s.version)
-			case code == jsonrpc.CodeHeaderMismatch && s.r.transport == "stdio":
-				p.Failf(ev, "%s (%s) got -32020 HeaderMismatch on stdio, which has no headers", s.what, s.method)
 			case code == jsonrpc.CodeHeaderMismatch:
 				p.Failf(ev, "%s (%s) got -32020 HeaderMismatch although its headers match the body", s.what, s.method)
 			}
@@ -304,11 +302,8 @@ var ERR2 = &check.Check{
 			return err
 		}
 		for _, s := range errErrors(samples) {
-			switch s.e.Code {
-			case -32002:
-				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got -32002, the 2025-11-25 resource-not-found code; 2026-07-28 uses -32602 with data.uri", s.what, s.method)
-			case -32042:
-				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got -32042, the 2025-11-25 URL-elicitation code; 2026-07-28 asks through an input_required result", s.what, s.method)
+			if msg := err2Code(s.e.Code, s.r.transport); msg != "" {
+				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got %s", s.what, s.method, msg)
 			}
 		}
 		return nil
@@ -330,15 +325,9 @@ var ERR3 = &check.Check{
 			return err
 		}
 		for _, s := range errErrors(samples) {
-			code := s.e.Code
-			if code > -32000 || code < -32019 {
-				continue
+			if msg := err3Code(s.e.Code, s.r.transport); msg != "" {
+				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got %s", s.what, s.method, msg)
 			}
-			if now, ok := errPreGA[code]; ok {
-				p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got error %d, the pre-GA draft number of %s", s.what, s.method, code, now)
-				continue
-			}
-			p.Failf(s.r.evidenceAt("/error/code"), "%s (%s) got error %d, in -32000..-32019, which new implementations do not use", s.what, s.method, code)
 		}
 		return nil
 	},
@@ -459,7 +448,17 @@ func errCodeMonitor(doc string, problem func(code int64, transport string) strin
 	}
 }
 
-var err1Monitor = errCodeMonitor("no error of the run has an undefined code in -32020..-32099, nor -32020 on stdio", func(code int64, transport string) string {
+var (
+	err1Monitor = errCodeMonitor("no error of the run has an undefined code in -32020..-32099, nor -32020 on stdio", err1Code)
+	err2Monitor = errCodeMonitor("no error of the run is -32002 or -32042, the 2025-11-25 codes", err2Code)
+	err3Monitor = errCodeMonitor("no error of the run has a code in -32000..-32019", err3Code)
+)
+
+// err1Code, err2Code and err3Code are what ERR-1, ERR-2 and ERR-3 find
+// wrong with an error code whatever was sent, "" when nothing: the checks'
+// runs over the error sweep and their monitors over the rest of the run
+// judge with them.
+func err1Code(code int64, transport string) string {
 	switch {
 	case code <= -32020 && code >= -32099 && code != jsonrpc.CodeHeaderMismatch && code != jsonrpc.CodeMissingRequiredClientCapability && code != jsonrpc.CodeUnsupportedProtocolVersion:
 		return fmt.Sprintf("error %d, a code in the reserved range -32020..-32099 that MCP does not define", code)
@@ -467,9 +466,9 @@ var err1Monitor = errCodeMonitor("no error of the run has an undefined code in -
 		return "-32020 HeaderMismatch on stdio, which has no headers"
 	}
 	return ""
-})
+}
 
-var err2Monitor = errCodeMonitor("no error of the run is -32002 or -32042, the 2025-11-25 codes", func(code int64, _ string) string {
+func err2Code(code int64, _ string) string {
 	switch code {
 	case -32002:
 		return "-32002, the 2025-11-25 resource-not-found code; 2026-07-28 uses -32602 with data.uri"
@@ -477,9 +476,9 @@ var err2Monitor = errCodeMonitor("no error of the run is -32002 or -32042, the 2
 		return "-32042, the 2025-11-25 URL-elicitation code; 2026-07-28 asks through an input_required result"
 	}
 	return ""
-})
+}
 
-var err3Monitor = errCodeMonitor("no error of the run has a code in -32000..-32019", func(code int64, _ string) string {
+func err3Code(code int64, _ string) string {
 	if code > -32000 || code < -32019 {
 		return ""
 	}
@@ -487,4 +486,4 @@ var err3Monitor = errCodeMonitor("no error of the run has a code in -32000..-320
 		return fmt.Sprintf("error %d, the pre-GA draft number of %s", code, now)
 	}
 	return fmt.Sprintf("error %d, in -32000..-32019, which new implementations do not use", code)
-})
+}

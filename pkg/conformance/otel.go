@@ -117,11 +117,7 @@ func otelSearch(p *check.Pass) ([]otelFound, error) {
 	}
 	var out []otelFound
 	for _, sm := range samples {
-		n := len(out)
 		out = append(out, otelInResponse(sm.what, sm.resp)...)
-		for i := n; i < len(out); i++ {
-			out[i].resp = sm.resp
-		}
 	}
 	return out, nil
 }
@@ -134,13 +130,18 @@ func otelInExchange(x *check.Exchange) []otelFound {
 	return otelIn(x.Method, x.RawResult, x.Exchange.Notifications)
 }
 
-// otelInResponse is otelInExchange on a response a check holds.
+// otelInResponse is otelInExchange on a response a check holds: its
+// findings keep the response for their evidence.
 func otelInResponse(what string, resp *mcpclient.Response) []otelFound {
 	var notes []*jsonrpc.Message
 	if resp.Exchange != nil {
 		notes = resp.Exchange.Notifications
 	}
-	return otelIn(what, resp.Result, notes)
+	found := otelIn(what, resp.Result, notes)
+	for i := range found {
+		found[i].resp = resp
+	}
+	return found
 }
 
 func otelIn(what string, result json.RawMessage, notes []*jsonrpc.Message) []otelFound {
