@@ -21,10 +21,14 @@ func tracedRefTarget(t *testing.T, breaks ...string) (Target, string) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "server.sh")
 	body := "#!/bin/sh\necho $$ >> " + dir + "/pids\ntee " + dir + "/in.$$ | " + exampleServer + " \"$@\"\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{script}
+	// Run by sh, not exec'd itself: a parallel test's fork may still hold
+	// the script open for writing (the child's copy of the descriptor
+	// lives until its exec), and exec'ing a file open for writing fails
+	// with ETXTBSY.
+	argv := []string{"/bin/sh", script}
 	if len(breaks) > 0 {
 		argv = append(argv, "--break", strings.Join(breaks, ","))
 	}
