@@ -372,6 +372,13 @@ func (l *httpLive) Comments() int {
 // Streamable HTTP).
 func (l *httpLive) Close() { l.cancel() }
 
+// info is what the response showed so far, as the transport reports it.
+func (l *httpLive) info() transport.HTTPInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return transport.HTTPInfo{Status: l.Status, Header: l.Header, ContentType: l.ContentType, SSE: l.SSE, Body: append([]byte(nil), l.body.Bytes()...), Comments: l.comments}
+}
+
 // Ev is the exchange so far as evidence.
 func (l *httpLive) Ev() *check.Evidence {
 	l.mu.Lock()

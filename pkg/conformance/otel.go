@@ -93,9 +93,9 @@ type otelEmittedResult struct {
 // the keys found), so it is made once per repetition; the result is
 // shared and must not be changed. Their monitors judge every other result
 // and notification the client reports: the calls with a progress token
-// are the emitter search's and, on stdio, PROG-1's and STDIO-5's (on HTTP
-// PROG-1 watches its streams through the raw layer, which reports
-// nothing). The search sends nothing of its own.
+// are the emitter search's, PROG-1's (on HTTP it follows its streams
+// itself and tells the transport's watchers, progTell) and on stdio
+// STDIO-5's. The search sends nothing of its own.
 func otelEmitted(p *check.Pass) ([]otelFound, error) {
 	if p.Env.Memo == nil {
 		return otelSearch(p)

@@ -99,24 +99,26 @@ func TestOTELInSkipsOnlyWhatCannotHoldAKey(t *testing.T) {
 // OTEL-2 sends nothing of its own: its runs judge the repetition's shared
 // observations, and its monitor every result and notification of the run.
 // The mutant breaks the rule only in progress notifications, which come
-// with other checks' calls (the emitter search's that PROG-1 starts; on
-// stdio PROG-1's own): the monitor finds them there and points into the
-// notification.
+// with other checks' calls (the emitter search's that PROG-1 starts, and
+// PROG-1's own in every repetition: on HTTP it follows its stream itself
+// and hands the exchange to the monitors): the monitor finds them there
+// and points into the notification.
 func TestOTEL2MonitorJudgesOtherChecksNotifications(t *testing.T) {
+	const runs = 3
 	for _, kind := range []string{"http", "stdio"} {
 		t.Run(kind, func(t *testing.T) {
-			_, res := runChecks(t, refTarget(t, kind, refserver.MutantProgressTrace), 1, "OTEL-2", "PROG-1")
+			_, res := runChecks(t, refTarget(t, kind, refserver.MutantProgressTrace), runs, "OTEL-2", "PROG-1")
 			r := res["OTEL-2"]
-			if r.Verdict != check.Failed || r.Watched == nil || r.Watched.Offending == 0 || len(r.Outcome.Evidence) == 0 {
-				t.Fatalf("OTEL-2 on %s: %s %+v: %s", refserver.MutantProgressTrace, r.Verdict, r.Watched, r.Outcome.Message)
+			if r.Verdict != check.Failed || r.Watched == nil || r.Watched.Offending <= runs || len(r.Outcome.Evidence) == 0 {
+				t.Fatalf("OTEL-2 on %s: %s %+v: %s (want the search's call and PROG-1's of each of %d repetitions offending)", refserver.MutantProgressTrace, r.Verdict, r.Watched, r.Outcome.Message, runs)
 			}
 			if ev := r.Outcome.Evidence[0]; ev.In != "notification notifications/progress" || ev.Pointer != "/params/_meta/traceparent" || !strings.Contains(r.Outcome.Message, "notifications/progress") {
 				t.Fatalf("OTEL-2's monitor should point into the progress notification: %q %+v", r.Outcome.Message, ev)
 			}
 			// Its own runs passed: the shared observations carry no
 			// progress notification.
-			if r.Counts[check.Passed] != 1 {
-				t.Fatalf("OTEL-2 counts %v, want its own run passed", r.Counts)
+			if r.Counts[check.Passed] != runs {
+				t.Fatalf("OTEL-2 counts %v, want its own runs passed", r.Counts)
 			}
 		})
 	}

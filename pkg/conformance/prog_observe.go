@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -56,6 +57,9 @@ func progObserveHTTP(ctx context.Context, c *mcpclient.Client, t *transport.HTTP
 	}
 	defer l.Close()
 	obs := &progObs{ID: out.ID, Live: l}
+	start := time.Now()
+	var elapsed time.Duration
+	var bad []transport.Anomaly
 	for obs.Final == nil {
 		it, ok, ended := l.Next(rctx, 30*time.Second)
 		if ended {
@@ -66,14 +70,19 @@ func progObserveHTTP(ctx context.Context, c *mcpclient.Client, t *transport.HTTP
 			break
 		}
 		if it.Msg == nil {
+			bad = append(bad, transport.Anomaly{Kind: "malformed-event", Detail: it.Anomaly, Excerpt: jsonrpc.Clip(it.Raw, 120)})
 			continue
 		}
 		if it.Msg.Kind() == jsonrpc.KindResponse && (jsonrpc.SameID(it.Msg.ID, out.ID) || !l.SSE) {
 			obs.Final = it.Msg
+			elapsed = time.Since(start)
 			continue
 		}
 		obs.Before = append(obs.Before, it.Msg)
 	}
+	// The monitors judge this request up to its final response, as they
+	// judge every RoundTrip; what came after it is the caller's to judge.
+	defer func() { progTell(t, out, l, obs, bad, elapsed) }()
 	if obs.Final != nil && !obs.Ended {
 		deadline := time.Now().Add(window)
 		for {
@@ -92,6 +101,29 @@ func progObserveHTTP(ctx context.Context, c *mcpclient.Client, t *transport.HTTP
 	}
 	obs.Ev = l.Ev()
 	return obs, nil
+}
+
+// progTell hands a live exchange to the transport's watchers in the shape
+// RoundTrip gives one: the final response, the notifications and server
+// requests before it, a response under another id as an anomaly.
+func progTell(t *transport.HTTPTransport, out *transport.Outgoing, l *httpLive, obs *progObs, bad []transport.Anomaly, elapsed time.Duration) {
+	info := l.info()
+	ex := &transport.Exchange{Response: obs.Final, HTTP: &info, Anomalies: bad, Elapsed: elapsed}
+	for _, m := range obs.Before {
+		switch m.Kind() {
+		case jsonrpc.KindNotification:
+			ex.Notifications = append(ex.Notifications, m)
+		case jsonrpc.KindRequest:
+			ex.ServerRequests = append(ex.ServerRequests, m)
+		case jsonrpc.KindResponse:
+			ex.Anomalies = append(ex.Anomalies, transport.Anomaly{Kind: "unknown-id", Detail: "response with an id that is not this request's", Excerpt: jsonrpc.Clip(string(m.ID), 60)})
+		}
+	}
+	var err error
+	if obs.Final == nil {
+		err = fmt.Errorf("%s: the response stream ended or stalled before its final response", out.Method)
+	}
+	t.Tell(out, ex, err)
 }
 
 func progObserveStdio(ctx context.Context, c *mcpclient.Client, t *transport.StdioTransport, method string, params any, window time.Duration, opts ...mcpclient.CallOption) (*progObs, error) {

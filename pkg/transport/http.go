@@ -340,6 +340,17 @@ func baseHeader() http.Header {
 // Watch implements Watchable.
 func (t *HTTPTransport) Watch(fn func(Seen)) { t.watch.add(fn) }
 
+// Tell puts an exchange the caller carried itself before the watchers, as
+// RoundTrip would have: a check that follows a response stream message by
+// message past its final response (which RoundTrip stops at) still has the
+// rules every exchange keeps judged on it. A request marked Raw is not told.
+func (t *HTTPTransport) Tell(out *Outgoing, ex *Exchange, err error) {
+	if out == nil || out.Raw {
+		return
+	}
+	t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "http"})
+}
+
 // RoundTrip implements Transport.
 func (t *HTTPTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	ex, err := t.roundTrip(ctx, out)
