@@ -120,9 +120,11 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		}
 		probes = append(probes, pr)
 	}
-	methods := metaMethods(f)
-	if len(methods) > 1 {
-		probes = append(probes, probe{what: "a bogus cursor", method: methods[1], params: map[string]any{"cursor": pageBogusCursor}})
+	// The first list served, not metaMethods' smallest: a server may
+	// check cursors only on a list long enough to page, and an error
+	// answer costs nothing whatever the list's length.
+	if lists := pageLists(f); len(lists) > 0 {
+		probes = append(probes, probe{what: "a bogus cursor", method: lists[0].method, params: map[string]any{"cursor": pageBogusCursor}})
 	}
 	probes = append(probes,
 		probe{what: "an unsupported protocol version", method: "server/discover", shared: func() (*reply, error) { return verRejected(p, "server/discover") }},
@@ -133,6 +135,7 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		// it has no status to judge and a dual-era server may take it for a
 		// legacy request and switch the shared process's era (META-1 sends
 		// it to a process of its own).
+		methods := metaMethods(f)
 		last := methods[len(methods)-1]
 		probes = append(probes, probe{what: "no clientCapabilities in _meta", method: last, shared: func() (*reply, error) { return metaSendMissing(p, c, last, 1) }})
 	}

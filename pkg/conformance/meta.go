@@ -14,12 +14,13 @@ import (
 
 var metaFamily = family{name: "META", title: "per-request _meta", checks: []*check.Check{META1, META2, META3, META4}}
 
-// metaMethods are the requests the META checks vary: server/discover and
-// the first list the server answers.
+// metaMethods are the requests the META, STATE and VER checks vary:
+// server/discover and the list the server answers with the fewest items
+// (pageSmallest), since those rules judge the envelope, not the page.
 func metaMethods(f *check.Facts) []string {
 	out := []string{"server/discover"}
-	if lists := pageLists(f); len(lists) > 0 {
-		out = append(out, lists[0].method)
+	if l := pageSmallest(f); l != "" {
+		out = append(out, l)
 	}
 	return out
 }

@@ -52,6 +52,26 @@ func pageLists(f *check.Facts) []pageList {
 	return out
 }
 
+// pageSmallest is the served list with the fewest items when the run
+// gathered its facts ("" when the server served none; the first in
+// pageAllLists on a tie). The checks that vary a request's envelope
+// (_meta, version, ids) need some list request and judge only its error:
+// on a server of 1,000 tools a tools/list answer costs tens of ms on both
+// sides, a prompts/list of one prompt next to nothing.
+func pageSmallest(f *check.Facts) string {
+	items := map[string]int{
+		"tools/list": len(f.Tools) + len(f.Dropped), "resources/list": len(f.Resources),
+		"resources/templates/list": len(f.Templates), "prompts/list": len(f.Prompts),
+	}
+	best, n := "", -1
+	for _, l := range pageLists(f) {
+		if n < 0 || items[l.method] < n {
+			best, n = l.method, items[l.method]
+		}
+	}
+	return best
+}
+
 // pageName names one page of a list for messages.
 func pageName(method string, i int, pg mcpclient.Page) string {
 	if pg.Cursor == nil {
