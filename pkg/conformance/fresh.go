@@ -12,9 +12,11 @@ import (
 // the pool is behind. Each process goes to one check only: a check that
 // needs a process of its own gets one no other check has used, and it
 // closes it (a process several checks take turns on, quiet.go, is closed
-// by the pool when the run ends, as is any a check left open). The pool keeps size processes ready or starting; every take
-// starts the next one. Nothing starts before the first take, so a run
-// whose checks need no fresh process starts none.
+// by the pool when the run ends, as is any a check left open). The pool
+// keeps size processes ready or starting; every take starts the next one.
+// Nothing starts before the first take, so a run whose checks need no
+// fresh process starts none. A pool of size 0 starts a process when it is
+// taken, and none ahead.
 type freshPool struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -39,7 +41,7 @@ type freshStart struct {
 // closed) until close.
 func newFreshPool(ctx context.Context, size int, start func(context.Context) (*mcpclient.Client, error)) *freshPool {
 	pctx, cancel := context.WithCancel(ctx)
-	return &freshPool{ctx: pctx, cancel: cancel, start: start, size: size, ready: make(chan freshStart, size)}
+	return &freshPool{ctx: pctx, cancel: cancel, start: start, size: size, ready: make(chan freshStart, max(size, 1))}
 }
 
 // fill starts one process in the background; ready has room for it, as
@@ -66,9 +68,14 @@ func (p *freshPool) take(ctx context.Context) (*mcpclient.Client, error) {
 			p.fill()
 		}
 	})
+	if p.size == 0 {
+		p.fill()
+	}
 	select {
 	case r := <-p.ready:
-		p.fill()
+		if p.size > 0 {
+			p.fill()
+		}
 		if r.c != nil {
 			p.mu.Lock()
 			p.taken = append(p.taken, r.c)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -16,15 +17,22 @@ import (
 )
 
 // The pool starts nothing before it is asked, hands every process to one
-// taker only, keeps size started ahead, and stops what nobody took.
+// taker only, keeps size started ahead (none at size 0, the pool of a run
+// whose starts are dear), and stops what nobody took.
 func TestFreshPoolHandsEachProcessOnce(t *testing.T) {
+	for _, size := range []int{2, 0} {
+		t.Run(fmt.Sprintf("ahead=%d", size), func(t *testing.T) { testFreshPool(t, size) })
+	}
+}
+
+func testFreshPool(t *testing.T, size int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	target := refTarget(t, "stdio")
 	var started atomic.Int32
 	var mu sync.Mutex
 	var all []*mcpclient.Client
-	pool := newFreshPool(ctx, 2, func(ctx context.Context) (*mcpclient.Client, error) {
+	pool := newFreshPool(ctx, size, func(ctx context.Context) (*mcpclient.Client, error) {
 		started.Add(1)
 		tr, err := target.Open(ctx, true)
 		if err != nil {
@@ -63,8 +71,8 @@ func TestFreshPoolHandsEachProcessOnce(t *testing.T) {
 		c.Close()
 	}
 	pool.close()
-	if n := started.Load(); n != 7 {
-		t.Fatalf("%d processes started for 5 takes, want 5 plus the 2 kept ahead", n)
+	if n := started.Load(); n != int32(5+size) {
+		t.Fatalf("%d processes started for 5 takes, want 5 plus the %d kept ahead", n, size)
 	}
 	mu.Lock()
 	defer mu.Unlock()

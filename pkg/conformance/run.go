@@ -184,7 +184,16 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// On stdio the fresh processes are started ahead, as many as may
 	// start at once, so a check finds one ready instead of waiting for a
 	// start (a Node server takes a few hundred ms).
-	pool := newFreshPool(ctx, cap(spawn), func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
+	//
+	// Not when a start is dear: then the starts keep the cores busy
+	// anyway, so one started ahead saves little wait, and the two still
+	// ahead when the last check has taken its process are 1-2 s of CPU
+	// (two of a Node server's 41 starts) nothing uses.
+	ahead := cap(spawn)
+	if dear {
+		ahead = 0
+	}
+	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
 	defer pool.close()
 	memo := &check.Memo{}
 	memo.Do(quietLanesKey{}, func() any {
