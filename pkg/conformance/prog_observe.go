@@ -104,21 +104,11 @@ func progObserveHTTP(ctx context.Context, c *mcpclient.Client, t *transport.HTTP
 }
 
 // progTell hands a live exchange to the transport's watchers in the shape
-// RoundTrip gives one: the final response, the notifications and server
-// requests before it, a response under another id as an anomaly.
+// RoundTrip gives one: the final response and what came before it.
 func progTell(t *transport.HTTPTransport, out *transport.Outgoing, l *httpLive, obs *progObs, bad []transport.Anomaly, elapsed time.Duration) {
 	info := l.info()
 	ex := &transport.Exchange{Response: obs.Final, HTTP: &info, Anomalies: bad, Elapsed: elapsed}
-	for _, m := range obs.Before {
-		switch m.Kind() {
-		case jsonrpc.KindNotification:
-			ex.Notifications = append(ex.Notifications, m)
-		case jsonrpc.KindRequest:
-			ex.ServerRequests = append(ex.ServerRequests, m)
-		case jsonrpc.KindResponse:
-			ex.Anomalies = append(ex.Anomalies, transport.Anomaly{Kind: "unknown-id", Detail: "response with an id that is not this request's", Excerpt: jsonrpc.Clip(string(m.ID), 60)})
-		}
-	}
+	ex.Sort(obs.Before)
 	var err error
 	if obs.Final == nil {
 		err = fmt.Errorf("%s: the response stream ended or stalled before its final response", out.Method)

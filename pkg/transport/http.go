@@ -415,20 +415,7 @@ func (t *HTTPTransport) exchange(rr *RawResponse, out *Outgoing, start time.Time
 	if ex.Response == nil && !rr.SSE && len(rr.Messages) == 1 && rr.Messages[0].Kind() == jsonrpc.KindResponse {
 		ex.Response = rr.Messages[0]
 	}
-	for _, m := range rr.Messages {
-		switch m.Kind() {
-		case jsonrpc.KindNotification:
-			ex.Notifications = append(ex.Notifications, m)
-		case jsonrpc.KindRequest:
-			ex.ServerRequests = append(ex.ServerRequests, m)
-		case jsonrpc.KindResponse:
-			if m != ex.Response {
-				ex.Anomalies = append(ex.Anomalies, Anomaly{Kind: "unknown-id", Detail: "response with an id that is not this request's", Excerpt: jsonrpc.Clip(string(m.ID), 60)})
-			}
-		default:
-			ex.Anomalies = append(ex.Anomalies, Anomaly{Kind: "invalid-message", Detail: "message is neither request, notification nor response"})
-		}
-	}
+	ex.Sort(rr.Messages)
 	return ex
 }
 

@@ -66,6 +66,26 @@ type Exchange struct {
 	Ambiguous bool
 }
 
+// Sort files the messages a response carried besides its final response:
+// notifications and server requests in their lists, a response under
+// another id and anything that is no message as anomalies.
+func (ex *Exchange) Sort(msgs []*jsonrpc.Message) {
+	for _, m := range msgs {
+		switch m.Kind() {
+		case jsonrpc.KindNotification:
+			ex.Notifications = append(ex.Notifications, m)
+		case jsonrpc.KindRequest:
+			ex.ServerRequests = append(ex.ServerRequests, m)
+		case jsonrpc.KindResponse:
+			if m != ex.Response {
+				ex.Anomalies = append(ex.Anomalies, Anomaly{Kind: "unknown-id", Detail: "response with an id that is not this request's", Excerpt: jsonrpc.Clip(string(m.ID), 60)})
+			}
+		default:
+			ex.Anomalies = append(ex.Anomalies, Anomaly{Kind: "invalid-message", Detail: "message is neither request, notification nor response"})
+		}
+	}
+}
+
 // HTTPInfo is what the HTTP transport saw of a response.
 type HTTPInfo struct {
 	Status      int
