@@ -44,8 +44,10 @@ func newFreshPool(ctx context.Context, size int, start func(context.Context) (*m
 	return &freshPool{ctx: pctx, cancel: cancel, start: start, size: size, ready: make(chan freshStart, max(size, 1))}
 }
 
-// fill starts one process in the background; ready has room for it, as
-// at most size are ready or starting.
+// fill starts one process in the background. ready has room for it
+// unless takers gave up waiting (a pool of size 0 starts one for each
+// taker, even one that then stops waiting), so a start that finds no
+// room waits for a taker or for close, which stops it.
 func (p *freshPool) fill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -56,7 +58,13 @@ func (p *freshPool) fill() {
 	go func() {
 		defer p.wg.Done()
 		c, err := p.start(p.ctx)
-		p.ready <- freshStart{c, err}
+		select {
+		case p.ready <- freshStart{c, err}:
+		case <-p.ctx.Done():
+			if c != nil {
+				c.Close()
+			}
+		}
 	}()
 }
 

@@ -127,3 +127,36 @@ func TestSilencedServerIsRecognisedWithoutTheTimeout(t *testing.T) {
 		t.Fatalf("the run took %s: the silent server was waited out (10 s)", took)
 	}
 }
+
+// Takers that stop waiting leave their starts behind; close still stops
+// them and returns (a pool of size 0 starts one for every taker).
+func TestFreshPoolClosesWithAbandonedStarts(t *testing.T) {
+	for _, size := range []int{0, 1} {
+		t.Run(fmt.Sprintf("ahead=%d", size), func(t *testing.T) {
+			var started atomic.Int32
+			pool := newFreshPool(context.Background(), size, func(ctx context.Context) (*mcpclient.Client, error) {
+				started.Add(1)
+				time.Sleep(20 * time.Millisecond)
+				return nil, context.Canceled
+			})
+			gone, cancel := context.WithCancel(context.Background())
+			cancel()
+			for range 3 {
+				if _, err := pool.take(gone); err == nil {
+					t.Fatal("a taker whose context ended got a process")
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // every start has ended and wants to hand over
+			closed := make(chan struct{})
+			go func() { pool.close(); close(closed) }()
+			select {
+			case <-closed:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("close hangs with %d starts of takers that gave up", started.Load())
+			}
+			if started.Load() == 0 {
+				t.Fatal("nothing started: the test did not exercise abandoned starts")
+			}
+		})
+	}
+}
