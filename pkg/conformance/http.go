@@ -327,8 +327,10 @@ var HTTP7 = &check.Check{
 			mismatch  bool // httpSendMethodMismatch
 			malformed bool // a -32602 here is the malformed-_meta one (400)
 		}
+		metaMs := metaMethods(p.Env.Facts)
+		noMeta := metaMs[len(metaMs)-1] // META-1's list, or server/discover
 		probes := []probe{
-			{what: "tools/list without _meta", malformed: true, variant: func() (*reply, error) { return metaSendMissing(p, p.Env.Client, "tools/list", metaNoMeta) }},
+			{what: noMeta + " without _meta", malformed: true, variant: func() (*reply, error) { return metaSendMissing(p, p.Env.Client, noMeta, metaNoMeta) }},
 			{what: "server/discover with version " + verUnsupported, variant: func() (*reply, error) { return verRejected(p, "server/discover") }},
 			{what: httpMethodMismatch, mismatch: true},
 		}

@@ -30,12 +30,9 @@ var OTEL1 = &check.Check{
 	Doc:  "requests carrying valid traceparent, tracestate and baggage in _meta are handled normally",
 	Fix:  "accept the unprefixed OTel keys traceparent, tracestate and baggage in _meta",
 	Run: func(p *check.Pass) error {
-		// META-2 sends the same request (its trace-context variant) in
-		// the same repetition: both judge the one answer.
-		methods := []string{"server/discover"}
-		if p.Env.Facts.Has("tools") {
-			methods = append(methods, "tools/list")
-		}
+		// META-2 sends the same requests (its trace-context variant):
+		// both judge the one answer.
+		methods := metaMethods(p.Env.Facts)
 		// Each method once per run, the rule N times (Pass.Cases).
 		return p.Cases("", len(methods), func(i int) error {
 			m := methods[i]
