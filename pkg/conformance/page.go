@@ -53,20 +53,29 @@ func pageLists(f *check.Facts) []pageList {
 }
 
 // pageSmallest is the served list with the fewest items when the run
-// gathered its facts ("" when the server served none; the first in
-// pageAllLists on a tie). The checks that vary a request's envelope
-// (_meta, version, ids) need some list request and judge only its error:
-// on a server of 1,000 tools a tools/list answer costs tens of ms on both
-// sides, a prompts/list of one prompt next to nothing.
+// gathered its facts, among those whose capability the server declared
+// when it declared any ("" when it served none; the first in pageAllLists
+// on a tie). The checks that vary a request's envelope (_meta, version,
+// capabilities) need some list request and judge only its error: on a
+// server of 1,000 tools a tools/list answer costs tens of ms on both
+// sides, a prompts/list of one prompt next to nothing. A list answered
+// for a capability the server never declared may come from a fallback
+// handler, which says little about the server's real ones.
 func pageSmallest(f *check.Facts) string {
-	items := map[string]int{
-		"tools/list": len(f.Tools) + len(f.Dropped), "resources/list": len(f.Resources),
-		"resources/templates/list": len(f.Templates), "prompts/list": len(f.Prompts),
+	type size struct {
+		capability string
+		items      int
 	}
-	best, n := "", -1
+	sizes := map[string]size{
+		"tools/list": {"tools", len(f.Tools) + len(f.Dropped)}, "resources/list": {"resources", len(f.Resources)},
+		"resources/templates/list": {"resources", len(f.Templates)}, "prompts/list": {"prompts", len(f.Prompts)},
+	}
+	best, n, declared := "", 0, false
 	for _, l := range pageLists(f) {
-		if n < 0 || items[l.method] < n {
-			best, n = l.method, items[l.method]
+		sz := sizes[l.method]
+		d := f.Has(sz.capability)
+		if best == "" || (d && !declared) || (d == declared && sz.items < n) {
+			best, n, declared = l.method, sz.items, d
 		}
 	}
 	return best

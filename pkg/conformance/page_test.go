@@ -2,9 +2,11 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 func TestPAGEMutants(t *testing.T) {
@@ -33,5 +35,37 @@ func TestPageSame(t *testing.T) {
 	c := json.RawMessage(`{"tools":[{"name":"b"}],"nextCursor":"c"}`)
 	if !pageSame(a, b, "tools") || pageSame(a, c, "tools") {
 		t.Fatal("pageSame compares the items as JSON values, not the cursor")
+	}
+}
+
+// The envelope checks' list is the smallest one served, among the lists of
+// declared capabilities when there are any.
+func TestPageSmallest(t *testing.T) {
+	caps := func(names ...string) map[string]json.RawMessage {
+		m := map[string]json.RawMessage{}
+		for _, n := range names {
+			m[n] = json.RawMessage(`{}`)
+		}
+		return m
+	}
+	tools := func(n int) []mcpclient.Tool { return make([]mcpclient.Tool, n) }
+	prompts := func(n int) []mcpclient.Prompt { return make([]mcpclient.Prompt, n) }
+	failed := errors.New("-32601")
+	for _, tc := range []struct {
+		name string
+		f    check.Facts
+		want string
+	}{
+		{"a tie keeps the first", check.Facts{Capabilities: caps("tools", "prompts", "resources"), Tools: tools(2), Prompts: prompts(2), Resources: make([]mcpclient.Resource, 2), Templates: make([]mcpclient.ResourceTemplate, 2)}, "tools/list"},
+		{"fewest items", check.Facts{Capabilities: caps("tools", "prompts", "resources"), Tools: tools(1000), Prompts: prompts(1), Resources: make([]mcpclient.Resource, 3), Templates: make([]mcpclient.ResourceTemplate, 2)}, "prompts/list"},
+		{"an empty list is the smallest", check.Facts{Capabilities: caps("tools", "resources"), Tools: tools(3), Resources: make([]mcpclient.Resource, 1), PromptsErr: failed}, "resources/templates/list"},
+		{"a list that failed is not served", check.Facts{Capabilities: caps("tools", "prompts"), Tools: tools(3), PromptsErr: failed, ResourcesErr: failed, TemplatesErr: failed}, "tools/list"},
+		{"an undeclared list loses to a declared one", check.Facts{Capabilities: caps("tools"), Tools: tools(1000)}, "tools/list"},
+		{"undeclared lists only: the smallest", check.Facts{Capabilities: caps(), Tools: tools(5), Prompts: prompts(1), ResourcesErr: failed, TemplatesErr: failed}, "prompts/list"},
+		{"nothing served", check.Facts{Capabilities: caps("tools"), ToolsErr: failed, PromptsErr: failed, ResourcesErr: failed, TemplatesErr: failed}, ""},
+	} {
+		if got := pageSmallest(&tc.f); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
