@@ -51,14 +51,16 @@ func progObserveHTTP(ctx context.Context, c *mcpclient.Client, t *transport.HTTP
 	}
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	start := time.Now()
 	l, err := httpOpenLive(rctx, t, out.Body, httpRawHeader(out))
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	obs := &progObs{ID: out.ID, Live: l}
-	start := time.Now()
-	var elapsed time.Duration
+	// told is the exchange up to its final response, as RoundTrip would
+	// have reported it to the monitors.
+	told := &transport.Exchange{}
 	var bad []transport.Anomaly
 	for obs.Final == nil {
 		it, ok, ended := l.Next(rctx, 30*time.Second)
@@ -70,19 +72,34 @@ func progObserveHTTP(ctx context.Context, c *mcpclient.Client, t *transport.HTTP
 			break
 		}
 		if it.Msg == nil {
-			bad = append(bad, transport.Anomaly{Kind: "malformed-event", Detail: it.Anomaly, Excerpt: jsonrpc.Clip(it.Raw, 120)})
+			kind := "malformed-event"
+			if !l.SSE {
+				kind = "malformed-body"
+			}
+			bad = append(bad, transport.Anomaly{Kind: kind, Detail: it.Anomaly, Excerpt: jsonrpc.Clip(it.Raw, 120)})
 			continue
 		}
 		if it.Msg.Kind() == jsonrpc.KindResponse && (jsonrpc.SameID(it.Msg.ID, out.ID) || !l.SSE) {
 			obs.Final = it.Msg
-			elapsed = time.Since(start)
+			info := l.info()
+			told.HTTP, told.Elapsed = &info, time.Since(start)
 			continue
 		}
 		obs.Before = append(obs.Before, it.Msg)
 	}
+	if told.HTTP == nil {
+		info := l.info()
+		told.HTTP, told.Elapsed = &info, time.Since(start)
+	}
 	// The monitors judge this request up to its final response, as they
 	// judge every RoundTrip; what came after it is the caller's to judge.
-	defer func() { progTell(t, out, l, obs, bad, elapsed) }()
+	told.Response, told.Anomalies = obs.Final, bad
+	told.Sort(obs.Before)
+	var failed error
+	if obs.Final == nil {
+		failed = fmt.Errorf("%s: the response ended or stalled before its final response", method)
+	}
+	t.Tell(out, told, failed)
 	if obs.Final != nil && !obs.Ended {
 		deadline := time.Now().Add(window)
 		for {
@@ -101,19 +118,6 @@ func progObserveHTTP(ctx context.Context, c *mcpclient.Client, t *transport.HTTP
 	}
 	obs.Ev = l.Ev()
 	return obs, nil
-}
-
-// progTell hands a live exchange to the transport's watchers in the shape
-// RoundTrip gives one: the final response and what came before it.
-func progTell(t *transport.HTTPTransport, out *transport.Outgoing, l *httpLive, obs *progObs, bad []transport.Anomaly, elapsed time.Duration) {
-	info := l.info()
-	ex := &transport.Exchange{Response: obs.Final, HTTP: &info, Anomalies: bad, Elapsed: elapsed}
-	ex.Sort(obs.Before)
-	var err error
-	if obs.Final == nil {
-		err = fmt.Errorf("%s: the response stream ended or stalled before its final response", out.Method)
-	}
-	t.Tell(out, ex, err)
 }
 
 func progObserveStdio(ctx context.Context, c *mcpclient.Client, t *transport.StdioTransport, method string, params any, window time.Duration, opts ...mcpclient.CallOption) (*progObs, error) {
