@@ -77,6 +77,9 @@ func (p *freshPool) take(ctx context.Context) (*mcpclient.Client, error) {
 		}
 	})
 	if p.size == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, err // no start for a taker that is gone
+		}
 		p.fill()
 	}
 	select {

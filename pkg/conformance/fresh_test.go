@@ -129,7 +129,8 @@ func TestSilencedServerIsRecognisedWithoutTheTimeout(t *testing.T) {
 }
 
 // Takers that stop waiting leave their starts behind; close still stops
-// them and returns (a pool of size 0 starts one for every taker).
+// them and returns (a pool of size 0 starts one for every taker). A taker
+// already gone when it asks starts nothing.
 func TestFreshPoolClosesWithAbandonedStarts(t *testing.T) {
 	for _, size := range []int{0, 1} {
 		t.Run(fmt.Sprintf("ahead=%d", size), func(t *testing.T) {
@@ -141,9 +142,18 @@ func TestFreshPoolClosesWithAbandonedStarts(t *testing.T) {
 			})
 			gone, cancel := context.WithCancel(context.Background())
 			cancel()
+			if _, err := pool.take(gone); err == nil {
+				t.Fatal("a taker whose context had ended got a process")
+			}
+			if n := started.Load(); n > int32(size) {
+				t.Fatalf("%d starts for a taker already gone, want at most the %d kept ahead", n, size)
+			}
 			for range 3 {
-				if _, err := pool.take(gone); err == nil {
-					t.Fatal("a taker whose context ended got a process")
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+				_, err := pool.take(ctx)
+				cancel()
+				if err == nil {
+					t.Fatal("a taker that gave up got a process")
 				}
 			}
 			time.Sleep(100 * time.Millisecond) // every start has ended and wants to hand over
@@ -154,8 +164,8 @@ func TestFreshPoolClosesWithAbandonedStarts(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatalf("close hangs with %d starts of takers that gave up", started.Load())
 			}
-			if started.Load() == 0 {
-				t.Fatal("nothing started: the test did not exercise abandoned starts")
+			if size == 0 && started.Load() != 3 {
+				t.Fatalf("%d starts for 3 takers that gave up, want 3", started.Load())
 			}
 		})
 	}
