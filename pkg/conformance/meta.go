@@ -15,11 +15,12 @@ import (
 var metaFamily = family{name: "META", title: "per-request _meta", checks: []*check.Check{META1, META2, META3, META4}}
 
 // metaMethods are the requests the META, STATE and VER checks vary:
-// server/discover and the list the server answers with the fewest items
-// (pageSmallest), since those rules judge the envelope, not the page.
+// server/discover and a list the server answers (pageVehicle: the first,
+// or a short one when the first is long), since those rules judge the
+// envelope, not the page.
 func metaMethods(f *check.Facts) []string {
 	out := []string{"server/discover"}
-	if l := pageSmallest(f); l != "" {
+	if l := pageVehicle(f); l != "" {
 		out = append(out, l)
 	}
 	return out

@@ -52,16 +52,18 @@ func pageLists(f *check.Facts) []pageList {
 	return out
 }
 
-// pageSmallest is the served list with the fewest items when the run
-// gathered its facts, among those whose capability the server declared
-// when it declared any ("" when it served none; the first in pageAllLists
-// on a tie). The checks that vary a request's envelope (_meta, version,
-// capabilities) need some list request and judge only its error: on a
-// server of 1,000 tools a tools/list answer costs tens of ms on both
-// sides, a prompts/list of one prompt next to nothing. A list answered
-// for a capability the server never declared may come from a fallback
-// handler, which says little about the server's real ones.
-func pageSmallest(f *check.Facts) string {
+// pageVehicle is the list request the checks that vary a request's
+// envelope (_meta, version, capabilities) send, judging only its error or
+// its absence: the first list served ("" when none is), unless that list
+// is long (more than pageVehicleMax items when the run gathered its
+// facts). A server of 1,000 tools spends tens of ms on every tools/list
+// and the harness as long decoding it, so there the list with the fewest
+// items is sent instead, among those of declared capabilities when there
+// are any (an undeclared list that answers may be a fallback handler that
+// says little about the real ones). Short lists keep the first, so a
+// server whose tools/list alone mishandles the envelope is still caught
+// where it usually is.
+func pageVehicle(f *check.Facts) string {
 	type size struct {
 		capability string
 		items      int
@@ -70,8 +72,15 @@ func pageSmallest(f *check.Facts) string {
 		"tools/list": {"tools", len(f.Tools) + len(f.Dropped)}, "resources/list": {"resources", len(f.Resources)},
 		"resources/templates/list": {"resources", len(f.Templates)}, "prompts/list": {"prompts", len(f.Prompts)},
 	}
+	lists := pageLists(f)
+	if len(lists) == 0 {
+		return ""
+	}
+	if sizes[lists[0].method].items <= pageVehicleMax {
+		return lists[0].method
+	}
 	best, n, declared := "", 0, false
-	for _, l := range pageLists(f) {
+	for _, l := range lists {
 		sz := sizes[l.method]
 		d := f.Has(sz.capability)
 		if best == "" || (d && !declared) || (d == declared && sz.items < n) {
@@ -80,6 +89,9 @@ func pageSmallest(f *check.Facts) string {
 	}
 	return best
 }
+
+// pageVehicleMax is the length above which a list is too dear a vehicle.
+const pageVehicleMax = 100
 
 // pageName names one page of a list for messages.
 func pageName(method string, i int, pg mcpclient.Page) string {
