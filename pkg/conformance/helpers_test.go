@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -115,4 +116,13 @@ func assertMutant(t *testing.T, c *check.Check) {
 			}
 		})
 	}
+}
+
+// declaredCaps is a capabilities object that declares names.
+func declaredCaps(names ...string) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	for _, n := range names {
+		m[n] = json.RawMessage(`{}`)
+	}
+	return m
 }

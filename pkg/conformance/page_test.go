@@ -42,13 +42,6 @@ func TestPageSame(t *testing.T) {
 // then the shortest, among the lists of declared capabilities when there
 // are any.
 func TestPageVehicle(t *testing.T) {
-	caps := func(names ...string) map[string]json.RawMessage {
-		m := map[string]json.RawMessage{}
-		for _, n := range names {
-			m[n] = json.RawMessage(`{}`)
-		}
-		return m
-	}
 	tools := func(n int) []mcpclient.Tool { return make([]mcpclient.Tool, n) }
 	prompts := func(n int) []mcpclient.Prompt { return make([]mcpclient.Prompt, n) }
 	failed := errors.New("-32601")
@@ -58,14 +51,14 @@ func TestPageVehicle(t *testing.T) {
 		f    check.Facts
 		want string
 	}{
-		{"a short first list is kept", check.Facts{Capabilities: caps("tools", "prompts", "resources"), Tools: tools(pageVehicleMax), Prompts: prompts(1)}, "tools/list"},
-		{"a long first list: the shortest", check.Facts{Capabilities: caps("tools", "prompts", "resources"), Tools: tools(1000), Prompts: prompts(1), Resources: make([]mcpclient.Resource, 3), Templates: make([]mcpclient.ResourceTemplate, 2)}, "prompts/list"},
-		{"a tie keeps the earlier", check.Facts{Capabilities: caps("tools", "prompts", "resources"), Tools: tools(long), Prompts: prompts(2), Resources: make([]mcpclient.Resource, 2), Templates: make([]mcpclient.ResourceTemplate, 2)}, "resources/list"},
-		{"an empty list is the shortest", check.Facts{Capabilities: caps("tools", "resources"), Tools: tools(long), Resources: make([]mcpclient.Resource, 1), PromptsErr: failed}, "resources/templates/list"},
-		{"a list that failed is not served", check.Facts{Capabilities: caps("tools", "prompts"), Tools: tools(3), ToolsErr: failed, Prompts: prompts(long), ResourcesErr: failed, TemplatesErr: failed}, "prompts/list"},
-		{"an undeclared list loses to a declared one", check.Facts{Capabilities: caps("tools"), Tools: tools(1000)}, "tools/list"},
-		{"undeclared lists only: the shortest", check.Facts{Capabilities: caps(), Tools: tools(long), Prompts: prompts(1), ResourcesErr: failed, TemplatesErr: failed}, "prompts/list"},
-		{"nothing served", check.Facts{Capabilities: caps("tools"), ToolsErr: failed, PromptsErr: failed, ResourcesErr: failed, TemplatesErr: failed}, ""},
+		{"a short first list is kept", check.Facts{Capabilities: declaredCaps("tools", "prompts", "resources"), Tools: tools(pageVehicleMax), Prompts: prompts(1)}, "tools/list"},
+		{"a long first list: the shortest", check.Facts{Capabilities: declaredCaps("tools", "prompts", "resources"), Tools: tools(1000), Prompts: prompts(1), Resources: make([]mcpclient.Resource, 3), Templates: make([]mcpclient.ResourceTemplate, 2)}, "prompts/list"},
+		{"a tie keeps the earlier", check.Facts{Capabilities: declaredCaps("tools", "prompts", "resources"), Tools: tools(long), Prompts: prompts(2), Resources: make([]mcpclient.Resource, 2), Templates: make([]mcpclient.ResourceTemplate, 2)}, "resources/list"},
+		{"an empty list is the shortest", check.Facts{Capabilities: declaredCaps("tools", "resources"), Tools: tools(long), Resources: make([]mcpclient.Resource, 1), PromptsErr: failed}, "resources/templates/list"},
+		{"a list that failed is not served", check.Facts{Capabilities: declaredCaps("tools", "prompts"), Tools: tools(3), ToolsErr: failed, Prompts: prompts(long), ResourcesErr: failed, TemplatesErr: failed}, "prompts/list"},
+		{"an undeclared list loses to a declared one", check.Facts{Capabilities: declaredCaps("tools"), Tools: tools(1000)}, "tools/list"},
+		{"undeclared lists only: the shortest", check.Facts{Capabilities: declaredCaps(), Tools: tools(long), Prompts: prompts(1), ResourcesErr: failed, TemplatesErr: failed}, "prompts/list"},
+		{"nothing served", check.Facts{Capabilities: declaredCaps("tools"), ToolsErr: failed, PromptsErr: failed, ResourcesErr: failed, TemplatesErr: failed}, ""},
 	} {
 		if got := pageVehicle(&tc.f); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

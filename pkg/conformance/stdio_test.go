@@ -3,7 +3,6 @@ package conformance
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -83,24 +82,17 @@ func TestSTDIOLineChecksSendNothing(t *testing.T) {
 // STDIO-5's quick list is the served list with the fewest items, so that a
 // server of 1,000 tools is not asked for all of them while it streams.
 func TestSTDIO5QuickListIsTheSmallest(t *testing.T) {
-	caps := func(names ...string) map[string]json.RawMessage {
-		m := map[string]json.RawMessage{}
-		for _, n := range names {
-			m[n] = json.RawMessage(`{}`)
-		}
-		return m
-	}
 	for _, tc := range []struct {
 		facts check.Facts
 		want  string
 	}{
-		{check.Facts{Capabilities: caps("tools"), Tools: make([]mcpclient.Tool, 1000)}, "tools/list"},
-		{check.Facts{Capabilities: caps("tools", "prompts"), Tools: make([]mcpclient.Tool, 1000), Prompts: make([]mcpclient.Prompt, 2)}, "prompts/list"},
-		{check.Facts{Capabilities: caps("tools", "resources"), Tools: make([]mcpclient.Tool, 3), Resources: make([]mcpclient.Resource, 3)}, "tools/list"},
-		{check.Facts{Capabilities: caps("prompts"), Prompts: make([]mcpclient.Prompt, 5), Tools: make([]mcpclient.Tool, 1)}, "prompts/list"},
-		{check.Facts{Capabilities: caps("logging")}, ""},
+		{check.Facts{Capabilities: declaredCaps("tools"), Tools: make([]mcpclient.Tool, 1000)}, "tools/list"},
+		{check.Facts{Capabilities: declaredCaps("tools", "prompts"), Tools: make([]mcpclient.Tool, 1000), Prompts: make([]mcpclient.Prompt, 2)}, "prompts/list"},
+		{check.Facts{Capabilities: declaredCaps("tools", "resources"), Tools: make([]mcpclient.Tool, 3), Resources: make([]mcpclient.Resource, 3)}, "tools/list"},
+		{check.Facts{Capabilities: declaredCaps("prompts"), Prompts: make([]mcpclient.Prompt, 5), Tools: make([]mcpclient.Tool, 1)}, "prompts/list"},
+		{check.Facts{Capabilities: declaredCaps("logging")}, ""},
 		// A list the server failed to give is no quick request.
-		{check.Facts{Capabilities: caps("tools", "prompts"), Tools: make([]mcpclient.Tool, 3), PromptsErr: errors.New("-32603")}, "tools/list"},
+		{check.Facts{Capabilities: declaredCaps("tools", "prompts"), Tools: make([]mcpclient.Tool, 3), PromptsErr: errors.New("-32603")}, "tools/list"},
 	} {
 		if got := stdioQuickList(&tc.facts); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.facts.CapabilityNames(), got, tc.want)
