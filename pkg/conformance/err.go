@@ -120,9 +120,9 @@ func errProvoke(p *check.Pass) ([]errSample, error) {
 		}
 		probes = append(probes, pr)
 	}
-	// The first list served, not metaMethods' smallest: a server may
-	// check cursors only on a list long enough to page, and an error
-	// answer costs nothing whatever the list's length.
+	// The first list served even when it is long (metaMethods avoids a
+	// long one): a server may check cursors only on a list long enough
+	// to page, and an error answer costs nothing whatever its length.
 	if lists := pageLists(f); len(lists) > 0 {
 		probes = append(probes, probe{what: "a bogus cursor", method: lists[0].method, params: map[string]any{"cursor": pageBogusCursor}})
 	}

@@ -381,10 +381,7 @@ func (l *httpLive) info() transport.HTTPInfo {
 
 // Ev is the exchange so far as evidence.
 func (l *httpLive) Ev() *check.Evidence {
-	l.mu.Lock()
-	body := append([]byte(nil), l.body.Bytes()...)
-	l.mu.Unlock()
-	return check.FromRaw(l.Sent, l.SentHeader, &transport.RawResponse{HTTPInfo: transport.HTTPInfo{Status: l.Status, Body: body}})
+	return check.FromRaw(l.Sent, l.SentHeader, &transport.RawResponse{HTTPInfo: l.info()})
 }
 
 // httpRawTCPPost writes one HTTP/1.1 POST by hand, so header values net/http

@@ -64,30 +64,38 @@ func pageLists(f *check.Facts) []pageList {
 // server whose tools/list alone mishandles the envelope is still caught
 // where it usually is.
 func pageVehicle(f *check.Facts) string {
-	type size struct {
-		capability string
-		items      int
-	}
-	sizes := map[string]size{
-		"tools/list": {"tools", len(f.Tools) + len(f.Dropped)}, "resources/list": {"resources", len(f.Resources)},
-		"resources/templates/list": {"resources", len(f.Templates)}, "prompts/list": {"prompts", len(f.Prompts)},
-	}
 	lists := pageLists(f)
 	if len(lists) == 0 {
 		return ""
 	}
-	if sizes[lists[0].method].items <= pageVehicleMax {
+	if _, items := pageSize(f, lists[0].method); items <= pageVehicleMax {
 		return lists[0].method
 	}
 	best, n, declared := "", 0, false
 	for _, l := range lists {
-		sz := sizes[l.method]
-		d := f.Has(sz.capability)
-		if best == "" || (d && !declared) || (d == declared && sz.items < n) {
-			best, n, declared = l.method, sz.items, d
+		capability, items := pageSize(f, l.method)
+		d := f.Has(capability)
+		if best == "" || (d && !declared) || (d == declared && items < n) {
+			best, n, declared = l.method, items, d
 		}
 	}
 	return best
+}
+
+// pageSize is the capability a list belongs to and how many items it had
+// when the run gathered its facts.
+func pageSize(f *check.Facts, method string) (capability string, items int) {
+	switch method {
+	case "tools/list":
+		return "tools", len(f.Tools) + len(f.Dropped)
+	case "resources/list":
+		return "resources", len(f.Resources)
+	case "resources/templates/list":
+		return "resources", len(f.Templates)
+	case "prompts/list":
+		return "prompts", len(f.Prompts)
+	}
+	return "", 0
 }
 
 // pageVehicleMax is the length above which a list is too dear a vehicle.

@@ -354,9 +354,7 @@ func (t *HTTPTransport) Tell(out *Outgoing, ex *Exchange, err error) {
 // RoundTrip implements Transport.
 func (t *HTTPTransport) RoundTrip(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	ex, err := t.roundTrip(ctx, out)
-	if !out.Raw {
-		t.watch.tell(Seen{Out: out, Exchange: ex, Err: err, Transport: "http"})
-	}
+	t.Tell(out, ex, err)
 	return ex, err
 }
 

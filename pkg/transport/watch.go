@@ -38,10 +38,10 @@ func (s Seen) Stray() bool { return s.Out == nil && s.Line == nil }
 // request is deliberately malformed, and the check that sent it judges
 // the answer).
 type Watchable interface {
-	// Watch adds fn, called after every RoundTrip (and on stdio for each
-	// stray response and each line that breaks the framing rules) from
-	// the goroutine that saw it, never with a lock of the transport held:
-	// fn must be safe for concurrent use and quick.
+	// Watch adds fn, called after every RoundTrip and every HTTP Tell
+	// (and on stdio for each stray response and each line that breaks the
+	// framing rules) from the goroutine that saw it, never with a lock of
+	// the transport held: fn must be safe for concurrent use and quick.
 	Watch(fn func(Seen))
 }
 
