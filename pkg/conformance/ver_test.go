@@ -1,10 +1,16 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 func TestVERMutants(t *testing.T) {
@@ -38,5 +44,71 @@ func TestErrShape32022(t *testing.T) {
 		if got := errShape32022(json.RawMessage(raw), verUnsupported); len(got) != n {
 			t.Errorf("errShape32022(%s) = %q, want %d problems", raw, msgs(got), n)
 		}
+	}
+}
+
+// VER-3 judges the run's own stdio process, after every other check, and
+// starts none; when that process has exited or stopped answering, it
+// judges a new one (here the VER-3 mutant, so only a new process can
+// produce its failure).
+func TestVER3JudgesTheRunsProcessOrANewOneWhenItIsGone(t *testing.T) {
+	for _, gone := range []string{"alive", "exited", "stopped"} {
+		t.Run(gone, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			connect := func(target Target) *mcpclient.Client {
+				tr, err := target.Open(ctx, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{ProbeTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+				return c
+			}
+			run := connect(refTarget(t, "stdio"))
+			facts := check.GatherFacts(ctx, run)
+			st := run.Transport().(*transport.StdioTransport)
+			switch gone {
+			case "exited":
+				run.Close()
+				<-st.Exited()
+			case "stopped":
+				if err := syscall.Kill(st.Pid(), syscall.SIGSTOP); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { syscall.Kill(st.Pid(), syscall.SIGCONT) })
+				// As in a run where an earlier check's request went
+				// unanswered: the transport marks the process silent.
+				sctx, scancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+				_, err := run.Do(sctx, "tools/list", nil)
+				scancel()
+				if err == nil {
+					t.Fatal("a stopped process answered")
+				}
+			}
+			fresh := 0
+			env := check.Env{Client: run, Transport: "stdio", Facts: facts, Fresh: func(context.Context) (*mcpclient.Client, func(), error) {
+				fresh++
+				c := connect(refTarget(t, "stdio", "VER-3"))
+				return c, func() { c.Close() }, nil
+			}}
+			p := check.NewPass(ctx, VER3, env)
+			out := p.Outcome(VER3.Run(p))
+			if gone == "alive" {
+				if out.Verdict != check.Passed || fresh != 0 {
+					t.Fatalf("VER-3 with the run's process alive: %s after %d new processes: %s, want a pass on the run's own", out.Verdict, fresh, out.Message)
+				}
+				return
+			}
+			if out.Verdict != check.Failed || !strings.Contains(out.Message, "the rejection carried over") {
+				t.Fatalf("VER-3 with the run's process %s: %s: %s, want the new process's failure", gone, out.Verdict, out.Message)
+			}
+			if fresh != 1 {
+				t.Fatalf("%d new processes, want 1", fresh)
+			}
+		})
 	}
 }
