@@ -65,19 +65,25 @@ type quietKey struct{ run int }
 // once when a start is cheap: one start each instead of one per check,
 // and the repetition's turns, which wait on the server more than they
 // compute, in two lines rather than one. A server whose start (spawn and
-// probe) took quietDearStart or more gets one: there a start costs more
-// than the turns gain by running beside each other (a Node server: about
-// 0.4 s of wall and 0.7 s of CPU per start on 2 cores, against a Go
-// server's 15 ms).
+// probe) took quietDearStart or more, or used quietDearCPU of CPU, gets
+// one: there a start costs more than the turns gain by running beside
+// each other (a Node server: about 0.4 s of wall and 0.7 s of CPU per
+// start on 2 cores; a go-sdk server registering 1,000 tools 0.14 s of
+// wall and 0.19 s of CPU; a Go server with a few tools 15-20 ms of
+// both). The CPU is what a start costs a machine whose cores the starts
+// keep busy, and unlike the wall time it does not grow when the machine
+// is loaded.
 const (
 	quietLanes     = 2
 	quietDearStart = 150 * time.Millisecond
+	quietDearCPU   = 100 * time.Millisecond
 )
 
 // dearStart says whether a run whose first start (spawn and probe) took
-// that long starts its stdio processes dearly.
-func dearStart(kind string, took time.Duration) bool {
-	return kind == "stdio" && took >= quietDearStart
+// that long, and used cpu of CPU (0 when unknown), starts its stdio
+// processes dearly.
+func dearStart(kind string, took, cpu time.Duration) bool {
+	return kind == "stdio" && (took >= quietDearStart || cpu >= quietDearCPU)
 }
 
 // quietLanesKey holds, in the run's Memo, how many quiet processes a

@@ -115,3 +115,22 @@ func testStdioShares(t *testing.T, delay string, lanes int) {
 		t.Errorf("%d processes got REM-3's notifications, want one per repetition (2)", rem)
 	}
 }
+
+// A start is dear by its wall time or by its CPU: a go-sdk server that
+// registers 1,000 tools starts in 0.14 s but uses 0.19 s of CPU.
+func TestDearStart(t *testing.T) {
+	for _, tc := range []struct {
+		kind      string
+		took, cpu time.Duration
+		dear      bool
+	}{
+		{"stdio", 20 * time.Millisecond, 20 * time.Millisecond, false},
+		{"stdio", 200 * time.Millisecond, 0, true},
+		{"stdio", 140 * time.Millisecond, 190 * time.Millisecond, true},
+		{"http", time.Second, time.Second, false},
+	} {
+		if got := dearStart(tc.kind, tc.took, tc.cpu); got != tc.dear {
+			t.Errorf("dearStart(%s, %v, %v) = %v, want %v", tc.kind, tc.took, tc.cpu, got, tc.dear)
+		}
+	}
+}

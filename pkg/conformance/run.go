@@ -98,7 +98,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// What a start costs (spawn and probe on stdio): how many quiet
 	// processes a repetition opens, and how many waiting runs are in
 	// flight, depend on it (quiet.go).
-	dear := dearStart(target.Kind(), time.Since(opened))
+	var startCPU time.Duration
+	if st, ok := tr.(*transport.StdioTransport); ok {
+		startCPU, _ = st.CPU()
+	}
+	dear := dearStart(target.Kind(), time.Since(opened), startCPU)
 	if transport.KindOf(err) == transport.KindBadID && probeWrongID(client) {
 		// A server that answers with ids other than the requests' is
 		// reachable and non-conformant: a finding (RPC-1), not a server

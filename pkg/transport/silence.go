@@ -194,6 +194,20 @@ func (t *StdioTransport) stdinUnread() int {
 	return n
 }
 
+// clockTicks is the unit of /proc's CPU times per second (USER_HZ, 100 on
+// Linux).
+const clockTicks = 100
+
+// CPU is the CPU time the server's process and its running descendants
+// have used so far; false when /proc cannot tell.
+func (t *StdioTransport) CPU() (time.Duration, bool) {
+	ticks, _ := groupCPU(t.pgid)
+	if ticks < 0 {
+		return 0, false
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, true
+}
+
 // groupCPU is the CPU time, in clock ticks, of the process pid and its
 // descendants, and whether one of them is running; -1 when /proc cannot
 // tell.

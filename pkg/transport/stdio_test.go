@@ -382,3 +382,27 @@ func TestStdioSilenceEndsWhenTheServerWrites(t *testing.T) {
 		t.Fatalf("Silenced() = %+v after the server wrote again", s)
 	}
 }
+
+// CPU counts what the server's processes have used: a helper that computed
+// for 1.5 s before it answered has used far more than one that echoes.
+func TestStdioCPU(t *testing.T) {
+	used := func(name string) time.Duration {
+		tr := startHelper(t, name, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cpu, ok := tr.CPU()
+		if !ok {
+			t.Fatalf("%s: /proc could not tell the CPU time", name)
+		}
+		return cpu
+	}
+	busy, echo := used("busy"), used("echo")
+	// The busy loop spins on the wall clock, so a loaded machine gives it
+	// less than 1.5 s of CPU; 300 ms is far above any start.
+	if busy < 300*time.Millisecond || echo >= busy/2 {
+		t.Fatalf("CPU: busy helper %v, echo helper %v; want the busy one at least 300ms and twice the other", busy, echo)
+	}
+}
