@@ -36,12 +36,6 @@ import (
 // process alone while open: with another listen open, a notification
 // mislabelled with that listen's id would go to it and look right there.
 //
-// When a start is dear (a Node server: 0.5-0.7 s of CPU each), one process
-// serves the listens of every repetition instead of one per repetition:
-// the five starts a run would take cost more than the listens that then
-// wait for one another (SUB-2 and SUB-4 hold it alone). Each repetition's
-// listens are still its own requests, judged on their own.
-//
 // Lifetime: Run counts the SUB check runs of each repetition (subCount);
 // every SUB check says when it returned (subRun), and when the last of a
 // repetition has, its process is stopped. Whatever is left is stopped when
@@ -54,17 +48,8 @@ type subHostsKey struct{}
 type subHosts struct {
 	mu      sync.Mutex
 	counted bool
-	left    map[int]int // SUB check runs still to return, by host (key)
+	left    map[int]int // SUB check runs of the repetition still to return
 	hosts   map[int]*subHost
-	one     bool // one host for every repetition (a dear start)
-}
-
-// key is the repetition whose host serves run.
-func (h *subHosts) key(run int) int {
-	if h.one {
-		return 0
-	}
-	return run
 }
 
 // subCount registers in memo how many SUB check runs each repetition has
@@ -79,7 +64,6 @@ func subCount(memo *check.Memo, kind string, selected []*check.Check, runs int) 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.counted = true
-	h.one = quietLanesFor(memo) == 1
 	for _, c := range selected {
 		if !subUsesHost(c) {
 			continue
@@ -89,7 +73,7 @@ func subCount(memo *check.Memo, kind string, selected []*check.Check, runs int) 
 			n = runs
 		}
 		for r := range n {
-			h.left[h.key(r)]++
+			h.left[r]++
 		}
 	}
 	return h
@@ -114,11 +98,11 @@ func subHostsOf(memo *check.Memo) *subHosts {
 func (h *subHosts) host(run int) *subHost {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	x := h.hosts[h.key(run)]
+	x := h.hosts[run]
 	if x == nil {
 		x = &subHost{finished: !h.counted}
 		x.cond = sync.NewCond(&x.mu)
-		h.hosts[h.key(run)] = x
+		h.hosts[run] = x
 	}
 	return x
 }
@@ -130,7 +114,6 @@ func (h *subHosts) checkDone(run int) {
 		h.mu.Unlock()
 		return
 	}
-	run = h.key(run)
 	h.left[run]--
 	last := h.left[run] == 0
 	x := h.hosts[run]
@@ -170,9 +153,9 @@ func subRun(run func(*check.Pass) error) func(*check.Pass) error {
 	}
 }
 
-// subHost is one repetition's listen process, or every repetition's when a
-// start is dear (a new one replaces it when it died, so a server that a
-// listen made exit fails that check, not the later ones).
+// subHost is one repetition's listen process (a new one replaces it when
+// it died, so a server that a listen made exit fails that check, not the
+// later ones).
 type subHost struct {
 	mu       sync.Mutex
 	cond     *sync.Cond

@@ -15,17 +15,12 @@ import (
 
 // tracedRefTarget is the reference server over stdio behind a wrapper that
 // records, for every process the run starts, its pid (dir/pids) and what
-// the harness wrote to its stdin (dir/in.PID). A dear start sleeps
-// quietDearStart first, as a Node server's start takes.
-func tracedRefTarget(t *testing.T, dear bool, breaks ...string) (Target, string) {
+// the harness wrote to its stdin (dir/in.PID).
+func tracedRefTarget(t *testing.T, breaks ...string) (Target, string) {
 	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "server.sh")
-	body := "#!/bin/sh\necho $$ >> " + dir + "/pids\n"
-	if dear {
-		body += "sleep " + strconv.FormatFloat(quietDearStart.Seconds(), 'f', -1, 64) + "\n"
-	}
-	body += "tee " + dir + "/in.$$ | " + exampleServer + " \"$@\"\n"
+	body := "#!/bin/sh\necho $$ >> " + dir + "/pids\ntee " + dir + "/in.$$ | " + exampleServer + " \"$@\"\n"
 	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -62,20 +57,10 @@ func startedProcs(t *testing.T, dir string) map[int]string {
 
 // TestSUBStdioOneListenProcessPerRepetition: over stdio, the listens of
 // all SUB checks of a repetition go to one process that carries nothing
-// but them, and that process is gone when the run returns. When a start
-// is dear, one such process serves every repetition.
+// but them, and that process is gone when the run returns.
 func TestSUBStdioOneListenProcessPerRepetition(t *testing.T) {
-	for _, dear := range []bool{false, true} {
-		t.Run(map[bool]string{false: "cheap start", true: "dear start"}[dear], func(t *testing.T) {
-			t.Parallel()
-			testSUBListenProcesses(t, dear)
-		})
-	}
-}
-
-func testSUBListenProcesses(t *testing.T, dear bool) {
 	const runs = 3
-	target, dir := tracedRefTarget(t, dear)
+	target, dir := tracedRefTarget(t)
 	_, res := runChecks(t, target, runs, "SUB")
 	for _, id := range []string{"SUB-2", "SUB-3", "SUB-4", "SUB-5", "SUB-7"} {
 		if v := res[id].Verdict; v != check.Passed {
@@ -106,8 +91,8 @@ func testSUBListenProcesses(t *testing.T, dear bool) {
 			t.Errorf("the listen process %d is still running after the run (kill 0: %v)", pid, err)
 		}
 	}
-	if want := map[bool]int{false: runs, true: 1}[dear]; listenProcs != want {
-		t.Errorf("%d processes got a listen request, want %d (one per repetition unless a start is dear)", listenProcs, want)
+	if listenProcs != runs {
+		t.Errorf("%d processes got a listen request, want one per repetition (%d)", listenProcs, runs)
 	}
 	// SUB-2, SUB-3, SUB-4, SUB-5, SUB-7 each repetition (SUB-2 and SUB-4
 	// share one when their filters are the same), SUB-8's two once.
@@ -118,7 +103,7 @@ func testSUBListenProcesses(t *testing.T, dear bool) {
 
 // TestSUBSharedProcessMutants: every SUB mutant still fails its check when
 // all SUB checks run together, their listens sharing one process per
-// repetition on stdio (one for the run when a start is dear): among them a server that sends a notification
+// repetition on stdio: among them a server that sends a notification
 // without subscriptionId (SUB-4) and one that tags it with another
 // subscription's id (SUB-4.other).
 func TestSUBSharedProcessMutants(t *testing.T) {
@@ -127,27 +112,21 @@ func TestSUBSharedProcessMutants(t *testing.T) {
 		{"SUB-5", "SUB-5"}, {"SUB-7", "SUB-7"},
 	}
 	for _, tc := range cases {
-		for _, dear := range []bool{false, true} {
-			name := tc.mutant
-			if dear {
-				name += "/dear"
+		t.Run(tc.mutant, func(t *testing.T) {
+			t.Parallel()
+			target, _ := tracedRefTarget(t, tc.mutant)
+			_, res := runChecks(t, target, 3, "SUB")
+			r := res[tc.check]
+			if r.Verdict != check.Failed {
+				t.Fatalf("%s on mutant %s (%s) with every SUB check: %s, want fail: %s", tc.check, tc.mutant, refserver.Mutants[tc.mutant], r.Verdict, r.Outcome.Message)
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				target, _ := tracedRefTarget(t, dear, tc.mutant)
-				_, res := runChecks(t, target, 3, "SUB")
-				r := res[tc.check]
-				if r.Verdict != check.Failed {
-					t.Fatalf("%s on mutant %s (%s) with every SUB check: %s, want fail: %s", tc.check, tc.mutant, refserver.Mutants[tc.mutant], r.Verdict, r.Outcome.Message)
-				}
-				if r.Counts[check.Failed] != r.Runs {
-					t.Errorf("%s on mutant %s failed %d of %d runs; every repetition must see it", tc.check, tc.mutant, r.Counts[check.Failed], r.Runs)
-				}
-				if tc.mutant == refserver.MutantSubOtherID && !strings.Contains(r.Outcome.Message, "subscriptionId") {
-					t.Errorf("SUB-4 on %s: %q does not name the subscriptionId", tc.mutant, r.Outcome.Message)
-				}
-			})
-		}
+			if r.Counts[check.Failed] != r.Runs {
+				t.Errorf("%s on mutant %s failed %d of %d runs; every repetition must see it", tc.check, tc.mutant, r.Counts[check.Failed], r.Runs)
+			}
+			if tc.mutant == refserver.MutantSubOtherID && !strings.Contains(r.Outcome.Message, "subscriptionId") {
+				t.Errorf("SUB-4 on %s: %q does not name the subscriptionId", tc.mutant, r.Outcome.Message)
+			}
+		})
 	}
 	t.Run(refserver.MutantSubOtherID+"/http", func(t *testing.T) {
 		t.Parallel()
