@@ -29,11 +29,14 @@ func verSend(p *check.Pass, c *mcpclient.Client, method, version string) (*reply
 	return sendWire(p.Ctx, c.Transport(), w)
 }
 
-// exited says whether c's stdio process has exited.
-func exited(c *mcpclient.Client) bool {
+// unfit says whether c's stdio process has exited or was found silent.
+func unfit(c *mcpclient.Client) bool {
 	st, ok := c.Transport().(*transport.StdioTransport)
 	if !ok {
 		return false
+	}
+	if st.Silenced() != nil {
+		return true
 	}
 	select {
 	case <-st.Exited():
@@ -170,18 +173,20 @@ var VER3 = &check.Check{
 		closeFresh := func() {}
 		defer func() { closeFresh() }()
 		// A run's process that has exited or stopped answering (a
-		// check before this one silenced it, and was reported) is no
-		// place to judge version state: a new one is.
+		// check before this one silenced it, and was reported), or that
+		// no longer answers the supported baseline with a result, is no
+		// place to judge version state: a new one is, as before VER-3
+		// ran on the run's process.
 		fresh := func() error {
 			fc, closeFn, err := p.Env.Fresh(p.Ctx)
 			if err != nil {
-				return err
+				return fmt.Errorf("starting a server process for VER-3, the run's own being unfit: %w", err)
 			}
 			c, closeFresh = fc, closeFn
 			return nil
 		}
 		onRunProcess := func() bool { return p.Env.Transport == "stdio" && c == p.Env.Client }
-		if onRunProcess() && exited(c) {
+		if onRunProcess() && unfit(c) {
 			if err := fresh(); err != nil {
 				return err
 			}
@@ -193,11 +198,16 @@ var VER3 = &check.Check{
 			steps := []string{version, verUnsupported, version}
 			for i, v := range steps {
 				r, err := verSend(p, c, method, v)
-				if i == 0 && onRunProcess() && (err != nil || r == nil || r.raw == nil) {
-					if ferr := fresh(); ferr != nil {
-						return fmt.Errorf("the run's server process did not answer; starting a new one for VER-3: %w", ferr)
+				if i == 0 && onRunProcess() && (err != nil || r == nil || r.result() == nil) {
+					ferr := fresh()
+					switch {
+					case ferr == nil:
+						r, err = verSend(p, c, method, v)
+					case err != nil || r == nil || r.raw == nil:
+						return ferr
 					}
-					r, err = verSend(p, c, method, v)
+					// A new process that cannot start (its probe
+					// fails too) leaves the run's answer to judge.
 				}
 				if err != nil {
 					return err

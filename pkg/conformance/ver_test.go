@@ -48,34 +48,37 @@ func TestErrShape32022(t *testing.T) {
 }
 
 // VER-3 judges the run's own stdio process, after every other check, and
-// starts none; when that process has exited or stopped answering, it
-// judges a new one (here the VER-3 mutant, so only a new process can
-// produce its failure).
-func TestVER3JudgesTheRunsProcessOrANewOneWhenItIsGone(t *testing.T) {
-	for _, gone := range []string{"alive", "exited", "stopped"} {
-		t.Run(gone, func(t *testing.T) {
+// starts none; when that process has exited, was found silent, or answers
+// the supported baseline with an error, it judges a new one (here the
+// VER-3 mutant, so only a new process can produce its failure). The
+// "erroring" and "alive" cases fail on code that does not fall back or
+// always does.
+func TestVER3JudgesTheRunsProcessOrANewOne(t *testing.T) {
+	for _, state := range []string{"alive", "exited", "silenced", "erroring"} {
+		t.Run(state, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			connect := func(target Target) *mcpclient.Client {
+			connect := func(target Target, era mcpclient.Era) *mcpclient.Client {
 				tr, err := target.Open(ctx, true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{ProbeTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second})
-				if err != nil {
-					t.Fatal(err)
+				c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{ProbeTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second, ForceEra: era})
+				if c == nil || (err != nil && era == "") {
+					t.Fatalf("connecting: %v", err)
 				}
 				t.Cleanup(func() { c.Close() })
 				return c
 			}
-			run := connect(refTarget(t, "stdio"))
-			facts := check.GatherFacts(ctx, run)
+			good := connect(refTarget(t, "stdio"), "")
+			facts := check.GatherFacts(ctx, good)
+			run := good
 			st := run.Transport().(*transport.StdioTransport)
-			switch gone {
+			switch state {
 			case "exited":
 				run.Close()
 				<-st.Exited()
-			case "stopped":
+			case "silenced":
 				if err := syscall.Kill(st.Pid(), syscall.SIGSTOP); err != nil {
 					t.Fatal(err)
 				}
@@ -85,26 +88,30 @@ func TestVER3JudgesTheRunsProcessOrANewOneWhenItIsGone(t *testing.T) {
 				sctx, scancel := context.WithTimeout(ctx, 2500*time.Millisecond)
 				_, err := run.Do(sctx, "tools/list", nil)
 				scancel()
-				if err == nil {
-					t.Fatal("a stopped process answered")
+				if err == nil || st.Silenced() == nil {
+					t.Fatalf("a stopped process: %v, silenced %v", err, st.Silenced())
 				}
+			case "erroring":
+				// Answers server/discover, the first method VER-3
+				// sends, with -32601.
+				run = connect(refTarget(t, "stdio", "DISC-1"), mcpclient.EraModern)
 			}
 			fresh := 0
 			env := check.Env{Client: run, Transport: "stdio", Facts: facts, Fresh: func(context.Context) (*mcpclient.Client, func(), error) {
 				fresh++
-				c := connect(refTarget(t, "stdio", "VER-3"))
+				c := connect(refTarget(t, "stdio", "VER-3"), "")
 				return c, func() { c.Close() }, nil
 			}}
 			p := check.NewPass(ctx, VER3, env)
 			out := p.Outcome(VER3.Run(p))
-			if gone == "alive" {
+			if state == "alive" {
 				if out.Verdict != check.Passed || fresh != 0 {
 					t.Fatalf("VER-3 with the run's process alive: %s after %d new processes: %s, want a pass on the run's own", out.Verdict, fresh, out.Message)
 				}
 				return
 			}
 			if out.Verdict != check.Failed || !strings.Contains(out.Message, "the rejection carried over") {
-				t.Fatalf("VER-3 with the run's process %s: %s: %s, want the new process's failure", gone, out.Verdict, out.Message)
+				t.Fatalf("VER-3 with the run's process %s: %s: %s, want the new process's failure", state, out.Verdict, out.Message)
 			}
 			if fresh != 1 {
 				t.Fatalf("%d new processes, want 1", fresh)
