@@ -587,42 +587,46 @@ func abRun(ctx context.Context, c config, srv server, mcpCheck func(...string) [
 	}
 	res.Median, res.MedianA, res.MedianB = median(res.Ratios), median(wa), median(wb)
 	fmt.Printf("  median wall: mcp-eval %.2f s, suite %.2f s; median ratio mcp-eval/suite %.2f× (target ≤ 0.25×)\n", res.MedianA, res.MedianB, res.Median)
-	printCounts("mcp-eval", []run{res.CountedA})
-	printCounts("official suite", []run{res.CountedB})
+	printCounts("mcp-eval", res.CountedA)
+	printCounts("official suite", res.CountedB)
 	return res, nil
 }
 
-// printCounts prints the requests of the first run by method, and says so
-// when a later run sent a different number.
-func printCounts(who string, runs []run) {
-	if len(runs) == 0 {
-		return
-	}
-	first := runs[0].Requests
-	var totals []string
-	for _, r := range runs {
-		totals = append(totals, strconv.Itoa(total(r.Requests)))
-	}
+// printCounts prints the requests of r, the counted run, by method, and
+// says so when it did not finish (then its counts may fall short).
+func printCounts(who string, r run) {
 	target := ""
 	if who == "mcp-eval" {
 		target = " (target ≤ 400)"
 	}
-	fmt.Printf("  %s requests per run: %s%s\n", who, strings.Join(totals, ", "), target)
-	keys := make([]string, 0, len(first))
-	for k := range first {
+	fmt.Printf("  %s requests per run: %d%s%s\n", who, total(r.Requests), target, partial(r))
+	keys := make([]string, 0, len(r.Requests))
+	for k := range r.Requests {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y string) int {
-		if first[x] != first[y] {
-			return first[y] - first[x]
+		if r.Requests[x] != r.Requests[y] {
+			return r.Requests[y] - r.Requests[x]
 		}
 		return strings.Compare(x, y)
 	})
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %d", k, first[k]))
+		parts = append(parts, fmt.Sprintf("%s %d", k, r.Requests[k]))
 	}
-	fmt.Printf("    by method (run 1): %s\n", strings.Join(parts, ", "))
+	fmt.Printf("    by method: %s\n", strings.Join(parts, ", "))
+}
+
+// partial says, for a counted run that did not finish, that its counts may
+// fall short ("" when it finished: mcp-eval exits 0 or 1, the suite 0 or 1).
+func partial(r run) string {
+	switch {
+	case r.TimedOut:
+		return " (partial: the counted run timed out)"
+	case r.Exit < 0 || r.Exit > 1:
+		return fmt.Sprintf(" (partial: the counted run exited %d)", r.Exit)
+	}
+	return ""
 }
 
 // ---------------------------------------------------------------- timed targets
@@ -689,13 +693,16 @@ func timedHTTP(ctx context.Context, c config, srv server, mcpCheck func(...strin
 	fmt.Printf("\n== %s: mcp-eval check ×%d (requests counted in an untimed run through a proxy first)\n", srv.name, c.reps)
 	// As in abRun: counted through the proxy once, timed without it.
 	p.take()
-	measure(ctx, c, "counted (proxy, not timed)", mcpCheck("--url", p.url), c.root)
-	counted := p.take()
+	counted := measure(ctx, c, "counted (proxy, not timed)", mcpCheck("--url", p.url), c.root)
+	counted.Requests = p.take()
+	if note := partial(counted); note != "" {
+		fmt.Printf(" %s\n", note)
+	}
 	for i := 0; i < c.reps; i++ {
 		st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), mcpCheck("--url", target), c.root))
 	}
 	st.finish()
-	st.Requests = total(counted)
+	st.Requests = total(counted.Requests)
 	printTimed(st)
 	return st, nil
 }

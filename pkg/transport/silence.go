@@ -198,8 +198,9 @@ func (t *StdioTransport) stdinUnread() int {
 // Linux).
 const clockTicks = 100
 
-// CPU is the CPU time the server's process and its running descendants
-// have used so far; false when /proc cannot tell.
+// CPU is the CPU time the server's process and its live descendants have
+// used so far (not descendants that already exited: their time is not in
+// /proc until reaped); false when /proc cannot tell.
 func (t *StdioTransport) CPU() (time.Duration, bool) {
 	ticks, _ := groupCPU(t.pgid)
 	if ticks < 0 {
