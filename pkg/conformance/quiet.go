@@ -266,7 +266,7 @@ func (l *quietLane) end(ctx context.Context) {
 // settle waits until the process has written nothing for stdioQuiet; it
 // is false for a process that is of no use to the next turn.
 func (l *quietLane) settle(ctx context.Context, st *transport.StdioTransport) bool {
-	if quietDead(st) {
+	if stdioGone(st) {
 		return false
 	}
 	tap, stop := st.Tap(512)
@@ -297,8 +297,8 @@ func (l *quietLane) settle(ctx context.Context, st *transport.StdioTransport) bo
 	}
 }
 
-// quietDead: the process exited or stopped answering.
-func quietDead(st *transport.StdioTransport) bool {
+// stdioGone: the process exited or stopped answering (was found silent).
+func stdioGone(st *transport.StdioTransport) bool {
 	select {
 	case <-st.Exited():
 		return true

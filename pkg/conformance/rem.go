@@ -363,7 +363,7 @@ func remStdioOf(p *check.Pass) *remStdio {
 		o := &remStdio{}
 		o.init, o.initErr = c.Do(p.Ctx, "initialize", remInitParams)
 		st, ok := c.Transport().(*transport.StdioTransport)
-		if o.init == nil || o.init.Exchange == nil || o.init.Exchange.Response == nil || !ok || quietDead(st) {
+		if o.init == nil || o.init.Exchange == nil || o.init.Exchange.Response == nil || !ok || stdioGone(st) {
 			// No answer to initialize (or the process died): the
 			// notifications would be judged on a server that stopped.
 			return o

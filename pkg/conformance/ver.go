@@ -29,23 +29,6 @@ func verSend(p *check.Pass, c *mcpclient.Client, method, version string) (*reply
 	return sendWire(p.Ctx, c.Transport(), w)
 }
 
-// unfit says whether c's stdio process has exited or was found silent.
-func unfit(c *mcpclient.Client) bool {
-	st, ok := c.Transport().(*transport.StdioTransport)
-	if !ok {
-		return false
-	}
-	if st.Silenced() != nil {
-		return true
-	}
-	select {
-	case <-st.Exited():
-		return true
-	default:
-		return false
-	}
-}
-
 // verRejectedKey is the Memo key of one repetition's request of method
 // naming verUnsupported on the shared client.
 type verRejectedKey struct {
@@ -186,7 +169,7 @@ var VER3 = &check.Check{
 			return nil
 		}
 		onRunProcess := func() bool { return p.Env.Transport == "stdio" && c == p.Env.Client }
-		if onRunProcess() && unfit(c) {
+		if st, ok := c.Transport().(*transport.StdioTransport); ok && stdioGone(st) {
 			if err := fresh(); err != nil {
 				return err
 			}
