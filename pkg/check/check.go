@@ -89,11 +89,33 @@ type Check struct {
 	// others so that the waits overlap the quick checks instead of ending
 	// the run.
 	Waits bool
+	// Follows names checks whose run of the same repetition has returned
+	// before a run of this check starts, on the transports it names: the
+	// check takes over something those checks share and are then done
+	// with (a stdio process, conformance's quiet.go), and may leave it
+	// unfit for them. A named check that is not selected, or has no run
+	// of that repetition (a SHOULD check runs once), is not waited for.
+	Follows Follows
 	// Run performs the check once.
 	Run func(p *Pass) error
 	// Monitor, when set, also judges the rule on every exchange of the
 	// run (see Monitor).
 	Monitor *Monitor
+}
+
+// Follows is an order between the runs of one repetition: IDs run first,
+// on the transports On names.
+type Follows struct {
+	On  Transports
+	IDs []string
+}
+
+// on is the ids to wait for on transport (nil if none).
+func (f Follows) on(transport string) []string {
+	if !f.On.Has(transport) {
+		return nil
+	}
+	return f.IDs
 }
 
 // Family is the id's prefix, e.g. "DISC".
@@ -381,8 +403,74 @@ func Validate(r Registry) error {
 			errs = append(errs, where+": a monitor needs a watch function and a one-line doc")
 		}
 	}
+	errs = append(errs, validateFollows(r, seen)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid check registry:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return nil
+}
+
+// validateFollows: every id a check follows is a registered check that is
+// neither itself nor exclusive (an exclusive check runs after all others
+// anyway), the check itself is not exclusive, and the order has no cycle
+// (the driver would wait for ever).
+func validateFollows(r Registry, known map[string]bool) []string {
+	var errs []string
+	byID := map[string]*Check{}
+	for _, c := range r.Checks {
+		if c != nil {
+			byID[c.ID] = c
+		}
+	}
+	for _, c := range r.Checks {
+		if c == nil || len(c.Follows.IDs) == 0 {
+			continue
+		}
+		where := fmt.Sprintf("check %s follows", c.ID)
+		if c.Follows.On == 0 {
+			errs = append(errs, where+" checks on no transport")
+		}
+		if c.Exclusive != 0 {
+			errs = append(errs, where+" checks but is exclusive, which runs after every other check anyway")
+		}
+		for _, id := range c.Follows.IDs {
+			switch d := byID[id]; {
+			case !known[id]:
+				errs = append(errs, where+" unknown check "+id)
+			case id == c.ID:
+				errs = append(errs, where+" itself")
+			case d.Exclusive != 0:
+				errs = append(errs, where+" "+id+", which is exclusive")
+			}
+		}
+	}
+	// A cycle: depth-first, grey while on the path.
+	const grey, black = 1, 2
+	state := map[string]int{}
+	var visit func(id string, path []string) bool
+	visit = func(id string, path []string) bool {
+		switch state[id] {
+		case grey:
+			errs = append(errs, "checks follow each other in a cycle: "+strings.Join(append(path, id), " after "))
+			return false
+		case black:
+			return true
+		}
+		state[id] = grey
+		if c := byID[id]; c != nil {
+			for _, d := range c.Follows.IDs {
+				if !visit(d, append(path, id)) {
+					return false
+				}
+			}
+		}
+		state[id] = black
+		return true
+	}
+	for _, c := range r.Checks {
+		if c != nil && !visit(c.ID, nil) {
+			break
+		}
+	}
+	return errs
 }

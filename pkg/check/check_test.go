@@ -209,11 +209,11 @@ func TestSkipNeedsCallOnlyWithARefusedTool(t *testing.T) {
 }
 
 // What the driver promises about order: the runs of a check that waits
-// start first and have twice the places of the quick ones; a check
-// exclusive on the transport runs alone once every other run has
-// returned, one run at a time; on a transport it is not exclusive on, it
-// runs with the others.
-func TestExecuteStartsWaitersFirstAndRunsExclusiveRunsAlone(t *testing.T) {
+// have twice the places of the quick ones, and the quick runs start beside
+// them, not once most of them have returned; a check exclusive on the
+// transport runs alone once every other run has returned, one run at a
+// time; on a transport it is not exclusive on, it runs with the others.
+func TestExecuteRunsWaitersBesideQuickOnesAndExclusiveRunsAlone(t *testing.T) {
 	var mu sync.Mutex
 	var events []string
 	inFlight := map[string]int{}
@@ -241,7 +241,27 @@ func TestExecuteStartsWaitersFirstAndRunsExclusiveRunsAlone(t *testing.T) {
 	}
 	quick := &Check{ID: "Q-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: log("Q-1", time.Millisecond)}
 	alone := &Check{ID: "X-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Exclusive: HTTP, Run: log("X-1", time.Millisecond)}
-	waits := &Check{ID: "W-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Waits: true, Run: log("W-1", 20*time.Millisecond)}
+	// The first two W-1 runs hold their places until a Q-1 run has
+	// begun: a driver that starts the quick runs only once most waiting
+	// ones have returned fails here instead of hanging.
+	quickBegan := make(chan struct{})
+	var quickOnce sync.Once
+	wait := log("W-1", 20*time.Millisecond)
+	waits := &Check{ID: "W-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Waits: true, Run: func(p *Pass) error {
+		if p.Run < 2 {
+			select {
+			case <-quickBegan:
+			case <-time.After(5 * time.Second):
+				t.Errorf("W-1 run %d: no quick run began while it held its place", p.Run)
+			}
+		}
+		return wait(p)
+	}}
+	quickRun := quick.Run
+	quick.Run = func(p *Pass) error {
+		quickOnce.Do(func() { close(quickBegan) })
+		return quickRun(p)
+	}
 	reg := Registry{Families: []Family{{"Q", "q"}, {"X", "x"}, {"W", "w"}}, Checks: []*Check{alone, quick, waits}}
 
 	res, err := Execute(context.Background(), reg, Env{Transport: "http"}, Options{Runs: 5, Concurrency: 1})
@@ -250,9 +270,6 @@ func TestExecuteStartsWaitersFirstAndRunsExclusiveRunsAlone(t *testing.T) {
 	}
 	if ids := []string{res[0].ID, res[1].ID, res[2].ID}; !slices.Equal(ids, []string{"X-1", "Q-1", "W-1"}) {
 		t.Errorf("results in registry order: %v", ids)
-	}
-	if !slices.Equal(events[:2], []string{"start W-1", "start W-1"}) {
-		t.Errorf("the waiting check's runs start first, two at once: %v", events)
 	}
 	if most["W-1"] != 2 || most["Q-1"] != 1 {
 		t.Errorf("at most %d W-1 and %d Q-1 runs were in flight, want 2 and 1", most["W-1"], most["Q-1"])
@@ -272,5 +289,114 @@ func TestExecuteStartsWaitersFirstAndRunsExclusiveRunsAlone(t *testing.T) {
 	}
 	if !xBeside {
 		t.Errorf("on stdio no run of X-1 had another run in flight: %v", events)
+	}
+}
+
+// A check that follows others: on the transports it names, and when the
+// caller asks for the order, each of its runs starts once the run of the
+// same repetition of every check it follows has returned (a SHOULD check
+// it follows only in the first repetition); it holds no place while it
+// waits, so one place for all stalls nothing. Elsewhere it runs as if it
+// followed nothing.
+func TestFollowsOrdersTheRunsOfARepetition(t *testing.T) {
+	var mu sync.Mutex
+	ended := map[string]bool{}
+	mark := func(k string) {
+		mu.Lock()
+		ended[k] = true
+		mu.Unlock()
+	}
+	seen := func(k string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return ended[k]
+	}
+	var began [3]chan struct{}
+	a := &Check{ID: "A-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Waits: true}
+	s := &Check{ID: "S-1", Level: Should, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error {
+		time.Sleep(5 * time.Millisecond)
+		mark("S-1/0")
+		return nil
+	}}
+	b := &Check{ID: "B-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Waits: true,
+		Follows: Follows{On: Stdio, IDs: []string{"A-1", "S-1"}}}
+	ordered := true
+	a.Run = func(p *Pass) error {
+		if !ordered {
+			// Unordered, B-1's run of the repetition begins while A-1's
+			// has not returned.
+			select {
+			case <-began[p.Run]:
+			case <-time.After(5 * time.Second):
+				t.Errorf("A-1 run %d: B-1's run did not begin beside it", p.Run)
+			}
+		}
+		time.Sleep(time.Duration(3-p.Run) * 5 * time.Millisecond)
+		mark("A-1/" + string(rune('0'+p.Run)))
+		return nil
+	}
+	b.Run = func(p *Pass) error {
+		close(began[p.Run])
+		if ordered {
+			if !seen("A-1/" + string(rune('0'+p.Run))) {
+				t.Errorf("B-1 run %d began before A-1's run %d returned", p.Run, p.Run)
+			}
+			if p.Run == 0 && !seen("S-1/0") {
+				t.Errorf("B-1 run 0 began before S-1's only run returned")
+			}
+		}
+		return nil
+	}
+	// B-1 comes first in the registry: it is launched first and waits.
+	reg := Registry{Families: []Family{{"A", "a"}, {"B", "b"}, {"S", "s"}}, Checks: []*Check{b, a, s}}
+	for _, tc := range []struct {
+		transport string
+		follow    bool
+	}{{"stdio", true}, {"http", true}, {"stdio", false}} {
+		ordered = tc.transport == "stdio" && tc.follow
+		ended = map[string]bool{}
+		for i := range began {
+			began[i] = make(chan struct{})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := Execute(ctx, reg, Env{Transport: tc.transport}, Options{Runs: 3, Concurrency: 1, Waits: 1, Follow: tc.follow})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Verdict != Passed {
+				t.Errorf("%s over %s (follow %v): %s %s", r.ID, tc.transport, tc.follow, r.Verdict, r.Outcome.Message)
+			}
+		}
+	}
+}
+
+// An order the driver could not keep is refused before any run.
+func TestValidateFollows(t *testing.T) {
+	run := func(*Pass) error { return nil }
+	mk := func(id string, f Follows, x Transports) *Check {
+		return &Check{ID: id, Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: run, Follows: f, Exclusive: x}
+	}
+	fams := []Family{{ID: "A", Title: "a"}}
+	for _, tc := range []struct {
+		checks []*Check
+		want   string
+	}{
+		{[]*Check{mk("A-1", Follows{On: Stdio, IDs: []string{"A-9"}}, 0)}, "A-1 follows unknown check A-9"},
+		{[]*Check{mk("A-1", Follows{On: Stdio, IDs: []string{"A-1"}}, 0)}, "A-1 follows itself"},
+		{[]*Check{mk("A-1", Follows{IDs: []string{"A-2"}}, 0), mk("A-2", Follows{}, 0)}, "checks on no transport"},
+		{[]*Check{mk("A-1", Follows{On: Stdio, IDs: []string{"A-2"}}, 0), mk("A-2", Follows{}, HTTP)}, "A-2, which is exclusive"},
+		{[]*Check{mk("A-1", Follows{On: Stdio, IDs: []string{"A-2"}}, Stdio), mk("A-2", Follows{}, 0)}, "but is exclusive"},
+		{[]*Check{mk("A-1", Follows{On: Stdio, IDs: []string{"A-2"}}, 0), mk("A-2", Follows{On: HTTP, IDs: []string{"A-3"}}, 0), mk("A-3", Follows{On: Stdio, IDs: []string{"A-1"}}, 0)}, "cycle: A-1 after A-2 after A-3 after A-1"},
+	} {
+		err := Validate(Registry{Families: fams, Checks: tc.checks})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate: %v, want %q", err, tc.want)
+		}
+	}
+	ok := []*Check{mk("A-1", Follows{On: Stdio, IDs: []string{"A-2", "A-3"}}, 0), mk("A-2", Follows{On: Stdio, IDs: []string{"A-3"}}, 0), mk("A-3", Follows{}, 0)}
+	if err := Validate(Registry{Families: fams, Checks: ok}); err != nil {
+		t.Errorf("a diamond is no cycle: %v", err)
 	}
 }
