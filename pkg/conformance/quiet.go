@@ -13,11 +13,11 @@ import (
 
 // The quiet processes of a repetition (stdio only): fresh processes that
 // the checks needing nothing else in flight take turns on, one turn per
-// process at a time, instead of one process each (at most quietLanesFor
-// per repetition). They are the checks that judge notifications a stdio
-// stream cannot attribute (LOG-1, LOG-2, PROG-1: a log message carries no
-// request id), RPC-3 (a response to a notification is a line outside any
-// request of its own), and the list walk that TOOL-2, RSRC-1 and PROMPT-1
+// process at a time, instead of one process each (at most the run's
+// quietPlan lanes per repetition). They are the checks that judge
+// notifications a stdio stream cannot attribute (LOG-1, LOG-2, PROG-1: a
+// log message carries no request id), RPC-3 (a response to a notification
+// is a line outside any request of its own), and the list walk that TOOL-2, RSRC-1 and PROMPT-1
 // compare across processes (freshList). CANC-2 is not one of them: a
 // server that ignores a cancellation may go on streaming for the
 // cancelled request at any pace, and no quiet period tells when it has
@@ -53,10 +53,14 @@ import (
 //   - A process that exited or stopped answering during a turn is not
 //     handed to the next turn: it is closed and the next turn gets a new
 //     one, so one turn's crash is not reported by another check.
+//   - A takeover (quietTakeover: RPC-5's malformed lines, on a dear start)
+//     comes after the repetition's last turn and is the process's last
+//     use.
 //
 // Each repetition has its own quiet processes (the key holds the run):
 // MUST checks still observe anew in each repetition. A repetition has at
-// most quietLanesFor of them at once, each holding one turn at a time. The
+// most the run's quietPlan lanes of them at once, each holding one turn at
+// a time (and, on a dear start, RPC-5's takeover after the last turn). The
 // processes outlive their turns; the fresh pool stops them when the run
 // ends (freshPool.close), after every check has returned.
 type quietKey struct{ run int }
@@ -86,15 +90,38 @@ func dearStart(kind string, took, cpu time.Duration) bool {
 	return kind == "stdio" && (took >= quietDearStart || cpu >= quietDearCPU)
 }
 
-// quietLanesKey holds, in the run's Memo, how many quiet processes a
-// repetition may have at once (an int, set by Run from dearStart).
-type quietLanesKey struct{}
+// quietPlanKey holds, in the run's Memo, the run's quietPlan (set by Run
+// from dearStart).
+type quietPlanKey struct{}
 
-// quietLanesFor is how many quiet processes a repetition of this run may
-// have at once.
-func quietLanesFor(m *check.Memo) int {
-	n, _ := m.Do(quietLanesKey{}, func() any { return quietLanes }).(int)
-	return max(n, 1)
+// quietPlan is how a run uses its quiet processes.
+type quietPlan struct {
+	// lanes is how many quiet processes a repetition may have at once.
+	lanes int
+	// takeover: the checks that need a process nobody reads after take
+	// over a quiet process after its turns (quietTakeover) rather than
+	// start one each. Only where a start is dear: a cheap start costs
+	// less than the wait (a go-sdk server stops answering after RPC-5's
+	// first line; found silent after 0.5 s, at the end of a repetition's
+	// turns instead of beside them: 1.7 s against 1.2 s for the run).
+	takeover bool
+}
+
+func planFor(dear bool) quietPlan {
+	if dear {
+		return quietPlan{lanes: 1, takeover: true}
+	}
+	return quietPlan{lanes: quietLanes}
+}
+
+// quietPlanOf is the run's quiet plan (a cheap start's without one).
+func quietPlanOf(m *check.Memo) quietPlan {
+	q, ok := m.Do(quietPlanKey{}, func() any { return planFor(false) }).(quietPlan)
+	if !ok {
+		return planFor(false)
+	}
+	q.lanes = max(q.lanes, 1)
+	return q
 }
 
 type quietProc struct {
@@ -121,7 +148,7 @@ func quietOf(p *check.Pass) *quietProc {
 		return nil
 	}
 	q, _ := p.Env.Memo.Do(quietKey{run: p.Run}, func() any {
-		n := quietLanesFor(p.Env.Memo)
+		n := quietPlanOf(p.Env.Memo).lanes
 		q := &quietProc{lanes: make(chan *quietLane, n)}
 		for range n {
 			q.lanes <- &quietLane{}
@@ -135,6 +162,38 @@ func quietOf(p *check.Pass) *quietProc {
 // and returns it; done ends the turn and must be called once. On the first
 // process opened, the list walk is made first (once per repetition).
 func quietTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
+	return turnOn(p, false)
+}
+
+// quietTurnChecks are the checks that take turns on the quiet
+// processes (quietTurn): a check that takes a process over (quietTakeover)
+// follows them on stdio.
+var quietTurnChecks = []string{"LOG-1", "LOG-2", "PROG-1", "RPC-3"}
+
+// quietTakeover is a process for a check that may leave it unfit for the
+// quiet turns but needs no new one: RPC-5's malformed lines may kill a
+// process or leave it deaf. Where the run's plan says so (a dear start),
+// such a check follows every check that takes plain turns
+// (Check.Follows), and takes over a quiet process after its last turn of
+// the repetition instead of starting a process of its own; otherwise, and
+// without a Memo, it gets a new process (Env.Fresh). A takeover is the
+// process's last use: it is stopped when the takeover ends, so a turn
+// that comes later all the same gets a new one.
+//
+// Not STATE-1 or META-1, though they too send what a dual-era process may
+// take for a legacy opening: what they observe depends on being the first
+// requests after the probe (the TS SDK v2 fixes a stdio process's era on
+// its first request other than server/discover, and serves a first
+// request without protocolVersion as legacy, a later one as a malformed
+// modern one: docs/real-servers.md).
+func quietTakeover(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
+	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).takeover {
+		return p.Env.Fresh(p.Ctx)
+	}
+	return turnOn(p, true)
+}
+
+func turnOn(p *check.Pass, takeover bool) (c *mcpclient.Client, done func(), err error) {
 	q := quietOf(p)
 	if q == nil {
 		return p.Env.Fresh(p.Ctx)
@@ -158,6 +217,11 @@ func quietTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
 	handed = true
 	return l.c, func() {
 		defer func() { q.lanes <- l }()
+		if takeover {
+			l.c.Close()
+			l.c = nil
+			return
+		}
 		l.end(p.Ctx)
 	}, nil
 }

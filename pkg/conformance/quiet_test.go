@@ -134,3 +134,88 @@ func TestDearStart(t *testing.T) {
 		}
 	}
 }
+
+// rpc5Line is RPC-5's unparseable line, as a server process's stdin shows it.
+const rpc5Line = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + "\n"
+
+// Where a start is dear, RPC-5 takes over a repetition's quiet process
+// after its last plain turn instead of starting a process of its own;
+// where it is cheap, RPC-5 has a process of its own. Either way it judges
+// the same: a pass on the reference server, a failure on the mutant that
+// exits on bad input (and the quiet turns before it still pass there).
+func TestRPC5TakesOverTheQuietProcessWhenStartsAreDear(t *testing.T) {
+	for _, tc := range []struct {
+		name, delay string
+		breaks      []string
+		takeover    bool
+	}{
+		{"cheap start", "0", nil, false},
+		{"dear start", "0.3", nil, true},
+		{"dear start, RPC-5 mutant", "0.3", []string{"RPC-5"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			argv := []string{"sh", "-c", `d=$1 s=$2; shift 3; sleep "$s"; tee "$d/$$.in" | exec "$0" "$@"`, exampleServer, dir, tc.delay, "--"}
+			if len(tc.breaks) > 0 {
+				argv = append(argv, "--break", strings.Join(tc.breaks, ","))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			only := []string{"LOG-2", "PROG-1", "RPC-3", "RPC-5"}
+			rep, _, err := Run(ctx, Target{Argv: argv}, Options{Options: check.Options{Runs: 2, Only: only}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Checks {
+				want := check.Passed
+				if r.ID == "RPC-5" && len(tc.breaks) > 0 {
+					want = check.Failed
+				}
+				if r.Verdict != want {
+					t.Errorf("%s = %s (%s), want %s", r.ID, r.Verdict, r.Outcome.Message, want)
+				}
+			}
+			files, err := filepath.Glob(filepath.Join(dir, "*.in"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// PROG-1's calls carry token 424242, LOG-2's logLevel notice,
+			// RPC-3 sends notifications/mcp-eval/probe.
+			marks := []string{`"progressToken":424242`, `"io.modelcontextprotocol/logLevel":"notice"`, `"method":"notifications/mcp-eval/probe"`}
+			var rpc5, after int
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				at := bytes.Index(b, []byte(rpc5Line))
+				if at < 0 {
+					continue
+				}
+				rpc5++
+				turns := 0
+				for _, m := range marks {
+					if i := bytes.Index(b, []byte(m)); i >= 0 {
+						turns++
+						if i > at {
+							t.Errorf("%s: a plain turn (%s) came after RPC-5's lines", filepath.Base(f), m)
+						}
+					}
+				}
+				if turns == len(marks) {
+					after++
+				} else if turns > 0 {
+					t.Errorf("%s: RPC-5's process had %d of the %d plain turns, want all or none", filepath.Base(f), turns, len(marks))
+				}
+			}
+			switch {
+			case rpc5 != 2:
+				t.Errorf("%d processes got RPC-5's lines, want one per repetition (2)", rpc5)
+			case tc.takeover && after != 2:
+				t.Errorf("RPC-5 took over %d quiet processes after their turns, want 2", after)
+			case !tc.takeover && after != 0:
+				t.Errorf("RPC-5 took over %d quiet processes on a cheap start, want a process of its own each time", after)
+			}
+		})
+	}
+}

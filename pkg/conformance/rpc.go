@@ -485,10 +485,11 @@ var RPC4 = &check.Check{
 
 var RPC5 = &check.Check{
 	ID: "RPC-5", Level: check.Must, Transports: check.Both,
-	Waits: true, // a process of its own
-	Spec:  "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
-	Doc:   "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",
-	Fix:   "answer invalid JSON with -32700 and invalid request objects with -32600, and keep serving",
+	Waits:   true, // a takeover of a quiet process (stdio)
+	Follows: check.Follows{On: check.Stdio, IDs: quietTurnChecks},
+	Spec:    "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
+	Doc:     "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",
+	Fix:     "answer invalid JSON with -32700 and invalid request objects with -32600, and keep serving",
 	Run: func(p *check.Pass) error {
 		id := wireStringID(false)
 		parseErr := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":`)
@@ -502,7 +503,9 @@ var RPC5 = &check.Check{
 		if p.Env.Transport == "http" {
 			return rpc5HTTP(p, parseErr, invalid, id)
 		}
-		fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+		// Malformed lines may leave the process deaf: a process nobody
+		// reads after (quietTakeover).
+		fc, closeFresh, err := quietTakeover(p)
 		if err != nil {
 			return err
 		}

@@ -200,12 +200,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
 	defer pool.close()
 	memo := &check.Memo{}
-	memo.Do(quietLanesKey{}, func() any {
-		if dear {
-			return 1
-		}
-		return quietLanes
-	})
+	memo.Do(quietPlanKey{}, func() any { return planFor(dear) })
 	env := check.Env{
 		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: memo,
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
@@ -279,6 +274,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		// mostly mean more live server processes (not measured apart).
 		opts.Waits = cmp.Or(opts.Concurrency, check.DefaultConcurrency)
 	}
+	// The takeovers of quiet processes (quietTakeover) wait for the
+	// quiet turns only where they take over.
+	opts.Follow = planFor(dear).takeover
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
 	if err != nil {
