@@ -4,7 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // freshPool hands out stdio processes that were started and probed ahead
@@ -126,4 +128,66 @@ func (p *freshPool) close() {
 			return
 		}
 	}
+}
+
+// handOnKey is the Memo key of the process a check of repetition run
+// handed on to check to (handOn).
+type handOnKey struct {
+	to  string
+	run int
+}
+
+// handedOn is a process waiting in the Memo for the check it was handed
+// to.
+type handedOn struct {
+	mu    sync.Mutex
+	c     *mcpclient.Client
+	close func()
+}
+
+// handOn gives the check to, which follows p's check (Check.Follows), the
+// process c of p's repetition when it is done with it, instead of closing
+// it: to then asks its requests on the process p's requests went to, as
+// its sequence would go on from p's. Only where the run keeps the order
+// (a dear start: quietPlan.takeover), and only a process that has neither
+// exited nor gone silent; otherwise c is closed. A process nobody takes
+// is stopped with the pool when the run ends.
+func handOn(p *check.Pass, to string, c *mcpclient.Client, closeFn func()) {
+	st, ok := c.Transport().(*transport.StdioTransport)
+	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).takeover || !ok || stdioGone(st) {
+		closeFn()
+		return
+	}
+	h, _ := p.Env.Memo.Do(handOnKey{to, p.Run}, func() any { return &handedOn{} }).(*handedOn)
+	if h == nil {
+		closeFn()
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.c != nil {
+		h.close()
+	}
+	h.c, h.close = c, closeFn
+}
+
+// takeHandedOn is the process handed on to p's check in its repetition
+// (handOn) if it still runs and answers, else a new one (Env.Fresh).
+func takeHandedOn(p *check.Pass) (*mcpclient.Client, func(), error) {
+	if p.Env.Memo != nil {
+		h, _ := p.Env.Memo.Do(handOnKey{p.Check.ID, p.Run}, func() any { return &handedOn{} }).(*handedOn)
+		if h != nil {
+			h.mu.Lock()
+			c, closeFn := h.c, h.close
+			h.c, h.close = nil, nil
+			h.mu.Unlock()
+			if c != nil {
+				if st, ok := c.Transport().(*transport.StdioTransport); ok && !stdioGone(st) {
+					return c, closeFn, nil
+				}
+				closeFn()
+			}
+		}
+	}
+	return p.Env.Fresh(p.Ctx)
 }

@@ -91,16 +91,28 @@ func metaSendMissing(p *check.Pass, c *mcpclient.Client, method string, variant 
 var META1 = &check.Check{
 	ID: "META-1", Level: check.Must, Transports: check.Both,
 	Waits: true, // a process of its own (stdio)
-	Spec:  "basic/index.mdx §_meta (Per-request protocol fields); schema.json RequestMetaObject.required",
-	Doc:   "a request missing _meta protocolVersion, clientCapabilities or _meta itself gets -32602 (HTTP 400)",
-	Fix:   "reject requests without _meta protocolVersion and clientCapabilities with -32602 (and HTTP 400)",
+	// On a dear start STATE-1 hands its process on (handOn).
+	Follows: check.Follows{On: check.Stdio, IDs: []string{"STATE-1"}},
+	Spec:    "basic/index.mdx §_meta (Per-request protocol fields); schema.json RequestMetaObject.required",
+	Doc:     "a request missing _meta protocolVersion, clientCapabilities or _meta itself gets -32602 (HTTP 400)",
+	Fix:     "reject requests without _meta protocolVersion and clientCapabilities with -32602 (and HTTP 400)",
 	Run: func(p *check.Pass) error {
 		// Some dual-era stdio servers take a request without _meta for a
 		// legacy one and switch the whole process to the legacy era, so on
-		// stdio the malformed requests go to a process of their own.
+		// stdio the malformed requests go to a process of their own, or,
+		// on a dear start, to STATE-1's after it (takeHandedOn). STATE-1
+		// sends complete requests and two of META-1's own variants, in the
+		// same order, so the first request that could switch the process
+		// (server/discover without protocolVersion) is the same one, right
+		// after a complete server/discover, whichever check sent it. That
+		// holds for a server that decides a process's era on its first
+		// request without the version, of any method (the TS SDK v2, the
+		// reference server's dual-era mode); one that waited for a method
+		// other than server/discover would take STATE-1's complete
+		// tools/list as its opening here, and META-1's on a new process.
 		c := p.Env.Client
 		if p.Env.Transport == "stdio" {
-			fc, closeFresh, err := p.Env.Fresh(p.Ctx)
+			fc, closeFresh, err := takeHandedOn(p)
 			if err != nil {
 				return err
 			}
