@@ -486,7 +486,7 @@ var RPC4 = &check.Check{
 var RPC5 = &check.Check{
 	ID: "RPC-5", Level: check.Must, Transports: check.Both,
 	Waits:   true, // a takeover of a quiet process (stdio)
-	Follows: check.Follows{On: check.Stdio, IDs: quietTurnChecks},
+	Follows: check.Follows{On: check.Stdio, IDs: append(append([]string{}, quietTurnChecks...), subHostChecks...)},
 	Spec:    "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
 	Doc:     "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",
 	Fix:     "answer invalid JSON with -32700 and invalid request objects with -32600, and keep serving",

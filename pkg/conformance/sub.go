@@ -16,6 +16,14 @@ import (
 // (subWatched). On stdio the listens of a repetition share one process that
 // carries nothing else, told apart by subscription id (sub_host.go).
 
+// subFollows: on a dear start a repetition's listens go to its quiet
+// process once its turns are over (sub_host.go).
+var subFollows = check.Follows{On: check.Stdio, IDs: quietTurnChecks}
+
+// subHostChecks are the checks whose listens the host carries on stdio:
+// RPC-5's takeover follows them.
+var subHostChecks = []string{"SUB-2", "SUB-3", "SUB-4", "SUB-5", "SUB-7", "SUB-8"}
+
 var SUB1 = &check.Check{
 	ID: "SUB-1", Level: check.Must, Transports: check.HTTP,
 	Waits: true, // a listen stream and its grace period
@@ -57,10 +65,11 @@ var subFlags = []struct{ key, capName string }{
 
 var SUB2 = &check.Check{
 	ID: "SUB-2", Level: check.Must, Transports: check.Both,
-	Waits: true, // a listen stream and its grace period
-	Spec:  "basic/patterns/subscriptions.mdx §Acknowledgment",
-	Doc:   "the first message of a subscription is notifications/subscriptions/acknowledged with the listen id (same JSON type) and a subset of the requested filter",
-	Fix:   "acknowledge subscriptions/listen first, with _meta subscriptionId = the request id and only the requested types you support",
+	Waits:   true, // a listen stream and its grace period
+	Follows: subFollows,
+	Spec:    "basic/patterns/subscriptions.mdx §Acknowledgment",
+	Doc:     "the first message of a subscription is notifications/subscriptions/acknowledged with the listen id (same JSON type) and a subset of the requested filter",
+	Fix:     "acknowledge subscriptions/listen first, with _meta subscriptionId = the request id and only the requested types you support",
 	Run: subRun(func(p *check.Pass) error {
 		filter := subFullFilter(p.Env.Facts)
 		for _, f := range subFlags {
@@ -134,10 +143,11 @@ var subTypeOf = map[string]string{
 
 var SUB3 = &check.Check{
 	ID: "SUB-3", Level: check.Must, Transports: check.Both,
-	Waits: true, // a listen stream and its grace period
-	Spec:  "basic/patterns/subscriptions.mdx; schema.ts SubscriptionFilter",
-	Doc:   "a subscription carries no notification type the client did not ask for",
-	Fix:   "send only the notification types the listen request opted in to",
+	Waits:   true, // a listen stream and its grace period
+	Follows: subFollows,
+	Spec:    "basic/patterns/subscriptions.mdx; schema.ts SubscriptionFilter",
+	Doc:     "a subscription carries no notification type the client did not ask for",
+	Fix:     "send only the notification types the listen request opted in to",
 	Run: subRun(func(p *check.Pass) error {
 		// Ask for one type only, so every other one is unrequested.
 		d := subDeclared(p.Env.Facts)
@@ -173,10 +183,11 @@ var SUB3 = &check.Check{
 
 var SUB4 = &check.Check{
 	ID: "SUB-4", Level: check.Must, Transports: check.Both,
-	Waits: true, // a listen stream and its grace period
-	Spec:  "basic/index.mdx §Per-notification protocol fields; basic/patterns/subscriptions.mdx",
-	Doc:   "every notification of a subscription carries _meta subscriptionId equal to the listen id",
-	Fix:   "put _meta[\"io.modelcontextprotocol/subscriptionId\"] = the listen request id on every subscription notification",
+	Waits:   true, // a listen stream and its grace period
+	Follows: subFollows,
+	Spec:    "basic/index.mdx §Per-notification protocol fields; basic/patterns/subscriptions.mdx",
+	Doc:     "every notification of a subscription carries _meta subscriptionId equal to the listen id",
+	Fix:     "put _meta[\"io.modelcontextprotocol/subscriptionId\"] = the listen request id on every subscription notification",
 	Run: subRun(func(p *check.Pass) error {
 		w := subWatched(p, subFullFilter(p.Env.Facts))
 		if ok, err := w.open(p); !ok {
@@ -201,10 +212,11 @@ var SUB4 = &check.Check{
 
 var SUB5 = &check.Check{
 	ID: "SUB-5", Level: check.Must, Transports: check.Both,
-	Waits: true, // a listen stream and its grace period
-	Spec:  "server/utilities/logging.mdx; basic/transports/streamable-http.mdx §Receiving Messages",
-	Doc:   "no notifications/message or notifications/progress travel on a listen stream",
-	Fix:   "send log and progress notifications only on the stream of the request they belong to",
+	Waits:   true, // a listen stream and its grace period
+	Follows: subFollows,
+	Spec:    "server/utilities/logging.mdx; basic/transports/streamable-http.mdx §Receiving Messages",
+	Doc:     "no notifications/message or notifications/progress travel on a listen stream",
+	Fix:     "send log and progress notifications only on the stream of the request they belong to",
 	Run: subRun(func(p *check.Pass) error {
 		s, a, err := subOpenAck(p, subFullFilter(p.Env.Facts), mcpclient.WithLogLevel("debug"), mcpclient.WithProgressToken("mcp-eval-sub5"))
 		if err != nil || s == nil {
@@ -227,10 +239,11 @@ var SUB5 = &check.Check{
 
 var SUB7 = &check.Check{
 	ID: "SUB-7", Level: check.Must, Transports: check.Stdio,
-	Waits: true, // a listen stream and its grace period
-	Spec:  "basic/transports/stdio.mdx §Cancellation; basic/patterns/subscriptions.mdx",
-	Doc:   "after notifications/cancelled for the listen id, no further message of that subscription arrives",
-	Fix:   "stop a subscription, without any further message, when the client cancels its listen request",
+	Waits:   true, // a listen stream and its grace period
+	Follows: subFollows,
+	Spec:    "basic/transports/stdio.mdx §Cancellation; basic/patterns/subscriptions.mdx",
+	Doc:     "after notifications/cancelled for the listen id, no further message of that subscription arrives",
+	Fix:     "stop a subscription, without any further message, when the client cancels its listen request",
 	Run: subRun(func(p *check.Pass) error {
 		s, a, err := subOpenAck(p, subFullFilter(p.Env.Facts))
 		if err != nil || s == nil {
@@ -264,9 +277,10 @@ var SUB7 = &check.Check{
 
 var SUB8 = &check.Check{
 	ID: "SUB-8", Level: check.Info, Transports: check.Both,
-	Spec: "basic/patterns/subscriptions.mdx §Multiple Subscriptions",
-	Doc:  "several subscriptions can run at once, each acknowledged under its own id",
-	Fix:  "keep concurrent subscriptions apart by their subscriptionId",
+	Follows: subFollows,
+	Spec:    "basic/patterns/subscriptions.mdx §Multiple Subscriptions",
+	Doc:     "several subscriptions can run at once, each acknowledged under its own id",
+	Fix:     "keep concurrent subscriptions apart by their subscriptionId",
 	Run: subRun(func(p *check.Pass) error {
 		// On stdio both are on the repetition's listen process, which the
 		// other SUB checks' listens may share: each is told apart by its id.

@@ -14,9 +14,11 @@ import (
 )
 
 // On stdio the listen requests of one repetition's SUB checks share one
-// fresh process that carries nothing else (no other check's requests, so a
-// log or progress notification on it can only be on a listen stream,
-// SUB-5). The spec lets several subscriptions run on one connection,
+// process that carries nothing else while they are open (no other check's
+// requests, so a log or progress notification on it can only be on a
+// listen stream, SUB-5): a new process, or, on a dear start, the
+// repetition's quiet process once its turns are over and settled, which
+// RPC-5 takes over after the listens (subHost.process). The spec lets several subscriptions run on one connection,
 // demultiplexed by _meta subscriptionId (basic/patterns/subscriptions.mdx
 // §Multiple Subscriptions), so each listen reads what carries its id:
 //
@@ -166,6 +168,8 @@ type subHost struct {
 	// must have the process to itself is open.
 	shared int
 	alone  bool
+	// laneUsed: the host has had the repetition's quiet process.
+	laneUsed bool
 }
 
 // acquire waits until a listen may open (alone: with no other open) and
@@ -188,7 +192,7 @@ func (x *subHost) acquire(p *check.Pass, alone bool) (*subProc, error) {
 		if x.cur != nil && x.cur.users == 0 {
 			go x.cur.close()
 		}
-		c, closeFn, err := p.Env.Fresh(p.Ctx)
+		c, closeFn, err := x.process(p)
 		if err == nil {
 			var pr *subProc
 			if pr, err = newSubProc(c, closeFn); err == nil {
@@ -203,6 +207,20 @@ func (x *subHost) acquire(p *check.Pass, alone bool) (*subProc, error) {
 	}
 	x.cur.users++
 	return x.cur, nil
+}
+
+// process is a process for the host's listens: on a dear start the
+// first is the repetition's quiet process, held as one long turn from the
+// first listen until the repetition's last SUB check has returned (the SUB
+// checks follow the checks that take quiet turns, and RPC-5's takeover
+// follows them); otherwise, and for a process that replaces one that
+// died, a new one. Called with x.mu held.
+func (x *subHost) process(p *check.Pass) (*mcpclient.Client, func(), error) {
+	if x.laneUsed || p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).takeover {
+		return p.Env.Fresh(p.Ctx)
+	}
+	x.laneUsed = true
+	return quietTurn(p)
 }
 
 // release ends a listen's use of pr.

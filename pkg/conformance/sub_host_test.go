@@ -18,9 +18,16 @@ import (
 // the harness wrote to its stdin (dir/in.PID).
 func tracedRefTarget(t *testing.T, breaks ...string) (Target, string) {
 	t.Helper()
+	return tracedRefTargetAfter(t, "0", breaks...)
+}
+
+// tracedRefTargetAfter is tracedRefTarget with each process started after
+// delay seconds (0.3: a dear start).
+func tracedRefTargetAfter(t *testing.T, delay string, breaks ...string) (Target, string) {
+	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "server.sh")
-	body := "#!/bin/sh\necho $$ >> " + dir + "/pids\ntee " + dir + "/in.$$ | " + exampleServer + " \"$@\"\n"
+	body := "#!/bin/sh\nsleep " + delay + "\necho $$ >> " + dir + "/pids\ntee " + dir + "/in.$$ | " + exampleServer + " \"$@\"\n"
 	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +142,59 @@ func TestSUBSharedProcessMutants(t *testing.T) {
 			t.Fatalf("SUB-4 on %s over HTTP: %s, want fail: %s", refserver.MutantSubOtherID, r.Verdict, r.Outcome.Message)
 		}
 	})
+}
+
+// On a dear start a repetition's listens go to its quiet process once its
+// turns are over, and RPC-5 takes the process over after them: every SUB
+// mutant still fails its check in every repetition there, and the checks
+// that took turns before the listens and RPC-5 after them still pass, so
+// nothing of one reached the other. On the correct server everything
+// passes, and at least one process carried turns, listens and RPC-5's
+// lines in that order (a process given up on a loaded machine is replaced).
+func TestSUBListensOnTheQuietProcessWhenStartsAreDear(t *testing.T) {
+	only := append(append([]string{"SUB"}, quietTurnChecks...), "RPC-5")
+	cases := []struct{ mutant, check string }{
+		{"", ""}, {"SUB-2", "SUB-2"}, {"SUB-3", "SUB-3"}, {"SUB-4", "SUB-4"}, {refserver.MutantSubOtherID, "SUB-4"},
+		{"SUB-5", "SUB-5"}, {"SUB-7", "SUB-7"},
+	}
+	for _, tc := range cases {
+		t.Run("mutant "+tc.mutant, func(t *testing.T) {
+			t.Parallel()
+			var breaks []string
+			if tc.mutant != "" {
+				breaks = []string{tc.mutant}
+			}
+			target, dir := tracedRefTargetAfter(t, "0.3", breaks...)
+			_, res := runChecks(t, target, 2, only...)
+			for id, r := range res {
+				if id == tc.check {
+					if r.Verdict != check.Failed || r.Counts[check.Failed] != r.Runs {
+						t.Errorf("%s on mutant %s: %s in %d of %d runs, want a failure in each: %s", id, tc.mutant, r.Verdict, r.Counts[check.Failed], r.Runs, r.Outcome.Message)
+					}
+					continue
+				}
+				if (tc.mutant == "" || !strings.HasPrefix(id, "SUB-")) && r.Verdict != check.Passed && r.Verdict != check.Skipped {
+					t.Errorf("%s on mutant %q: %s: %s", id, tc.mutant, r.Verdict, r.Outcome.Message)
+				}
+			}
+			if tc.mutant != "" {
+				return
+			}
+			chained := 0
+			for _, in := range startedProcs(t, dir) {
+				turn := strings.Index(in, `"progressToken":424242`)
+				listen := strings.Index(in, `"subscriptions/listen"`)
+				bad := strings.Index(in, rpc5Line)
+				if turn >= 0 && listen > turn && bad > listen {
+					chained++
+				}
+				if listen >= 0 && turn > listen {
+					t.Errorf("a quiet turn came after the listens on their process")
+				}
+			}
+			if chained == 0 {
+				t.Errorf("no process carried PROG-1's turn, then the listens, then RPC-5's lines")
+			}
+		})
+	}
 }
