@@ -181,11 +181,14 @@ var quietTurnChecks = []string{"LOG-1", "LOG-2", "PROG-1", "RPC-3"}
 // that comes later all the same gets a new one.
 //
 // Not STATE-1 or META-1, though they too send what a dual-era process may
-// take for a legacy opening: what they observe depends on being the first
-// requests after the probe (the TS SDK v2 fixes a stdio process's era on
-// its first request other than server/discover, and serves a first
-// request without protocolVersion as legacy, a later one as a malformed
-// modern one: docs/real-servers.md).
+// take for a legacy opening: what they observe depends on the process's
+// era being still open (the TS SDK v2 leaves it open while it answers only
+// complete server/discover requests, pins it to the legacy era on the
+// first request without the version and to 2026-07-28 on the first
+// complete request of another method, such as the list walk's; a request
+// without the version then gets -32602 where on a new process it opens a
+// legacy session: docs/real-servers.md). STATE-1 hands its process on to
+// META-1 instead (handOn).
 func quietTakeover(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
 	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).takeover {
 		return p.Env.Fresh(p.Ctx)
