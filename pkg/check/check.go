@@ -90,8 +90,9 @@ type Check struct {
 	// the run.
 	Waits bool
 	// Follows names checks whose run of the same repetition has returned
-	// before a run of this check starts, on the transports it names: the
-	// check takes over something those checks share and are then done
+	// before a run of this check starts, on the transports it names, when
+	// the driver's caller keeps the order for this check (Options.Follow):
+	// the check takes over something those checks share and are then done
 	// with (a stdio process, conformance's quiet.go), and may leave it
 	// unfit for them. A named check that is not selected, or has no run
 	// of that repetition (a SHOULD check runs once), is not waited for.

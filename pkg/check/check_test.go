@@ -359,7 +359,7 @@ func TestFollowsOrdersTheRunsOfARepetition(t *testing.T) {
 			began[i] = make(chan struct{})
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		res, err := Execute(ctx, reg, Env{Transport: tc.transport}, Options{Runs: 3, Concurrency: 1, Waits: 1, Follow: tc.follow})
+		res, err := Execute(ctx, reg, Env{Transport: tc.transport}, Options{Runs: 3, Concurrency: 1, Waits: 1, Follow: func(c *Check) bool { return tc.follow && c == b }})
 		cancel()
 		if err != nil {
 			t.Fatal(err)

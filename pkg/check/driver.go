@@ -40,11 +40,11 @@ type Options struct {
 	Waits int
 	// Only, when set, limits the run to these ids or families ("DISC").
 	Only []string
-	// Follow keeps the order Check.Follows asks for; without it a check
-	// runs as if it followed nothing. conformance.Run asks for it when a
-	// stdio start is dear: only then does taking over a process others are
-	// done with gain more than waiting for them costs.
-	Follow bool
+	// Follow says for which checks the order Check.Follows asks for is
+	// kept; the others run as if they followed nothing (nil: none is kept).
+	// conformance.Run keeps it where a check gains more from taking over
+	// what others are done with than waiting for them costs.
+	Follow func(*Check) bool
 }
 
 // Result is one check's aggregated outcome over its runs.
@@ -131,7 +131,7 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 	// after is what run r of selected[i] waits for before it takes a
 	// place: the runs of the same repetition of the checks it follows.
 	after := func(i, r int) []chan struct{} {
-		if !opts.Follow {
+		if opts.Follow == nil || !opts.Follow(selected[i]) {
 			return nil
 		}
 		var out []chan struct{}

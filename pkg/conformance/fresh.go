@@ -149,12 +149,12 @@ type handedOn struct {
 // process c of p's repetition when it is done with it, instead of closing
 // it: to then asks its requests on the process p's requests went to, as
 // its sequence would go on from p's. Only where the run keeps the order
-// (a dear start: quietPlan.takeover), and only a process that has neither
+// (quietPlan.share), and only a process that has neither
 // exited nor gone silent; otherwise c is closed. A process nobody takes
 // is stopped with the pool when the run ends.
 func handOn(p *check.Pass, to string, c *mcpclient.Client, closeFn func()) {
 	st, ok := c.Transport().(*transport.StdioTransport)
-	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).takeover || !ok || stdioGone(st) {
+	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).share || !ok || stdioGone(st) {
 		closeFn()
 		return
 	}

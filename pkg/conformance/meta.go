@@ -91,7 +91,7 @@ func metaSendMissing(p *check.Pass, c *mcpclient.Client, method string, variant 
 var META1 = &check.Check{
 	ID: "META-1", Level: check.Must, Transports: check.Both,
 	Waits: true, // a process of its own (stdio)
-	// On a dear start STATE-1 hands its process on (handOn).
+	// STATE-1 hands its process on (handOn).
 	Follows: check.Follows{On: check.Stdio, IDs: []string{"STATE-1"}},
 	Spec:    "basic/index.mdx §_meta (Per-request protocol fields); schema.json RequestMetaObject.required",
 	Doc:     "a request missing _meta protocolVersion, clientCapabilities or _meta itself gets -32602 (HTTP 400)",
@@ -99,8 +99,8 @@ var META1 = &check.Check{
 	Run: func(p *check.Pass) error {
 		// Some dual-era stdio servers take a request without _meta for a
 		// legacy one and switch the whole process to the legacy era, so on
-		// stdio the malformed requests go to a process of their own, or,
-		// on a dear start, to STATE-1's after it (takeHandedOn). STATE-1
+		// stdio the malformed requests go to a process of their own:
+		// STATE-1's after it (takeHandedOn), or a new one. STATE-1
 		// sends complete requests and two of META-1's own variants, in the
 		// same order, so the first request that could switch the process
 		// (server/discover without protocolVersion) is the same one, right

@@ -59,26 +59,28 @@ import (
 //
 // Each repetition has its own quiet processes (the key holds the run):
 // MUST checks still observe anew in each repetition. A repetition has at
-// most the run's quietPlan lanes of them at once, each holding one turn at
-// a time (and, on a dear start, RPC-5's takeover after the last turn). The
+// most quietLanes of them at once, each holding one turn at a time, then
+// the repetition's SUB listens and, on a dear start, RPC-5's takeover. The
 // processes outlive their turns; the fresh pool stops them when the run
 // ends (freshPool.close), after every check has returned.
 type quietKey struct{ run int }
 
 // quietLanes is how many quiet processes a repetition runs turns on at
-// once when a start is cheap: one start each instead of one per check,
-// and the repetition's turns, which wait on the server more than they
-// compute, in two lines rather than one. A server whose start (spawn and
-// probe) took quietDearStart or more, or used quietDearCPU of CPU, gets
-// one: there a start costs more than the turns gain by running beside
-// each other (a Node server: about 0.4 s of wall and 0.7 s of CPU per
-// start on 2 cores; a go-sdk server registering 1,000 tools 0.14 s of
-// wall and 0.19 s of CPU; a Go server with a few tools 15-20 ms of
-// both). The CPU is what a start costs a machine whose cores the starts
-// keep busy, and unlike the wall time it does not grow when the machine
-// is loaded.
+// once: one start each instead of one per check. One, whatever a start
+// costs: a second line of turns saved less than its five starts cost once
+// the listens went to the process after the turns (the bundled server
+// over stdio: medians 0.98 s against 1.25 s, mcp-go 0.86 s against 1.17
+// s, go-sdk the same, docs/benchmarks.md).
+//
+// A start is dear when the run's first one (spawn and probe) took
+// quietDearStart or more, or used quietDearCPU of CPU (a Node server:
+// about 0.4 s of wall and 0.7 s of CPU per start on 2 cores; a go-sdk
+// server registering 1,000 tools 0.14 s of wall and 0.19 s of CPU; a Go
+// server with a few tools 15-20 ms of both). The CPU is what a start
+// costs a machine whose cores the starts keep busy, and unlike the wall
+// time it does not grow when the machine is loaded.
 const (
-	quietLanes     = 2
+	quietLanes     = 1
 	quietDearStart = 150 * time.Millisecond
 	quietDearCPU   = 100 * time.Millisecond
 )
@@ -94,33 +96,46 @@ func dearStart(kind string, took, cpu time.Duration) bool {
 // from dearStart).
 type quietPlanKey struct{}
 
-// quietPlan is how a run uses its quiet processes.
+// quietPlan is how a run shares its stdio processes.
 type quietPlan struct {
-	// lanes is how many quiet processes a repetition may have at once.
-	lanes int
+	// share: a repetition's SUB listens go to its quiet process after the
+	// turns (subHost.process), and STATE-1 hands its process on to META-1
+	// (handOn); the SUB checks and META-1 follow (Check.Follows). Run's
+	// plans share whatever a start costs: a start saved is worth more than
+	// the wait for the turns (the bundled server over stdio: 1.25 s
+	// against 1.34 s, mcp-go 1.17 s against 1.42 s).
+	share bool
 	// takeover: the checks that need a process nobody reads after take
-	// over a quiet process after its turns (quietTakeover) rather than
-	// start one each. Only where a start is dear: a cheap start costs
-	// less than the wait (a go-sdk server stops answering after RPC-5's
-	// first line; found silent after 0.5 s, at the end of a repetition's
-	// turns instead of beside them: 1.7 s against 1.2 s for the run).
+	// over a quiet process after its turns and listens (quietTakeover)
+	// rather than start one each. Only where a start is dear: a cheap
+	// start costs less than the wait (a go-sdk server stops answering
+	// after RPC-5's first line; found silent after 0.5 s, at the end of a
+	// repetition's turns instead of beside them: 1.7 s against 1.2 s for
+	// the run).
 	takeover bool
 }
 
 func planFor(dear bool) quietPlan {
 	if dear {
-		return quietPlan{lanes: 1, takeover: true}
+		return quietPlan{share: true, takeover: true}
 	}
-	return quietPlan{lanes: quietLanes}
+	return quietPlan{share: true}
 }
 
-// quietPlanOf is the run's quiet plan (a cheap start's without one).
-func quietPlanOf(m *check.Memo) quietPlan {
-	q, ok := m.Do(quietPlanKey{}, func() any { return planFor(false) }).(quietPlan)
-	if !ok {
-		return planFor(false)
+// follows says whether a run with this plan keeps c's order
+// (Check.Follows, check.Options.Follow): a takeover's only where it takes
+// over, the others' where processes are shared.
+func (q quietPlan) follows(c *check.Check) bool {
+	if c == RPC5 {
+		return q.takeover
 	}
-	q.lanes = max(q.lanes, 1)
+	return q.share
+}
+
+// quietPlanOf is the run's plan. Without one (a driver that keeps no
+// order for these checks) nothing is shared or taken over.
+func quietPlanOf(m *check.Memo) quietPlan {
+	q, _ := m.Do(quietPlanKey{}, func() any { return quietPlan{} }).(quietPlan)
 	return q
 }
 
@@ -148,9 +163,8 @@ func quietOf(p *check.Pass) *quietProc {
 		return nil
 	}
 	q, _ := p.Env.Memo.Do(quietKey{run: p.Run}, func() any {
-		n := quietPlanOf(p.Env.Memo).lanes
-		q := &quietProc{lanes: make(chan *quietLane, n)}
-		for range n {
+		q := &quietProc{lanes: make(chan *quietLane, quietLanes)}
+		for range quietLanes {
 			q.lanes <- &quietLane{}
 		}
 		return q

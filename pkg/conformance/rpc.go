@@ -485,7 +485,7 @@ var RPC4 = &check.Check{
 
 var RPC5 = &check.Check{
 	ID: "RPC-5", Level: check.Must, Transports: check.Both,
-	Waits:   true, // a takeover of a quiet process (stdio)
+	Waits:   true, // a process of its own, or a takeover of a quiet process (stdio)
 	Follows: check.Follows{On: check.Stdio, IDs: append(append([]string{}, quietTurnChecks...), subHostChecks...)},
 	Spec:    "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
 	Doc:     "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",

@@ -274,9 +274,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		// mostly mean more live server processes (not measured apart).
 		opts.Waits = cmp.Or(opts.Concurrency, check.DefaultConcurrency)
 	}
-	// The takeovers of quiet processes (quietTakeover) wait for the
-	// quiet turns only where they take over.
-	opts.Follow = planFor(dear).takeover
+	// The order Check.Follows asks for is kept where processes are
+	// shared (quietPlan).
+	opts.Follow = planFor(dear).follows
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
 	if err != nil {

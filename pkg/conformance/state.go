@@ -23,8 +23,7 @@ var STATE1 = &check.Check{
 		// One connection: a new stdio process, or the shared keep-alive HTTP
 		// connection. A complete request first, then the same request
 		// missing a field the first one carried: the answer must not be
-		// filled in from the first. On a dear start the process then goes
-		// on to META-1 (handOn; META-1 says why it observes there what it
+		// filled in from the first. The process then goes on to META-1 (handOn; META-1 says why it observes there what it
 		// would on a new process).
 		c := p.Env.Client
 		if p.Env.Transport == "stdio" {

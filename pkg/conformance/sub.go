@@ -16,8 +16,8 @@ import (
 // (subWatched). On stdio the listens of a repetition share one process that
 // carries nothing else, told apart by subscription id (sub_host.go).
 
-// subFollows: on a dear start a repetition's listens go to its quiet
-// process once its turns are over (sub_host.go).
+// subFollows: a repetition's listens go to its quiet process once its
+// turns are over (sub_host.go).
 var subFollows = check.Follows{On: check.Stdio, IDs: quietTurnChecks}
 
 // subHostChecks are the checks whose listens the host carries on stdio:

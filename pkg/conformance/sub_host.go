@@ -16,10 +16,10 @@ import (
 // On stdio the listen requests of one repetition's SUB checks share one
 // process that carries nothing else while they are open (no other check's
 // requests, so a log or progress notification on it can only be on a
-// listen stream, SUB-5): a new process, or, on a dear start, the
-// repetition's quiet process once its turns are over and settled, which
-// RPC-5 takes over after the listens (subHost.process). The spec lets several subscriptions run on one connection,
-// demultiplexed by _meta subscriptionId (basic/patterns/subscriptions.mdx
+// listen stream, SUB-5): the repetition's quiet process once its turns are
+// over and settled, which RPC-5 takes over after the listens on a dear
+// start (subHost.process). The spec lets several subscriptions run on one
+// connection, demultiplexed by _meta subscriptionId (basic/patterns/subscriptions.mdx
 // §Multiple Subscriptions), so each listen reads what carries its id:
 //
 //   - a notification (or server request) whose subscriptionId is the id of
@@ -209,14 +209,14 @@ func (x *subHost) acquire(p *check.Pass, alone bool) (*subProc, error) {
 	return x.cur, nil
 }
 
-// process is a process for the host's listens: on a dear start the
-// first is the repetition's quiet process, held as one long turn from the
-// first listen until the repetition's last SUB check has returned (the SUB
-// checks follow the checks that take quiet turns, and RPC-5's takeover
-// follows them); otherwise, and for a process that replaces one that
-// died, a new one. Called with x.mu held.
+// process is a process for the host's listens: where the run shares
+// processes (quietPlan) the first is the repetition's quiet process, held
+// as one long turn from the first listen until the repetition's last SUB
+// check has returned (the SUB checks follow the checks that take quiet
+// turns, and RPC-5's takeover follows them); otherwise, and for a process
+// that replaces one that died, a new one. Called with x.mu held.
 func (x *subHost) process(p *check.Pass) (*mcpclient.Client, func(), error) {
-	if x.laneUsed || p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).takeover {
+	if x.laneUsed || p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).share {
 		return p.Env.Fresh(p.Ctx)
 	}
 	x.laneUsed = true
