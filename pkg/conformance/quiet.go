@@ -149,6 +149,14 @@ type quietProc struct {
 	// it asks in the moment a turn has taken the only lane and not yet
 	// begun the walk).
 	walks atomic.Pointer[freshWalks]
+	// walked is closed once walks is set.
+	walked chan struct{}
+}
+
+// setWalks sets the walk, once (called under walkMu).
+func (q *quietProc) setWalks(w *freshWalks) {
+	q.walks.Store(w)
+	close(q.walked)
 }
 
 // quietLane is one process a repetition's turns take in turn (nil until
@@ -163,7 +171,7 @@ func quietOf(p *check.Pass) *quietProc {
 		return nil
 	}
 	q, _ := p.Env.Memo.Do(quietKey{run: p.Run}, func() any {
-		q := &quietProc{lanes: make(chan *quietLane, quietLanes)}
+		q := &quietProc{lanes: make(chan *quietLane, quietLanes), walked: make(chan struct{})}
 		for range quietLanes {
 			q.lanes <- &quietLane{}
 		}
@@ -183,6 +191,20 @@ func quietTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
 // processes (quietTurn): a check that takes a process over (quietTakeover)
 // follows them on stdio.
 var quietTurnChecks = []string{"LOG-1", "LOG-2", "PROG-1", "RPC-3"}
+
+// quietServes: c answers server/discover with a result or an error
+// within quietServesIdle of silence.
+func quietServes(ctx context.Context, c *mcpclient.Client) bool {
+	ctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, quietServesIdle), wireTimeout)
+	defer cancel()
+	r, err := c.Do(ctx, "server/discover", nil)
+	return err == nil && r != nil && (r.Result != nil || r.Error != nil)
+}
+
+// quietServesIdle: a server that reads a request and writes nothing for
+// this long has stopped answering (it needs no outside work for
+// server/discover).
+const quietServesIdle = 500 * time.Millisecond
 
 // quietTakeover is a process for a check that may leave it unfit for the
 // quiet turns but needs no new one: RPC-5's malformed lines may kill a
@@ -228,6 +250,13 @@ func turnOn(p *check.Pass, takeover bool) (c *mcpclient.Client, done func(), err
 			q.lanes <- l
 		}
 	}()
+	if takeover && l.c != nil && !quietServes(p.Ctx, l.c) {
+		// What came before (the listens) may have left the process deaf
+		// without anyone finding it silent: the takeover gets a new one
+		// rather than report what another check did to this one.
+		l.c.Close()
+		l.c = nil
+	}
 	if err := q.open(p, l); err != nil {
 		return nil, nil, err
 	}
@@ -270,13 +299,23 @@ func quietWalks(p *check.Pass) *freshWalks {
 	if w != nil {
 		return w
 	}
-	l, err := q.take(p.Ctx)
-	if err != nil {
-		return &freshWalks{open: err}
+	// The walk is made by whoever opens the first process: this run, when
+	// it gets the lane first, or a turn or the listen host that took the
+	// lane meanwhile (which may then hold it until the repetition's SUB
+	// checks are over, so the walk is not waited for behind it).
+	select {
+	case l := <-q.lanes:
+		defer func() { q.lanes <- l }()
+		if w := q.walks.Load(); w != nil {
+			return w
+		}
+		_ = q.open(p, l) // a failure to open is the walk's open error
+		return q.walks.Load()
+	case <-q.walked:
+		return q.walks.Load()
+	case <-p.Ctx.Done():
+		return &freshWalks{open: p.Ctx.Err()}
 	}
-	defer func() { q.lanes <- l }()
-	_ = q.open(p, l) // a failure to open is the walk's open error
-	return q.walks.Load()
 }
 
 // open makes sure l has a live process; called by the turn holding l.
@@ -284,7 +323,13 @@ func quietWalks(p *check.Pass) *freshWalks {
 // walkMu; if it does not outlive the walk, l gets another.
 func (q *quietProc) open(p *check.Pass, l *quietLane) error {
 	if l.c != nil {
-		return nil
+		st, ok := l.c.Transport().(*transport.StdioTransport)
+		if !ok || !stdioGone(st) {
+			return nil
+		}
+		// Exited or found silent since its last turn ended.
+		l.c.Close()
+		l.c = nil
 	}
 	if q.walks.Load() == nil {
 		if err := q.openWalked(p, l); err != nil || l.c != nil {
@@ -313,7 +358,7 @@ func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
 	}
 	c, _, err := p.Env.Fresh(p.Ctx)
 	if err != nil {
-		q.walks.Store(&freshWalks{open: err})
+		q.setWalks(&freshWalks{open: err})
 		return err
 	}
 	l.c = c
@@ -322,7 +367,7 @@ func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
 		lr, err := c.List(p.Ctx, li.method, li.key)
 		w.lists[li.method] = freshWalk{lr, err}
 	}
-	q.walks.Store(w)
+	q.setWalks(w)
 	l.end(p.Ctx)
 	return nil
 }

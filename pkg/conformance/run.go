@@ -36,6 +36,10 @@ type Options struct {
 	// request by method (telemetry.Recorder.ObserveMCP). It only watches:
 	// no check reads it.
 	Observer func(mcpclient.Call)
+	// plan, when set, replaces the plan Run chooses from a start's cost
+	// (quietPlan): the tests compare sharing with a process of each
+	// check's own.
+	plan *quietPlan
 }
 
 // Verdicts of a whole run.
@@ -200,7 +204,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
 	defer pool.close()
 	memo := &check.Memo{}
-	memo.Do(quietPlanKey{}, func() any { return planFor(dear) })
+	plan := planFor(dear)
+	if opts.plan != nil {
+		plan = *opts.plan
+	}
+	memo.Do(quietPlanKey{}, func() any { return plan })
 	env := check.Env{
 		Client: client, Transport: target.Kind(), CallTools: map[string]bool{}, Memo: memo,
 		Fresh: func(ctx context.Context) (*mcpclient.Client, func(), error) {
@@ -276,7 +284,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	// The order Check.Follows asks for is kept where processes are
 	// shared (quietPlan).
-	opts.Follow = planFor(dear).follows
+	opts.Follow = plan.follows
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
 	if err != nil {

@@ -23,21 +23,35 @@ var STATE1 = &check.Check{
 		// One connection: a new stdio process, or the shared keep-alive HTTP
 		// connection. A complete request first, then the same request
 		// missing a field the first one carried: the answer must not be
-		// filled in from the first. The process then goes on to META-1 (handOn; META-1 says why it observes there what it
-		// would on a new process).
+		// filled in from the first. The process then goes on to META-1
+		// (handOn) when STATE-1's first requests were server/discover's:
+		// META-1 says why it observes there what it would on a new
+		// process. A repetition that sends only a sample (Pass.Cases) may
+		// begin with tools/list, whose complete request can pin a dual-era
+		// process's era before any request without the version.
 		c := p.Env.Client
+		var firstMethod string
 		if p.Env.Transport == "stdio" {
 			fc, closeFresh, err := p.Env.Fresh(p.Ctx)
 			if err != nil {
 				return err
 			}
-			defer handOn(p, META1.ID, fc, closeFresh)
+			defer func() {
+				if firstMethod == "server/discover" {
+					handOn(p, META1.ID, fc, closeFresh)
+					return
+				}
+				closeFresh()
+			}()
 			c = fc
 		}
 		var ok passTally
 		methods := metaMethods(p.Env.Facts)
 		err := p.Cases("", len(methods), func(k int) error {
 			method := methods[k]
+			if firstMethod == "" {
+				firstMethod = method
+			}
 			w, err := newWire(c, method, nil, mcpclient.WithCapabilities(stateAllCaps))
 			if err != nil {
 				return err

@@ -188,6 +188,18 @@ func (x *subHost) acquire(p *check.Pass, alone bool) (*subProc, error) {
 	}
 	x.shared++
 	defer x.mu.Unlock()
+	opened := false
+	defer func() {
+		// A panic while the process is got (the driver recovers it) must
+		// not leave this listen counted: the others would wait for it
+		// for ever.
+		if v := recover(); v != nil {
+			if !opened {
+				x.releaseLocked(nil, alone)
+			}
+			panic(v)
+		}
+	}()
 	if x.cur == nil || x.cur.dead() {
 		if x.cur != nil && x.cur.users == 0 {
 			go x.cur.close()
@@ -205,6 +217,7 @@ func (x *subHost) acquire(p *check.Pass, alone bool) (*subProc, error) {
 			return nil, err
 		}
 	}
+	opened = true
 	x.cur.users++
 	return x.cur, nil
 }

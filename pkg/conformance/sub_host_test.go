@@ -179,6 +179,13 @@ func TestSUBListensOnTheQuietProcessWhenStartsAreDear(t *testing.T) {
 					}
 					continue
 				}
+				// LOG-1's monitor may count a SUB-5 mutant's log message
+				// on a listen against another listen's check request on
+				// the same host, on a process of its own too (a known
+				// fault, docs/benchmarks.md): not asserted under a mutant.
+				if tc.mutant != "" && id == "LOG-1" {
+					continue
+				}
 				if (tc.mutant == "" || !strings.HasPrefix(id, "SUB-")) && r.Verdict != check.Passed && r.Verdict != check.Skipped {
 					t.Errorf("%s on mutant %q: %s: %s", id, tc.mutant, r.Verdict, r.Outcome.Message)
 				}
