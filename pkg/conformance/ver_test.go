@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,6 +86,10 @@ func TestVER3JudgesTheRunsProcessOrANewOne(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { syscall.Kill(st.Pid(), syscall.SIGCONT) })
+				// kill returns before the process has stopped: a request
+				// written at once was answered now and then (twice in a
+				// day of runs). Wait until /proc shows it stopped.
+				waitStopped(t, st.Pid())
 				// As in a run where an earlier check's request went
 				// unanswered: the transport marks the process silent.
 				sctx, scancel := context.WithTimeout(ctx, 2500*time.Millisecond)
@@ -117,5 +124,26 @@ func TestVER3JudgesTheRunsProcessOrANewOne(t *testing.T) {
 				t.Fatalf("%d new processes, want 1", fresh)
 			}
 		})
+	}
+}
+
+// waitStopped waits until /proc shows process pid stopped (state T), for
+// at most 5 s.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'T' {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not stopped 5 s after SIGSTOP: %s", pid, b)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
