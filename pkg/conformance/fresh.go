@@ -153,13 +153,8 @@ type handedOn struct {
 // exited nor gone silent; otherwise c is closed. A process nobody takes
 // is stopped with the pool when the run ends.
 func handOn(p *check.Pass, to string, c *mcpclient.Client, closeFn func()) {
-	st, ok := c.Transport().(*transport.StdioTransport)
-	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).share || !ok || stdioGone(st) {
-		closeFn()
-		return
-	}
-	h, _ := p.Env.Memo.Do(handOnKey{to, p.Run}, func() any { return &handedOn{} }).(*handedOn)
-	if h == nil {
+	h := handedOnTo(p, to)
+	if h == nil || !quietPlanOf(p.Env.Memo).share || !stdioLive(c) {
 		closeFn()
 		return
 	}
@@ -174,20 +169,34 @@ func handOn(p *check.Pass, to string, c *mcpclient.Client, closeFn func()) {
 // takeHandedOn is the process handed on to p's check in its repetition
 // (handOn) if it still runs and answers, else a new one (Env.Fresh).
 func takeHandedOn(p *check.Pass) (*mcpclient.Client, func(), error) {
-	if p.Env.Memo != nil {
-		h, _ := p.Env.Memo.Do(handOnKey{p.Check.ID, p.Run}, func() any { return &handedOn{} }).(*handedOn)
-		if h != nil {
-			h.mu.Lock()
-			c, closeFn := h.c, h.close
-			h.c, h.close = nil, nil
-			h.mu.Unlock()
-			if c != nil {
-				if st, ok := c.Transport().(*transport.StdioTransport); ok && !stdioGone(st) {
-					return c, closeFn, nil
-				}
-				closeFn()
+	if h := handedOnTo(p, p.Check.ID); h != nil {
+		h.mu.Lock()
+		c, closeFn := h.c, h.close
+		h.c, h.close = nil, nil
+		h.mu.Unlock()
+		if c != nil {
+			if stdioLive(c) {
+				return c, closeFn, nil
 			}
+			closeFn()
 		}
 	}
 	return p.Env.Fresh(p.Ctx)
+}
+
+// handedOnTo is the slot of check to in p's repetition (nil without a
+// Memo).
+func handedOnTo(p *check.Pass, to string) *handedOn {
+	if p.Env.Memo == nil {
+		return nil
+	}
+	h, _ := p.Env.Memo.Do(handOnKey{to, p.Run}, func() any { return &handedOn{} }).(*handedOn)
+	return h
+}
+
+// stdioLive: c is a stdio process that has neither exited nor been found
+// silent.
+func stdioLive(c *mcpclient.Client) bool {
+	st, ok := c.Transport().(*transport.StdioTransport)
+	return ok && !stdioGone(st)
 }

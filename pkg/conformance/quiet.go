@@ -323,8 +323,7 @@ func quietWalks(p *check.Pass) *freshWalks {
 // walkMu; if it does not outlive the walk, l gets another.
 func (q *quietProc) open(p *check.Pass, l *quietLane) error {
 	if l.c != nil {
-		st, ok := l.c.Transport().(*transport.StdioTransport)
-		if !ok || !stdioGone(st) {
+		if _, stdio := l.c.Transport().(*transport.StdioTransport); !stdio || stdioLive(l.c) {
 			return nil
 		}
 		// Exited or found silent since its last turn ended.
