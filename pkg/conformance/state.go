@@ -26,9 +26,12 @@ var STATE1 = &check.Check{
 		// filled in from the first. The process then goes on to META-1
 		// (handOn) when STATE-1's first requests were server/discover's:
 		// META-1 says why it observes there what it would on a new
-		// process. A repetition that sends only a sample (Pass.Cases) may
-		// begin with tools/list, whose complete request can pin a dual-era
-		// process's era before any request without the version.
+		// process. A sample (Pass.Cases) may begin with tools/list, whose
+		// complete request can pin a dual-era process's era before any
+		// request without the version; so on stdio, where the process
+		// is new anyway, every repetition sends every case, beginning with
+		// server/discover's (three requests more than a sample, one start
+		// fewer: META-1's).
 		c := p.Env.Client
 		var firstMethod string
 		if p.Env.Transport == "stdio" {
@@ -47,7 +50,18 @@ var STATE1 = &check.Check{
 		}
 		var ok passTally
 		methods := metaMethods(p.Env.Facts)
-		err := p.Cases("", len(methods), func(k int) error {
+		cases := p.Cases
+		if p.Env.Transport == "stdio" {
+			cases = func(_ string, n int, send func(int) error) error {
+				for k := range n {
+					if err := send(k); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		err := cases("", len(methods), func(k int) error {
 			method := methods[k]
 			if firstMethod == "" {
 				firstMethod = method
