@@ -167,8 +167,9 @@ func handOn(p *check.Pass, to string, c *mcpclient.Client, closeFn func()) {
 }
 
 // takeHandedOn is the process handed on to p's check in its repetition
-// (handOn) if it still runs and answers, else a new one (Env.Fresh).
-func takeHandedOn(p *check.Pass) (*mcpclient.Client, func(), error) {
+// (handOn) if it still runs and answers (handed is true), else a new one
+// (Env.Fresh).
+func takeHandedOn(p *check.Pass) (c *mcpclient.Client, closeFn func(), handed bool, err error) {
 	if h := handedOnTo(p, p.Check.ID); h != nil {
 		h.mu.Lock()
 		c, closeFn := h.c, h.close
@@ -176,12 +177,13 @@ func takeHandedOn(p *check.Pass) (*mcpclient.Client, func(), error) {
 		h.mu.Unlock()
 		if c != nil {
 			if stdioLive(c) {
-				return c, closeFn, nil
+				return c, closeFn, true, nil
 			}
 			closeFn()
 		}
 	}
-	return p.Env.Fresh(p.Ctx)
+	c, closeFn, err = p.Env.Fresh(p.Ctx)
+	return c, closeFn, false, err
 }
 
 // handedOnTo is the slot of check to in p's repetition (nil without a

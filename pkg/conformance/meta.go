@@ -113,11 +113,17 @@ var META1 = &check.Check{
 		// tools/list as its opening here, and META-1's on a new process.
 		c := p.Env.Client
 		if p.Env.Transport == "stdio" {
-			fc, closeFresh, err := takeHandedOn(p)
+			fc, closeFresh, _, err := takeHandedOn(p)
 			if err != nil {
 				return err
 			}
-			defer closeFresh()
+			// STDIO-4 closes it in the repetition it runs in (its run is
+			// the first): the shutdown it times is one more process's.
+			if p.Run == 0 {
+				defer handOn(p, STDIO4.ID, fc, closeFresh)
+			} else {
+				defer closeFresh()
+			}
 			c = fc
 		}
 		var dualEra bool

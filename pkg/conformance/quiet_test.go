@@ -300,3 +300,51 @@ func TestSTATE1HandsItsProcessOnToMETA1(t *testing.T) {
 	}
 }
 
+// META-1 hands its process on to STDIO-4, which follows it and times that
+// process's shutdown instead of starting one; with a plan that shares
+// nothing STDIO-4 starts its own. The verdicts are the same either way, on
+// the reference server and on STDIO-4's mutant (which ignores EOF).
+func TestMETA1HandsItsProcessOnToSTDIO4(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the mutant waits for the shutdown grace period")
+	}
+	for _, args := range [][]string{nil, {"--dual-era"}, {"--break", "STDIO-4"}} {
+		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
+			verdicts := map[string]string{}
+			for _, shared := range []bool{false, true} {
+				opts := Options{Options: check.Options{Runs: 1, Only: []string{"META-1", "STDIO-4"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+				if !shared {
+					opts.plan = &quietPlan{}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				rep, _, err := Run(ctx, Target{Argv: append([]string{exampleServer}, args...)}, opts)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rep.Checks {
+					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
+					if prev, ok := verdicts[r.ID]; ok && prev != v {
+						t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
+					}
+					verdicts[r.ID] = v
+					if r.ID != "STDIO-4" {
+						continue
+					}
+					handed := strings.Contains(detailsOf(r), "the process META-1 was done with")
+					if handed != shared {
+						t.Errorf("shared %v: STDIO-4 said %q", shared, detailsOf(r))
+					}
+				}
+			}
+			want := "pass"
+			if len(args) == 2 {
+				want = "warn" // a SHOULD
+			}
+			if !strings.HasPrefix(verdicts["STDIO-4"], want) {
+				t.Errorf("STDIO-4: %s, want %s", verdicts["STDIO-4"], want)
+			}
+		})
+	}
+}
+
