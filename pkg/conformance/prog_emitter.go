@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -230,10 +231,32 @@ func (e *progEmitter) At(ptr string) *check.Evidence {
 
 // progEmitters is what one search found for one run's facts.
 type progEmitters struct {
-	once     sync.Once
+	once sync.Once
+	done chan struct{} // closed once the search is over
+	// wanted: a check of the run needs the search, so the first quiet
+	// process opened makes it (quietProc.open).
+	wanted   atomic.Bool
 	progress *progEmitter // sends notifications/progress for a progressToken
 	logs     *progEmitter // sends notifications/message for a logLevel
 	tried    []string
+}
+
+// run makes the search on c (nil: on a new process on stdio, else the
+// shared client) unless it was made, and waits for it.
+func (es *progEmitters) run(ctx context.Context, env check.Env, c *mcpclient.Client) {
+	es.once.Do(func() {
+		defer close(es.done)
+		es.search(ctx, env, c)
+	})
+}
+
+// progEmittersOf is the run's search, made or not (nil without a Memo).
+func progEmittersOf(m *check.Memo) *progEmitters {
+	if m == nil {
+		return nil
+	}
+	es, _ := m.Do(progEmittersKey{}, func() any { return &progEmitters{done: make(chan struct{})} }).(*progEmitters)
+	return es
 }
 
 // progEmittersKey names the run's search in its Memo.
@@ -242,21 +265,45 @@ type progEmittersKey struct{}
 // progMaxTries bounds the tools called to find an emitter.
 const progMaxTries = 4
 
+// progSearchChecks are the stdio checks that call progFindEmitters: where
+// one is selected, the run's first quiet process makes the search before
+// any turn (progWant). One missing here is still served, maybe later:
+// behind the turn or the listens that hold the quiet process.
+var progSearchChecks = []string{"LOG-1", "LOG-2", "LOG-3", "PROG-1", "CANC-2", "STDIO-5"}
+
+// progWant marks the run's search wanted when a check among selected
+// needs it (stdio only).
+func progWant(m *check.Memo, kind string, selected []*check.Check) {
+	if kind != "stdio" {
+		return
+	}
+	for _, c := range selected {
+		if slices.Contains(progSearchChecks, c.ID) {
+			progEmittersOf(m).wanted.Store(true)
+			return
+		}
+	}
+}
+
 // progFindEmitters calls callable tools, those whose description speaks of
 // progress or logs first, until one sends progress and one sends logs (or
 // the tries run out). The search runs once per run and is shared. On stdio
-// it uses a fresh process, where the one call in flight owns every
-// notification.
+// it needs a process where the one call in flight owns every notification:
+// the first quiet process a repetition opens, after its walk and before
+// its turns (quietSearched), or else a new one. It must not be called by
+// a check that holds a quiet turn.
 func progFindEmitters(p *check.Pass) *progEmitters {
-	es := &progEmitters{}
-	if p.Env.Memo != nil {
-		es, _ = p.Env.Memo.Do(progEmittersKey{}, func() any { return es }).(*progEmitters)
+	es := progEmittersOf(p.Env.Memo)
+	if es == nil {
+		es = &progEmitters{done: make(chan struct{})}
+	} else if p.Env.Transport == "stdio" {
+		quietSearched(p, es)
 	}
-	es.once.Do(func() { es.search(p.Ctx, p.Env) })
+	es.run(p.Ctx, p.Env, nil)
 	return es
 }
 
-func (es *progEmitters) search(ctx context.Context, env check.Env) {
+func (es *progEmitters) search(ctx context.Context, env check.Env, c *mcpclient.Client) {
 	tools := env.CallableTools()
 	if len(tools) == 0 {
 		return
@@ -272,12 +319,14 @@ func (es *progEmitters) search(ctx context.Context, env check.Env) {
 		return n
 	}
 	slices.SortStableFunc(tools, func(a, b mcpclient.Tool) int { return score(b) - score(a) })
-	c := env.Client
-	if env.Transport == "stdio" && env.Fresh != nil {
-		fc, closeFn, err := env.Fresh(ctx)
-		if err == nil {
-			defer closeFn()
-			c = fc
+	if c == nil {
+		c = env.Client
+		if env.Transport == "stdio" && env.Fresh != nil {
+			fc, closeFn, err := env.Fresh(ctx)
+			if err == nil {
+				defer closeFn()
+				c = fc
+			}
 		}
 	}
 	for i, t := range tools {

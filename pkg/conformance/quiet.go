@@ -331,18 +331,60 @@ func (q *quietProc) open(p *check.Pass, l *quietLane) error {
 		l.c = nil
 	}
 	if q.walks.Load() == nil {
-		if err := q.openWalked(p, l); err != nil || l.c != nil {
+		if err := q.openWalked(p, l); err != nil {
 			return err
 		}
 	}
-	c, _, err := p.Env.Fresh(p.Ctx)
-	if err != nil {
-		return err
+	if l.c == nil {
+		c, _, err := p.Env.Fresh(p.Ctx)
+		if err != nil {
+			return err
+		}
+		// Not closed here: the pool stops it at the end of the run, or end
+		// closes it once it is of no use.
+		l.c = c
 	}
-	// Not closed here: the pool stops it at the end of the run, or end
-	// closes it once it is of no use.
-	l.c = c
+	if es := progEmittersOf(p.Env.Memo); es != nil && es.wanted.Load() && quietPlanOf(p.Env.Memo).share {
+		select {
+		case <-es.done:
+		default:
+			// The run's emitter search, before any turn of this process
+			// (progFindEmitters), unless another repetition's process
+			// has it under way: then it is waited for.
+			es.run(p.Ctx, p.Env, l.c)
+			l.end(p.Ctx)
+			if l.c == nil {
+				return q.open(p, l)
+			}
+		}
+	}
 	return nil
+}
+
+// quietSearched returns once the run's emitter search (progFindEmitters)
+// is over, or it made it on the repetition's quiet process (opening one,
+// as the first turn would) because no process had been opened yet.
+func quietSearched(p *check.Pass, es *progEmitters) {
+	q := quietOf(p)
+	if q == nil || !quietPlanOf(p.Env.Memo).share {
+		return
+	}
+	select {
+	case <-es.done:
+		return
+	default:
+	}
+	// Whoever holds a lane has opened its process, so has made the search
+	// or waits for it if it was wanted then (progWant): waiting for
+	// es.done is enough, and does not wait behind the listens.
+	es.wanted.Store(true)
+	select {
+	case l := <-q.lanes:
+		defer func() { q.lanes <- l }()
+		_ = q.open(p, l) // a failure to open leaves the search to a new process
+	case <-es.done:
+	case <-p.Ctx.Done():
+	}
 }
 
 // openWalked opens l's process and makes the walk on it, unless another

@@ -348,3 +348,76 @@ func TestMETA1HandsItsProcessOnToSTDIO4(t *testing.T) {
 	}
 }
 
+// The emitter search (progFindEmitters) is made on the first quiet process
+// a run opens, after its list walk and before any turn, instead of on a
+// process of its own; with a plan that shares nothing it has one. The
+// verdicts are the same either way, on the reference server and on the
+// mutants of two checks that use what it found.
+func TestEmitterSearchOnTheFirstQuietProcess(t *testing.T) {
+	const probe = `"progressToken":"mcp-eval-probe-`
+	for _, breaks := range [][]string{nil, {"LOG-1"}, {"PROG-1"}} {
+		t.Run(strings.Join(append([]string{"server"}, breaks...), " "), func(t *testing.T) {
+			verdicts := map[string]string{}
+			for _, shared := range []bool{false, true} {
+				target, dir := tracedRefTarget(t, breaks...)
+				opts := Options{Options: check.Options{Runs: 2, Only: []string{"LOG-1", "PROG-1", "CANC-2"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+				if !shared {
+					opts.plan = &quietPlan{}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				rep, _, err := Run(ctx, target, opts)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rep.Checks {
+					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
+					if prev, ok := verdicts[r.ID]; ok && prev != v {
+						t.Errorf("%s: %s with a search of its own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
+					}
+					verdicts[r.ID] = v
+				}
+				searched := 0
+				for pid, in := range startedProcs(t, dir) {
+					if !strings.Contains(in, probe) {
+						continue
+					}
+					searched++
+					lines := strings.Split(strings.TrimSpace(in), "\n")
+					first, last := -1, -1
+					for i, l := range lines {
+						if strings.Contains(l, probe) {
+							last = i
+							if first < 0 {
+								first = i
+							}
+						}
+					}
+					calledAfter, walked := false, false
+					for i, l := range lines {
+						calledAfter = calledAfter || (i > last && strings.Contains(l, `"tools/call"`))
+						walked = walked || (i < first && strings.Contains(l, `"tools/list"`))
+					}
+					if shared && (!walked || !calledAfter) {
+						t.Errorf("process %d: the search came without the walk before it (%v) or the turns after it (%v)", pid, walked, calledAfter)
+					}
+					if !shared && calledAfter {
+						t.Errorf("process %d: with a plan that shares nothing, the search's process served other calls", pid)
+					}
+				}
+				if searched != 1 {
+					t.Errorf("shared %v: %d processes got the search's calls, want 1", shared, searched)
+				}
+			}
+			if breaks == nil {
+				for _, id := range []string{"LOG-1", "PROG-1", "CANC-2"} {
+					if !strings.HasPrefix(verdicts[id], "pass") {
+						t.Errorf("the reference server: %s %s, want pass", id, verdicts[id])
+					}
+				}
+			} else if !strings.HasPrefix(verdicts[breaks[0]], "fail") {
+				t.Errorf("the %s mutant: %s, want fail", breaks[0], verdicts[breaks[0]])
+			}
+		})
+	}
+}

@@ -272,10 +272,14 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	env.Facts = check.GatherFacts(ctx, client)
 	tools := env.Facts.Tools
 	rep.Deprecated = deprecatedUses(env.Facts)
+	selected := reg.Selected(target.Kind(), opts.Only)
 	// The SUB checks' listens of a repetition share one process on stdio,
 	// stopped when the repetition's last SUB check returned; closeAll stops
 	// what a check that never ran (a cancelled run) left.
-	subs := subCount(memo, target.Kind(), reg.Selected(target.Kind(), opts.Only), opts.Runs)
+	subs := subCount(memo, target.Kind(), selected, opts.Runs)
+	// The emitter search is made on the first quiet process opened when a
+	// selected check needs it, not on a process of its own.
+	progWant(memo, target.Kind(), selected)
 	if dear && opts.Waits <= 0 {
 		// Starts that cost hundreds of ms of CPU each keep the cores
 		// busy already: more waiting runs in flight than quick ones would
