@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -130,31 +131,96 @@ func (p *freshPool) close() {
 	}
 }
 
-// handOnKey is the Memo key of the process a check of repetition run
-// handed on to check to (handOn).
-type handOnKey struct {
-	to  string
-	run int
+// handChain is the order in which checks of a stdio repetition pass one
+// process on when the run shares processes (quietPlan.share): each takes
+// the process the last one before it was done with (takeHandedOn), or a
+// new one, and hands it on (handOn) when a later one runs in the same
+// repetition. Each follows every check before it (Check.Follows,
+// handFollows), so whichever of them are selected, the order holds. Why
+// each observes there what it would on a new process is said where it
+// takes the process: META-1 (what STATE-1 sent), REM-2 (what a server
+// answers initialize does not depend on what came before), STDIO-4 (no
+// request in flight when stdin closes).
+var handChain = [][]string{{"STATE-1"}, {"META-1"}, {"REM-2", "REM-3"}, {"STDIO-4"}}
+
+// handFollows is what check id follows on stdio: the checks before it in
+// handChain.
+func handFollows(id string) check.Follows {
+	var ids []string
+	for _, place := range handChain {
+		if slices.Contains(place, id) {
+			return check.Follows{On: check.Stdio, IDs: ids}
+		}
+		ids = append(ids, place...)
+	}
+	panic("handFollows: " + id + " is not in handChain")
 }
 
-// handedOn is a process waiting in the Memo for the check it was handed
-// to.
+// handPlace is id's place in handChain, -1 when it has none.
+func handPlace(id string) int {
+	return slices.IndexFunc(handChain, func(place []string) bool { return slices.Contains(place, id) })
+}
+
+// handRunsKey is the Memo key of the run's handRuns (set by Run).
+type handRunsKey struct{}
+
+// handRuns says, for each place of handChain, in which repetitions a
+// selected check of it runs.
+type handRuns [][]bool
+
+// handWant records which checks of handChain the run selected, so that a
+// check hands its process on only when a later one will take it.
+func handWant(m *check.Memo, selected []*check.Check, runs int) {
+	h := make(handRuns, len(handChain))
+	for k := range h {
+		h[k] = make([]bool, max(runs, 1))
+	}
+	for _, c := range selected {
+		if k := handPlace(c.ID); k >= 0 && c.Transports.Has("stdio") {
+			n := 1
+			if c.Level == check.Must {
+				n = runs
+			}
+			for r := range min(n, len(h[k])) {
+				h[k][r] = true
+			}
+		}
+	}
+	m.Do(handRunsKey{}, func() any { return h })
+}
+
+// handTakerAfter: a check after place k of handChain runs in repetition
+// run.
+func handTakerAfter(m *check.Memo, k, run int) bool {
+	h, _ := m.Do(handRunsKey{}, func() any { return handRuns(nil) }).(handRuns)
+	for _, place := range h[min(k+1, len(h)):] {
+		if run < len(place) && place[run] {
+			return true
+		}
+	}
+	return false
+}
+
+// handOnKey is the Memo key of the process handed on in repetition run.
+type handOnKey struct{ run int }
+
+// handedOn is a process waiting in the Memo for the next check of
+// handChain.
 type handedOn struct {
 	mu    sync.Mutex
 	c     *mcpclient.Client
 	close func()
 }
 
-// handOn gives the check to, which follows p's check (Check.Follows), the
-// process c of p's repetition when it is done with it, instead of closing
-// it: to then asks its requests on the process p's requests went to, as
-// its sequence would go on from p's. Only where the run keeps the order
-// (quietPlan.share), and only a process that has neither
-// exited nor gone silent; otherwise c is closed. A process nobody takes
-// is stopped with the pool when the run ends.
-func handOn(p *check.Pass, to string, c *mcpclient.Client, closeFn func()) {
-	h := handedOnTo(p, to)
-	if h == nil || !quietPlanOf(p.Env.Memo).share || !stdioLive(c) {
+// handOn gives c, the process of p's repetition that p's check of
+// handChain is done with, to the next check of the chain that runs in the
+// repetition, instead of closing it. Only where the run keeps the order
+// (quietPlan.share), only a process that has neither exited nor gone
+// silent, and only when such a check was selected; otherwise c is closed.
+func handOn(p *check.Pass, c *mcpclient.Client, closeFn func()) {
+	h := handedOnIn(p)
+	k := handPlace(p.Check.ID)
+	if h == nil || k < 0 || !quietPlanOf(p.Env.Memo).share || !handTakerAfter(p.Env.Memo, k, p.Run) || !stdioLive(c) {
 		closeFn()
 		return
 	}
@@ -166,11 +232,10 @@ func handOn(p *check.Pass, to string, c *mcpclient.Client, closeFn func()) {
 	h.c, h.close = c, closeFn
 }
 
-// takeHandedOn is the process handed on to p's check in its repetition
-// (handOn) if it still runs and answers (handed is true), else a new one
-// (Env.Fresh).
+// takeHandedOn is the process handed on in p's repetition (handOn) if it
+// still runs and answers (handed is true), else a new one (Env.Fresh).
 func takeHandedOn(p *check.Pass) (c *mcpclient.Client, closeFn func(), handed bool, err error) {
-	if h := handedOnTo(p, p.Check.ID); h != nil {
+	if h := handedOnIn(p); h != nil {
 		h.mu.Lock()
 		c, closeFn := h.c, h.close
 		h.c, h.close = nil, nil
@@ -186,13 +251,12 @@ func takeHandedOn(p *check.Pass) (c *mcpclient.Client, closeFn func(), handed bo
 	return c, closeFn, false, err
 }
 
-// handedOnTo is the slot of check to in p's repetition (nil without a
-// Memo).
-func handedOnTo(p *check.Pass, to string) *handedOn {
+// handedOnIn is the slot of p's repetition (nil without a Memo).
+func handedOnIn(p *check.Pass) *handedOn {
 	if p.Env.Memo == nil {
 		return nil
 	}
-	h, _ := p.Env.Memo.Do(handOnKey{to, p.Run}, func() any { return &handedOn{} }).(*handedOn)
+	h, _ := p.Env.Memo.Do(handOnKey{p.Run}, func() any { return &handedOn{} }).(*handedOn)
 	return h
 }
 

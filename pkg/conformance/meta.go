@@ -92,7 +92,7 @@ var META1 = &check.Check{
 	ID: "META-1", Level: check.Must, Transports: check.Both,
 	Waits: true, // a process of its own (stdio)
 	// STATE-1 hands its process on (handOn).
-	Follows: check.Follows{On: check.Stdio, IDs: []string{"STATE-1"}},
+	Follows: handFollows("META-1"),
 	Spec:    "basic/index.mdx §_meta (Per-request protocol fields); schema.json RequestMetaObject.required",
 	Doc:     "a request missing _meta protocolVersion, clientCapabilities or _meta itself gets -32602 (HTTP 400)",
 	Fix:     "reject requests without _meta protocolVersion and clientCapabilities with -32602 (and HTTP 400)",
@@ -117,13 +117,7 @@ var META1 = &check.Check{
 			if err != nil {
 				return err
 			}
-			// STDIO-4 closes it in the repetition it runs in (its run is
-			// the first): the shutdown it times is one more process's.
-			if p.Run == 0 {
-				defer handOn(p, STDIO4.ID, fc, closeFresh)
-			} else {
-				defer closeFresh()
-			}
+			defer handOn(p, fc, closeFresh)
 			c = fc
 		}
 		var dualEra bool

@@ -99,8 +99,10 @@ type quietPlanKey struct{}
 // quietPlan is how a run shares its stdio processes.
 type quietPlan struct {
 	// share: a repetition's SUB listens go to its quiet process after the
-	// turns (subHost.process), and STATE-1 hands its process on to META-1
-	// (handOn); the SUB checks and META-1 follow (Check.Follows). Run's
+	// turns (subHost.process), the run's emitter search to the first
+	// quiet process (progFindEmitters), and the checks of handChain pass
+	// one process on (handOn); the SUB checks and those of handChain
+	// follow (Check.Follows). Run's
 	// plans share whatever a start costs: a start saved is worth more than
 	// the wait for the turns (the bundled server over stdio: 1.25 s
 	// against 1.34 s, mcp-go 1.17 s against 1.42 s).

@@ -331,7 +331,7 @@ func TestMETA1HandsItsProcessOnToSTDIO4(t *testing.T) {
 					if r.ID != "STDIO-4" {
 						continue
 					}
-					handed := strings.Contains(detailsOf(r), "the process META-1 was done with")
+					handed := strings.Contains(detailsOf(r), "earlier checks handed on")
 					if handed != shared {
 						t.Errorf("shared %v: STDIO-4 said %q", shared, detailsOf(r))
 					}
@@ -417,6 +417,85 @@ func TestEmitterSearchOnTheFirstQuietProcess(t *testing.T) {
 				}
 			} else if !strings.HasPrefix(verdicts[breaks[0]], "fail") {
 				t.Errorf("the %s mutant: %s, want fail", breaks[0], verdicts[breaks[0]])
+			}
+		})
+	}
+}
+
+// On a modern-only server REM-2 and REM-3 take the process STATE-1 and
+// META-1 hand on (handChain) instead of starting one; a dual-era server's
+// initialize goes to a new process, where it opens a legacy session. The
+// verdicts are the same as with a plan that shares nothing, on the
+// reference server, its dual-era mode and the REM mutants.
+func TestREMTakesTheHandedProcessOnModernOnlyServers(t *testing.T) {
+	stateMark := []byte(`"sampling":{"context":{},"tools":{}}`)
+	initMark := []byte(`"method":"initialize","params":{"_meta"`)
+	for _, args := range [][]string{nil, {"--dual-era"}, {"--break", "REM-2"}, {"--break", "REM-2.unnamed"}, {"--break", "REM-3"}} {
+		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
+			dualEra := len(args) == 1
+			verdicts := map[string]string{}
+			for _, shared := range []bool{false, true} {
+				dir := t.TempDir()
+				opts := Options{Options: check.Options{Runs: 2, Only: []string{"STATE-1", "META-1", "REM-2", "REM-3"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+				if !shared {
+					opts.plan = &quietPlan{}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				rep, _, err := Run(ctx, teeTarget(dir, "0", args...), opts)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rep.Checks {
+					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
+					if prev, ok := verdicts[r.ID]; ok && prev != v {
+						t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
+					}
+					verdicts[r.ID] = v
+				}
+				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				chained := 0
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					st, in := bytes.Index(b, stateMark), bytes.Index(b, initMark)
+					if st < 0 || in < 0 {
+						continue
+					}
+					chained++
+					if in < st {
+						t.Errorf("%s: initialize came before STATE-1's requests", filepath.Base(f))
+					}
+				}
+				switch want := shared && !dualEra; {
+				case want && chained == 0:
+					t.Errorf("no process served both STATE-1 and REM-2")
+				case !want && chained > 0:
+					t.Errorf("%d processes served both STATE-1 and REM-2 (shared %v, dual-era %v)", chained, shared, dualEra)
+				}
+			}
+			if args == nil {
+				for _, id := range []string{"REM-2", "REM-3"} {
+					if !strings.HasPrefix(verdicts[id], "pass") {
+						t.Errorf("the reference server: %s %s, want pass", id, verdicts[id])
+					}
+				}
+			}
+			if len(args) == 2 {
+				// Each mutant is caught by its check: REM-2.unnamed breaks
+				// a SHOULD (a warning).
+				id, want := strings.TrimSuffix(args[1], ".unnamed"), "fail"
+				if args[1] == "REM-2.unnamed" {
+					want = "warn"
+				}
+				if !strings.HasPrefix(verdicts[id], want) {
+					t.Errorf("the %s mutant: %s %s, want %s", args[1], id, verdicts[id], want)
+				}
 			}
 		})
 	}

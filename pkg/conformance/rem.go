@@ -134,9 +134,11 @@ func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, resp *mcpclie
 var REM2 = &check.Check{
 	ID: "REM-2", Level: check.Must, Transports: check.Both,
 	Waits: true, // a process of its own (stdio)
-	Spec:  "basic/versioning.mdx §Backward Compatibility with Initialization-Based Versions",
-	Doc:   "initialize gets a JSON-RPC error naming the supported versions (HTTP: 400 without modern headers, 404/-32601 with them), unless the server is dual-era",
-	Fix:   "answer initialize with an error that names the supported versions, or run a full legacy session (dual-era)",
+	// On stdio, the process STATE-1 and META-1 hand on (remStdioOf).
+	Follows: handFollows("REM-2"),
+	Spec:    "basic/versioning.mdx §Backward Compatibility with Initialization-Based Versions",
+	Doc:     "initialize gets a JSON-RPC error naming the supported versions (HTTP: 400 without modern headers, 404/-32601 with them), unless the server is dual-era",
+	Fix:     "answer initialize with an error that names the supported versions, or run a full legacy session (dual-era)",
 	Run: func(p *check.Pass) error {
 		side, err := legacySideOf(p)
 		if err != nil {
@@ -258,9 +260,11 @@ func stdioFenced(ctx context.Context, c *mcpclient.Client, lines [][]byte, quiet
 var REM3 = &check.Check{
 	ID: "REM-3", Level: check.Must, Transports: check.Both,
 	Waits: true, // a process of its own (stdio)
-	Spec:  "basic/index.mdx §Notifications; basic/transports/streamable-http.mdx §Sending Messages",
-	Doc:   "legacy client notifications (notifications/initialized, notifications/roots/list_changed) never get a JSON-RPC response (HTTP: 202 or a 4xx status)",
-	Fix:   "ignore notifications/initialized and notifications/roots/list_changed (HTTP: 202 or a 4xx without a result)",
+	// On stdio, the process STATE-1 and META-1 hand on (remStdioOf).
+	Follows: handFollows("REM-3"),
+	Spec:    "basic/index.mdx §Notifications; basic/transports/streamable-http.mdx §Sending Messages",
+	Doc:     "legacy client notifications (notifications/initialized, notifications/roots/list_changed) never get a JSON-RPC response (HTTP: 202 or a 4xx status)",
+	Fix:     "ignore notifications/initialized and notifications/roots/list_changed (HTTP: 202 or a 4xx without a result)",
 	Run: func(p *check.Pass) error {
 		if p.Env.Transport == "http" {
 			// Each notification once per run, the rule N times
@@ -336,14 +340,22 @@ func remLegacyLines() [][]byte {
 type remStdioKey struct{ run int }
 
 // remStdio is one stdio process per repetition that REM-2 and REM-3 judge:
-// REM-2's initialize (with modern _meta) is its first request after the
-// probe, then REM-3's legacy notifications and a fence. The order is fixed
-// and is the one an older client sends (initialize, then
-// notifications/initialized), so neither check is judged on a sequence it
-// would not see alone: REM-2's initialize comes first on a new process, as
-// on one of its own, and a notification never gets a response, whatever
-// era initialize put a dual-era process in. The process is closed when
-// both are read.
+// REM-2's initialize (with modern _meta), then REM-3's legacy
+// notifications and a fence. The order is fixed and is the one an older
+// client sends (initialize, then notifications/initialized), so neither
+// check is judged on a sequence it would not see alone: a notification
+// never gets a response, whatever era initialize put a dual-era process
+// in. On a modern-only server the process is the one STATE-1 and META-1
+// hand on (handChain), if any: such a server rejects initialize wherever
+// it comes, and REM-2's rule for it says nothing of a first message. A
+// dual-era server (legacySideOf) gets a new process: there initialize
+// opens a legacy session, and an earlier request without the version
+// (STATE-1's, META-1's) may already have put the process in the legacy era
+// (the TS SDK v2 then answers initialize with a legacy InitializeResult
+// where a new process gives -32601). A handed process is first asked
+// server/discover, so that one left deaf is not blamed on initialize
+// (quietServes). The process goes on to STDIO-4, or is closed, when both
+// are read.
 type remStdio struct {
 	openErr  error
 	init     *mcpclient.Response
@@ -355,11 +367,26 @@ type remStdio struct {
 
 func remStdioOf(p *check.Pass) *remStdio {
 	compute := func() any {
-		c, closeFn, err := p.Env.Fresh(p.Ctx)
+		dualEra := true // unknown: as if, a new process
+		if side, err := legacySideOf(p); err == nil {
+			dualEra = side.dualEra
+		}
+		c, closeFn, handed, err := takeHandedOn(p)
+		passed := false
+		if err == nil && handed && (dualEra || !quietServes(p.Ctx, c)) {
+			// On to the next check untouched (closed if there is none).
+			handOn(p, c, closeFn)
+			passed = true
+			c, closeFn, err = p.Env.Fresh(p.Ctx)
+		}
 		if err != nil {
 			return &remStdio{openErr: err}
 		}
-		defer closeFn()
+		if passed {
+			defer closeFn()
+		} else {
+			defer handOn(p, c, closeFn)
+		}
 		o := &remStdio{}
 		o.init, o.initErr = c.Do(p.Ctx, "initialize", remInitParams)
 		st, ok := c.Transport().(*transport.StdioTransport)

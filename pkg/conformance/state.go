@@ -41,7 +41,7 @@ var STATE1 = &check.Check{
 			}
 			defer func() {
 				if firstMethod == "server/discover" {
-					handOn(p, META1.ID, fc, closeFresh)
+					handOn(p, fc, closeFresh)
 					return
 				}
 				closeFresh()

@@ -140,14 +140,15 @@ var STDIO4 = &check.Check{
 	Spec: "basic/transports/stdio.mdx §Shutdown",
 	Doc:  "the server exits promptly once its stdin is closed",
 	Fix:  "exit when stdin reaches EOF instead of waiting for a signal",
-	// META-1 hands its process on (handOn): one start fewer.
-	Follows: check.Follows{On: check.Stdio, IDs: []string{"META-1"}},
+	// The checks before it in handChain hand their process on: one start
+	// fewer.
+	Follows: handFollows("STDIO-4"),
 	Run: func(p *check.Pass) error {
-		// The process META-1 is done with, or a new one. What is timed is
-		// the same either way: stdin closed with no request in flight.
-		// Only a process that exited before stdin was closed is judged
-		// again on a new one: META-1's malformed requests, not EOF, may
-		// have ended it.
+		// The process the checks before it in handChain are done with, or
+		// a new one. What is timed is the same either way: stdin closed
+		// with no request in flight. Only a process that exited before
+		// stdin was closed is judged again on a new one: their malformed
+		// requests, not EOF, may have ended it.
 		c, closeFn, handed, err := takeHandedOn(p)
 		if err != nil {
 			return err
@@ -167,7 +168,7 @@ var STDIO4 = &check.Check{
 		}
 		which := "a new process"
 		if handed {
-			which = "the process META-1 was done with"
+			which = "a process the repetition's earlier checks handed on"
 		}
 		switch {
 		case rep.ExitedEarly:
