@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 func TestRPCMutants(t *testing.T) {
@@ -129,4 +131,99 @@ func TestRawFieldsIsUnmarshal(t *testing.T) {
 	if &f["result"][0] != &b[10] {
 		t.Error("the value is a copy, not a slice of the input")
 	}
+}
+
+// answersByMap is answers as it was written first, by json.Unmarshal into
+// a map: the oracle for answers and answersIn.
+func answersByMap(raw []byte, id json.RawMessage) answer {
+	var f map[string]json.RawMessage
+	if json.Unmarshal(raw, &f) != nil {
+		return answerNone
+	}
+	if _, isMsg := f["method"]; isMsg {
+		return answerNone
+	}
+	got, hasID := f["id"]
+	_, hasResult := f["result"]
+	_, hasError := f["error"]
+	if !hasID || string(bytes.TrimSpace(got)) == "null" {
+		if hasError || hasResult {
+			return answerNoID
+		}
+		return answerNone
+	}
+	if id == nil {
+		return answerNone
+	}
+	if jsonrpc.SameID(got, id) {
+		return answerExact
+	}
+	if idText(got) == idText(id) {
+		return answerLoose
+	}
+	return answerNone
+}
+
+var answersCorpus = []string{
+	`{"jsonrpc":"2.0","id":"42","result":{}}`,
+	`{"jsonrpc":"2.0","id":42,"result":{"tools":[{"name":"a\"}","description":"{[\\"}]"}]}}`,
+	` { "jsonrpc" : "2.0" , "id" : 42 , "result" : [ 1 , { "x" : "]" } ] } `,
+	`{"jsonrpc":"2.0","\u0069d":"42","result":{}}`,
+	`{"jsonrpc":"2.0","ID":"42","result":{}}`,
+	`{"jsonrpc":"2.0","id":"42","Method":"ping"}`,
+	`{"jsonrpc":"2.0","id":"41","id":"42","result":1}`,
+	`{"jsonrpc":"2.0","id":"42","id":"41","result":1}`,
+	`{"jsonrpc":"2.0","id":null,"result":null}`,
+	`{"jsonrpc":"2.0","id":  null ,"error":{"code":-32700,"message":"x"}}`,
+	`{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"}}`,
+	`{"jsonrpc":"2.0","id":"42"}`,
+	`{"jsonrpc":"2.0","id":4.2e1,"result":true}`,
+	`{"jsonrpc":"2.0","id":"42","method":null}`,
+	`{"jsonrpc":"2.0","id":["42"],"result":{}}`,
+	`{"jsonrpc":"2.0","id":{"a":"42"},"result":{}}`,
+	`{"jsonrpc":"2.0","id":true,"result":false}`,
+	`{"a":"\\","id":"42","result":0}`,
+	`{}`, `[]`, `null`, `"42"`, `42`, `not json`, `{"id":"42",}`, `{"id":"42"`, ``,
+}
+
+// TestAnswersAgreesWithTheMap: answers, and answersIn for every line the
+// transport decodes as a message, classify each line as the map-based
+// oracle does, for ids of each JSON type.
+func TestAnswersAgreesWithTheMap(t *testing.T) {
+	for _, id := range []json.RawMessage{json.RawMessage(`"42"`), json.RawMessage(`42`), json.RawMessage(`41`), json.RawMessage(`true`), nil} {
+		for _, line := range answersCorpus {
+			want := answersByMap([]byte(line), id)
+			if got := answers([]byte(line), id); got != want {
+				t.Errorf("answers(%s, %s) = %d, the map says %d", line, id, got, want)
+			}
+			in := transport.Inbound{Raw: []byte(line)}
+			in.Msg, in.Err = jsonrpc.Decode(in.Raw)
+			if got := answersIn(in, id); got != want {
+				t.Errorf("answersIn(%s, %s) (decoded: %v) = %d, the map says %d", line, id, in.Err == nil, got, want)
+			}
+		}
+	}
+}
+
+func FuzzAnswers(f *testing.F) {
+	for _, line := range answersCorpus {
+		f.Add([]byte(line), []byte(`"42"`))
+		f.Add([]byte(line), []byte(`42`))
+	}
+	f.Fuzz(func(t *testing.T, line, id []byte) {
+		if !json.Valid(id) {
+			return
+		}
+		want := answersByMap(line, id)
+		if got := answers(line, id); got != want {
+			t.Errorf("answers(%q, %s) = %d, the map says %d", line, id, got, want)
+		}
+		in := transport.Inbound{Raw: line}
+		if m, err := jsonrpc.Decode(line); err == nil {
+			in.Msg = m
+		}
+		if got := answersIn(in, id); got != want {
+			t.Errorf("answersIn(%q, %s) = %d, the map says %d", line, id, got, want)
+		}
+	})
 }

@@ -374,18 +374,45 @@ const (
 
 // answers classifies raw against id. A message with a method is never a
 // response; a message with result or error (or neither, but an id and no
-// method) is.
+// method) is. raw that is not a JSON object answers nothing.
 func answers(raw []byte, id json.RawMessage) answer {
-	var f map[string]json.RawMessage
-	if json.Unmarshal(raw, &f) != nil {
+	if !json.Valid(raw) {
 		return answerNone
 	}
-	if _, isMsg := f["method"]; isMsg {
+	return answersValid(raw, id)
+}
+
+// answersIn is answers for a line a stdio tap delivered: one the transport
+// decoded as a message is valid JSON already, and its top-level members
+// are all that is read (a 370 KB page of tools costs one pass over its
+// bytes instead of a decode for every exchange waiting while it comes).
+func answersIn(in transport.Inbound, id json.RawMessage) answer {
+	if in.Msg == nil {
+		return answers(in.Raw, id)
+	}
+	return answersValid(in.Raw, id)
+}
+
+// answersValid is answers for raw that is valid JSON, reading its members
+// as json.Unmarshal into a map would (exact keys, the last of a key wins).
+func answersValid(raw []byte, id json.RawMessage) answer {
+	var got json.RawMessage
+	var hasID, hasMethod, hasResult, hasError bool
+	jsonMembers(raw, func(key string, value []byte) {
+		switch key {
+		case "method":
+			hasMethod = true
+		case "id":
+			hasID, got = true, value
+		case "result":
+			hasResult = true
+		case "error":
+			hasError = true
+		}
+	})
+	if hasMethod {
 		return answerNone
 	}
-	got, hasID := f["id"]
-	_, hasResult := f["result"]
-	_, hasError := f["error"]
 	if !hasID || string(bytes.TrimSpace(got)) == "null" {
 		if hasError || hasResult {
 			return answerNoID
@@ -402,6 +429,101 @@ func answers(raw []byte, id json.RawMessage) answer {
 		return answerLoose
 	}
 	return answerNone
+}
+
+// jsonMembers calls f with the key (unescaped) and the value's bytes of
+// every member of b, in order, when b is a JSON object; it calls nothing
+// for another JSON value. b must be valid JSON: nested values are skipped
+// by counting brackets outside strings, in one pass without recursion.
+func jsonMembers(b []byte, f func(key string, value []byte)) {
+	i := jsonSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = jsonSpace(b, i)
+		if i >= len(b) || b[i] == '}' {
+			return
+		}
+		if b[i] == ',' {
+			i++
+			continue
+		}
+		ks := i
+		i = jsonString(b, i)
+		key := b[ks:i]
+		i = jsonSpace(b, i)
+		if i < len(b) && b[i] == ':' {
+			i++
+		}
+		i = jsonSpace(b, i)
+		vs := i
+		i = jsonValue(b, i)
+		f(jsonKey(key), b[vs:i])
+	}
+}
+
+// jsonSpace skips JSON white space from i.
+func jsonSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonString returns the index after the string that begins at i.
+func jsonString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// jsonValue returns the index after the value that begins at i.
+func jsonValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return jsonString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = jsonString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && jsonSpace(b, j) == j {
+		j++
+	}
+	return j
+}
+
+// jsonKey is a member's key without its quotes, unescaped.
+func jsonKey(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 && len(quoted) >= 2 {
+		return string(quoted[1 : len(quoted)-1])
+	}
+	var s string
+	_ = json.Unmarshal(quoted, &s)
+	return s
 }
 
 // idText is an id's value without its JSON type: "7" and 7 both give 7.
@@ -442,7 +564,7 @@ func stdioWire(ctx context.Context, t *transport.StdioTransport, body []byte, id
 	for {
 		select {
 		case in := <-tap:
-			switch answers(in.Raw, id) {
+			switch answersIn(in, id) {
 			case answerExact, answerLoose:
 				// The transport delivers a well-formed answer to RoundTrip
 				// by itself; one with the wrong id type or with both result
@@ -473,7 +595,7 @@ func stdioWire(ctx context.Context, t *transport.StdioTransport, body []byte, id
 			for {
 				select {
 				case in := <-tap:
-					if a := answers(in.Raw, id); a == answerExact || a == answerLoose {
+					if a := answersIn(in, id); a == answerExact || a == answerLoose {
 						r.setRaw(in.Raw)
 						return r, nil
 					}
