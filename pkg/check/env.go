@@ -181,11 +181,77 @@ func FromResponse(resp *mcpclient.Response) *Evidence {
 			ev.Status = ex.HTTP.Status
 			ev.Response = excerpt(ex.HTTP.Body, 600)
 		} else if ex.Response != nil {
-			b, _ := json.Marshal(ex.Response)
-			ev.Response = excerpt(b, 600)
+			ev.Response = messageExcerpt(ex.Response, 600)
 		}
 	}
 	return ev
+}
+
+// messageExcerpt is excerpt(json.Marshal(m), n) without compacting more of
+// a large result than the excerpt shows: a page of 1,000 tools is 370 KB,
+// and its evidence is the first 600 bytes, asked for by many checks.
+func messageExcerpt(m *jsonrpc.Message, n int) string {
+	if len(m.Result) <= 4*n {
+		b, _ := json.Marshal(m)
+		return excerpt(b, n)
+	}
+	// The members before result, as Marshal writes them (its order is the
+	// struct's: result comes after jsonrpc, id, method and params).
+	head := *m
+	head.Result, head.Error = nil, nil
+	b, err := json.Marshal(&head)
+	if err != nil || len(b) < 2 {
+		return ""
+	}
+	b = b[:len(b)-1]
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	b = append(b, `"result":`...)
+	// Where the result fills the excerpt, what comes after it is never
+	// shown; where it does not (mostly white space), Marshal it is.
+	b, full := appendCompactPrefix(b, m.Result, n+1)
+	if !full {
+		all, _ := json.Marshal(m)
+		return excerpt(all, n)
+	}
+	return excerpt(b, n)
+}
+
+// appendCompactPrefix appends src, which must be valid JSON, compacted as
+// json.Marshal compacts a json.RawMessage (no white space outside strings;
+// <, >, &, U+2028 and U+2029 escaped), until dst is at least limit bytes
+// long; full says it got there.
+func appendCompactPrefix(dst, src []byte, limit int) (out []byte, full bool) {
+	const hex = "0123456789abcdef"
+	inString, escaped := false, false
+	for i := 0; i < len(src) && len(dst) < limit; i++ {
+		c := src[i]
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			escaped = false
+			continue
+		case c == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hex[src[i+2]&0xF])
+			i += 2
+			escaped = false
+			continue
+		}
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst, len(dst) >= limit
 }
 
 // FromRaw turns a raw HTTP exchange into evidence.

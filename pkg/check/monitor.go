@@ -91,8 +91,7 @@ func (x *Exchange) Evidence() *Evidence {
 			ev.Status = ex.HTTP.Status
 			ev.Response = excerpt(ex.HTTP.Body, 600)
 		case ex.Response != nil:
-			b, _ := json.Marshal(ex.Response)
-			ev.Response = excerpt(b, 600)
+			ev.Response = messageExcerpt(ex.Response, 600)
 		}
 	}
 	return ev
