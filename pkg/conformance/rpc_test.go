@@ -227,3 +227,42 @@ func FuzzAnswers(f *testing.F) {
 		}
 	})
 }
+
+// TestSchemaEntryNamesAgreesWithTheMap: reading a list entry's key with
+// jsonMembers gives what decoding the entry into a map gave, for valid
+// JSON entries of every shape.
+func TestSchemaEntryNamesAgreesWithTheMap(t *testing.T) {
+	byMap := func(raw json.RawMessage, key string) string {
+		var m map[string]json.RawMessage
+		var s string
+		if json.Unmarshal(raw, &m) == nil {
+			_ = json.Unmarshal(m[key], &s)
+		}
+		return s
+	}
+	items := []string{
+		`{"name":"a","inputSchema":{"type":"object","properties":{"name":{"const":"b"}}}}`,
+		`{"inputSchema":{"name":"inner"},"name":"outer"}`,
+		`{"name":"a","name":"b"}`,
+		`{"\u006eame":"escaped key"}`,
+		`{"Name":"case"}`,
+		`{"name":"esc\"aped\u00e9"}`,
+		`{"name":7}`, `{"name":null}`, `{"name":{"x":1}}`, `{}`, `[]`, `"name"`, `null`, `7`,
+		` { "name" : "spaced" } `,
+	}
+	var raws []json.RawMessage
+	var want []string
+	for _, it := range items {
+		if !json.Valid([]byte(it)) {
+			t.Fatalf("corpus entry %s is not valid JSON", it)
+		}
+		raws = append(raws, json.RawMessage(it))
+		want = append(want, byMap(json.RawMessage(it), "name"))
+	}
+	got := schemaEntryNames(raws, "name")
+	for i := range items {
+		if got[i] != want[i] {
+			t.Errorf("%s: %q, the map says %q", items[i], got[i], want[i])
+		}
+	}
+}

@@ -218,11 +218,17 @@ func schemaTransportErr(err error) bool {
 func schemaEntryNames(items []json.RawMessage, key string) []string {
 	out := make([]string, 0, len(items))
 	for _, raw := range items {
-		var m map[string]json.RawMessage
+		// Items are valid JSON (decoded from a page): their top-level
+		// members are read without decoding the rest (a tool's
+		// inputSchema), as a map would read them.
+		var value []byte
+		jsonMembers(raw, func(k string, v []byte) {
+			if k == key {
+				value = v
+			}
+		})
 		var s string
-		if json.Unmarshal(raw, &m) == nil {
-			_ = json.Unmarshal(m[key], &s)
-		}
+		_ = json.Unmarshal(value, &s)
 		out = append(out, s)
 	}
 	return out
