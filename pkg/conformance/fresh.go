@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -140,8 +141,19 @@ func (p *freshPool) close() {
 // each observes there what it would on a new process is said where it
 // takes the process: META-1 (what STATE-1 sent), REM-2 (what a server
 // answers initialize does not depend on what came before), STDIO-4 (no
-// request in flight when stdin closes).
-var handChain = [][]string{{"STATE-1"}, {"META-1"}, {"REM-2", "REM-3"}, {"STDIO-4"}}
+// request in flight when stdin closes), RPC-5 (its malformed lines come
+// last but for STDIO-4, on a process that still answers, servesDiscover;
+// only where the plan says so, quietPlan.chainRPC5).
+//
+// STATE-1 and META-1 come first because what they observe depends on a
+// dual-era process's era being still open: the TS SDK v2 leaves it open
+// while it answers only complete server/discover requests, pins it to the
+// legacy era on the first request without the version and to 2026-07-28
+// on the first complete request of another method; a request without the
+// version then gets -32602 where on a new process it opens a legacy
+// session (docs/real-servers.md). So none of them takes a quiet process,
+// whose list walk pins the era.
+var handChain = [][]string{{"STATE-1"}, {"META-1"}, {"REM-2", "REM-3"}, {"RPC-5"}, {"STDIO-4"}}
 
 // handFollows is what check id follows on stdio: the checks before it in
 // handChain.
@@ -168,15 +180,16 @@ type handRunsKey struct{}
 // selected check of it runs.
 type handRuns [][]bool
 
-// handWant records which checks of handChain the run selected, so that a
-// check hands its process on only when a later one will take it.
-func handWant(m *check.Memo, selected []*check.Check, runs int) {
+// handWant records which checks of handChain the run selected and keeps
+// the order of (follows), so that a check hands its process on only when
+// a later one will take it.
+func handWant(m *check.Memo, selected []*check.Check, runs int, follows func(*check.Check) bool) {
 	h := make(handRuns, len(handChain))
 	for k := range h {
 		h[k] = make([]bool, max(runs, 1))
 	}
 	for _, c := range selected {
-		if k := handPlace(c.ID); k >= 0 && c.Transports.Has("stdio") {
+		if k := handPlace(c.ID); k >= 0 && c.Transports.Has("stdio") && follows(c) {
 			n := 1
 			if c.Level == check.Must {
 				n = runs
@@ -259,6 +272,20 @@ func handedOnIn(p *check.Pass) *handedOn {
 	h, _ := p.Env.Memo.Do(handOnKey{p.Run}, func() any { return &handedOn{} }).(*handedOn)
 	return h
 }
+
+// servesDiscover: c answers server/discover with a result or an error
+// within servesIdle of silence.
+func servesDiscover(ctx context.Context, c *mcpclient.Client) bool {
+	ctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, servesIdle), wireTimeout)
+	defer cancel()
+	r, err := c.Do(ctx, "server/discover", nil)
+	return err == nil && r != nil && (r.Result != nil || r.Error != nil)
+}
+
+// servesIdle: a server that reads a request and writes nothing for
+// this long has stopped answering (it needs no outside work for
+// server/discover).
+const servesIdle = 500 * time.Millisecond
 
 // stdioLive: c is a stdio process that has neither exited nor been found
 // silent.

@@ -53,14 +53,11 @@ import (
 //   - A process that exited or stopped answering during a turn is not
 //     handed to the next turn: it is closed and the next turn gets a new
 //     one, so one turn's crash is not reported by another check.
-//   - A takeover (quietTakeover: RPC-5's malformed lines, on a dear start)
-//     comes after the repetition's last turn and is the process's last
-//     use.
 //
 // Each repetition has its own quiet processes (the key holds the run):
 // MUST checks still observe anew in each repetition. A repetition has at
 // most quietLanes of them at once, each holding one turn at a time, then
-// the repetition's SUB listens and, on a dear start, RPC-5's takeover. The
+// the repetition's SUB listens. The
 // processes outlive their turns; the fresh pool stops them when the run
 // ends (freshPool.close), after every check has returned.
 type quietKey struct{ run int }
@@ -107,35 +104,29 @@ type quietPlan struct {
 	// the wait for the turns (the bundled server over stdio: 1.25 s
 	// against 1.34 s, mcp-go 1.17 s against 1.42 s).
 	share bool
-	// takeover: the checks that need a process nobody reads after take
-	// over a quiet process after its turns and listens (quietTakeover)
-	// rather than start one each. Only where a start is dear: a cheap
-	// start costs less than the wait (a go-sdk server stops answering
-	// after RPC-5's first line; found silent after 0.5 s, at the end of a
-	// repetition's turns instead of beside them: 1.7 s against 1.2 s for
-	// the run).
-	takeover bool
+	// chainRPC5: RPC-5 too takes the process handChain hands on, after
+	// REM-2 and REM-3, rather than start one. Only where a start is dear:
+	// where it is cheap, RPC-5 starts its own at once, as waiting for the
+	// chain costs more than a start on a server that goes silent after
+	// its first malformed line (go-sdk, found silent after 0.8 s in each
+	// repetition: 1.40 s against 1.19 s for the run).
+	chainRPC5 bool
 }
 
-func planFor(dear bool) quietPlan {
-	if dear {
-		return quietPlan{share: true, takeover: true}
-	}
-	return quietPlan{share: true}
-}
+func planFor(dear bool) quietPlan { return quietPlan{share: true, chainRPC5: dear} }
 
 // follows says whether a run with this plan keeps c's order
-// (Check.Follows, check.Options.Follow): a takeover's only where it takes
-// over, the others' where processes are shared.
+// (Check.Follows, check.Options.Follow): RPC-5's where it takes the
+// chain's process, the others' where processes are shared.
 func (q quietPlan) follows(c *check.Check) bool {
 	if c == RPC5 {
-		return q.takeover
+		return q.chainRPC5
 	}
 	return q.share
 }
 
 // quietPlanOf is the run's plan. Without one (a driver that keeps no
-// order for these checks) nothing is shared or taken over.
+// order for these checks) nothing is shared.
 func quietPlanOf(m *check.Memo) quietPlan {
 	q, _ := m.Do(quietPlanKey{}, func() any { return quietPlan{} }).(quietPlan)
 	return q
@@ -182,59 +173,14 @@ func quietOf(p *check.Pass) *quietProc {
 	return q
 }
 
+// quietTurnChecks are the checks that take turns on the quiet
+// processes (quietTurn): the SUB listens follow them on stdio.
+var quietTurnChecks = []string{"LOG-1", "LOG-2", "PROG-1", "RPC-3"}
+
 // quietTurn waits for one of the repetition's quiet processes to be free
 // and returns it; done ends the turn and must be called once. On the first
 // process opened, the list walk is made first (once per repetition).
 func quietTurn(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
-	return turnOn(p, false)
-}
-
-// quietTurnChecks are the checks that take turns on the quiet
-// processes (quietTurn): a check that takes a process over (quietTakeover)
-// follows them on stdio.
-var quietTurnChecks = []string{"LOG-1", "LOG-2", "PROG-1", "RPC-3"}
-
-// quietServes: c answers server/discover with a result or an error
-// within quietServesIdle of silence.
-func quietServes(ctx context.Context, c *mcpclient.Client) bool {
-	ctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, quietServesIdle), wireTimeout)
-	defer cancel()
-	r, err := c.Do(ctx, "server/discover", nil)
-	return err == nil && r != nil && (r.Result != nil || r.Error != nil)
-}
-
-// quietServesIdle: a server that reads a request and writes nothing for
-// this long has stopped answering (it needs no outside work for
-// server/discover).
-const quietServesIdle = 500 * time.Millisecond
-
-// quietTakeover is a process for a check that may leave it unfit for the
-// quiet turns but needs no new one: RPC-5's malformed lines may kill a
-// process or leave it deaf. Where the run's plan says so (a dear start),
-// such a check follows every check that takes plain turns
-// (Check.Follows), and takes over a quiet process after its last turn of
-// the repetition instead of starting a process of its own; otherwise, and
-// without a Memo, it gets a new process (Env.Fresh). A takeover is the
-// process's last use: it is stopped when the takeover ends, so a turn
-// that comes later all the same gets a new one.
-//
-// Not STATE-1 or META-1, though they too send what a dual-era process may
-// take for a legacy opening: what they observe depends on the process's
-// era being still open (the TS SDK v2 leaves it open while it answers only
-// complete server/discover requests, pins it to the legacy era on the
-// first request without the version and to 2026-07-28 on the first
-// complete request of another method, such as the list walk's; a request
-// without the version then gets -32602 where on a new process it opens a
-// legacy session: docs/real-servers.md). STATE-1 hands its process on to
-// META-1 instead (handOn).
-func quietTakeover(p *check.Pass) (c *mcpclient.Client, done func(), err error) {
-	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).takeover {
-		return p.Env.Fresh(p.Ctx)
-	}
-	return turnOn(p, true)
-}
-
-func turnOn(p *check.Pass, takeover bool) (c *mcpclient.Client, done func(), err error) {
 	q := quietOf(p)
 	if q == nil {
 		return p.Env.Fresh(p.Ctx)
@@ -252,24 +198,12 @@ func turnOn(p *check.Pass, takeover bool) (c *mcpclient.Client, done func(), err
 			q.lanes <- l
 		}
 	}()
-	if takeover && l.c != nil && !quietServes(p.Ctx, l.c) {
-		// What came before (the listens) may have left the process deaf
-		// without anyone finding it silent: the takeover gets a new one
-		// rather than report what another check did to this one.
-		l.c.Close()
-		l.c = nil
-	}
 	if err := q.open(p, l); err != nil {
 		return nil, nil, err
 	}
 	handed = true
 	return l.c, func() {
 		defer func() { q.lanes <- l }()
-		if takeover {
-			l.c.Close()
-			l.c = nil
-			return
-		}
 		l.end(p.Ctx)
 	}, nil
 }

@@ -139,84 +139,75 @@ func TestDearStart(t *testing.T) {
 // rpc5Line is RPC-5's unparseable line, as a server process's stdin shows it.
 const rpc5Line = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":` + "\n"
 
-// Where a start is dear, RPC-5 takes over a repetition's quiet process
-// after its last plain turn instead of starting a process of its own;
-// where it is cheap, RPC-5 has a process of its own. Either way it judges
-// the same: a pass on the reference server, a failure on the mutant that
-// exits on bad input (and the quiet turns before it still pass there).
-// (A start meant to be cheap is dear on a loaded machine, so only the
-// dear start's layout is asserted; and there at least one takeover, as a
-// quiet process that kept writing for a second is given up.)
-func TestRPC5TakesOverTheQuietProcessWhenStartsAreDear(t *testing.T) {
-	for _, tc := range []struct {
-		name, delay string
-		breaks      []string
-		dear        bool
-	}{
-		{"cheap start", "0", nil, false},
-		{"dear start", "0.3", nil, true},
-		{"dear start, RPC-5 mutant", "0.3", []string{"RPC-5"}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			var args []string
-			if len(tc.breaks) > 0 {
-				args = append(args, "--break", strings.Join(tc.breaks, ","))
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			only := []string{"LOG-2", "PROG-1", "RPC-3", "RPC-5"}
-			rep, _, err := Run(ctx, teeTarget(dir, tc.delay, args...), Options{Options: check.Options{Runs: 2, Only: only}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range rep.Checks {
-				want := check.Passed
-				if r.ID == "RPC-5" && len(tc.breaks) > 0 {
-					want = check.Failed
+// Where a start is dear, RPC-5 takes the process the checks before it in
+// handChain hand on, after STATE-1's and META-1's requests, instead of
+// starting one; with a plan that shares nothing it has one of its own.
+// Either way it judges the same: a pass on the reference server, a
+// failure on the mutant that exits on bad input, and the checks before it
+// judge as on their own processes. (Each process starts after 0.3 s: a
+// start meant to be cheap may be dear on a loaded machine.)
+func TestRPC5TakesTheHandedProcess(t *testing.T) {
+	stateMark := []byte(`"sampling":{"context":{},"tools":{}}`)
+	for _, args := range [][]string{nil, {"--dual-era"}, {"--break", "RPC-5"}} {
+		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
+			verdicts := map[string]string{}
+			for _, shared := range []bool{false, true} {
+				dir := t.TempDir()
+				opts := Options{Options: check.Options{Runs: 2, Only: []string{"STATE-1", "META-1", "RPC-5"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+				if !shared {
+					opts.plan = &quietPlan{}
 				}
-				if r.Verdict != want {
-					t.Errorf("%s = %s (%s), want %s", r.ID, r.Verdict, r.Outcome.Message, want)
-				}
-			}
-			files, err := filepath.Glob(filepath.Join(dir, "*.in"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// PROG-1's calls carry token 424242, LOG-2's logLevel notice,
-			// RPC-3 sends notifications/mcp-eval/probe.
-			marks := []string{`"progressToken":424242`, `"io.modelcontextprotocol/logLevel":"notice"`, `"method":"notifications/mcp-eval/probe"`}
-			var rpc5, after int
-			for _, f := range files {
-				b, err := os.ReadFile(f)
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				rep, _, err := Run(ctx, teeTarget(dir, "0.3", args...), opts)
+				cancel()
 				if err != nil {
 					t.Fatal(err)
 				}
-				at := bytes.Index(b, []byte(rpc5Line))
-				if at < 0 {
-					continue
+				for _, r := range rep.Checks {
+					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
+					if prev, ok := verdicts[r.ID]; ok && prev != v {
+						t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
+					}
+					verdicts[r.ID] = v
 				}
-				rpc5++
-				turns := 0
-				for _, m := range marks {
-					if i := bytes.Index(b, []byte(m)); i >= 0 {
-						turns++
-						if i > at {
-							t.Errorf("%s: a plain turn (%s) came after RPC-5's lines", filepath.Base(f), m)
+				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				rpc5, after := 0, 0
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					at := bytes.Index(b, []byte(rpc5Line))
+					if at < 0 {
+						continue
+					}
+					rpc5++
+					if st := bytes.Index(b, stateMark); st >= 0 {
+						after++
+						if st > at {
+							t.Errorf("%s: STATE-1's requests came after RPC-5's lines", filepath.Base(f))
 						}
 					}
 				}
-				if turns == len(marks) {
-					after++
-				} else if turns > 0 {
-					t.Errorf("%s: RPC-5's process had %d of the %d plain turns, want all or none", filepath.Base(f), turns, len(marks))
+				if rpc5 != 2 {
+					t.Errorf("shared %v: %d processes got RPC-5's lines, want one per repetition (2)", shared, rpc5)
+				}
+				if shared && after == 0 {
+					t.Errorf("RPC-5 took no process STATE-1 handed on")
+				}
+				if !shared && after > 0 {
+					t.Errorf("%d processes served STATE-1 and RPC-5 with a plan that shares nothing", after)
 				}
 			}
-			if rpc5 != 2 {
-				t.Errorf("%d processes got RPC-5's lines, want one per repetition (2)", rpc5)
+			want := "pass"
+			if len(args) == 2 {
+				want = "fail"
 			}
-			if tc.dear && after == 0 {
-				t.Errorf("RPC-5 took over no quiet process after its turns")
+			if !strings.HasPrefix(verdicts["RPC-5"], want) {
+				t.Errorf("RPC-5: %s, want %s", verdicts["RPC-5"], want)
 			}
 		})
 	}

@@ -354,7 +354,7 @@ type remStdioKey struct{ run int }
 // (the TS SDK v2 then answers initialize with a legacy InitializeResult
 // where a new process gives -32601). A handed process is first asked
 // server/discover, so that one left deaf is not blamed on initialize
-// (quietServes). The process goes on to STDIO-4, or is closed, when both
+// (servesDiscover). The process goes on to STDIO-4, or is closed, when both
 // are read.
 type remStdio struct {
 	openErr  error
@@ -373,7 +373,7 @@ func remStdioOf(p *check.Pass) *remStdio {
 		}
 		c, closeFn, handed, err := takeHandedOn(p)
 		passed := false
-		if err == nil && handed && (dualEra || !quietServes(p.Ctx, c)) {
+		if err == nil && handed && (dualEra || !servesDiscover(p.Ctx, c)) {
 			// On to the next check untouched (closed if there is none).
 			handOn(p, c, closeFn)
 			passed = true

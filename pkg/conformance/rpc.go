@@ -485,8 +485,8 @@ var RPC4 = &check.Check{
 
 var RPC5 = &check.Check{
 	ID: "RPC-5", Level: check.Must, Transports: check.Both,
-	Waits:   true, // a process of its own, or a takeover of a quiet process (stdio)
-	Follows: check.Follows{On: check.Stdio, IDs: append(append([]string{}, quietTurnChecks...), subHostChecks...)},
+	Waits:   true, // a process of its own, or the one handChain hands on (stdio)
+	Follows: handFollows("RPC-5"),
 	Spec:    "basic/index.mdx §Error Codes (JSON-RPC 2.0)",
 	Doc:     "unparseable JSON gets error -32700 and a structurally invalid request gets -32600 (on stdio: the server survives them)",
 	Fix:     "answer invalid JSON with -32700 and invalid request objects with -32600, and keep serving",
@@ -503,13 +503,29 @@ var RPC5 = &check.Check{
 		if p.Env.Transport == "http" {
 			return rpc5HTTP(p, parseErr, invalid, id)
 		}
-		// Malformed lines may leave the process deaf: a process nobody
-		// reads after (quietTakeover).
-		fc, closeFresh, err := quietTakeover(p)
-		if err != nil {
-			return err
+		// Malformed lines may leave the process deaf: a new process, or
+		// where the run's plan says so the one the checks before it in
+		// handChain are done with, if it still answers; only STDIO-4
+		// comes after, and it sends nothing.
+		var fc *mcpclient.Client
+		var closeFresh func()
+		if p.Env.Memo != nil && quietPlanOf(p.Env.Memo).chainRPC5 {
+			var handed bool
+			fc, closeFresh, handed, err = takeHandedOn(p)
+			if err == nil && handed && !servesDiscover(p.Ctx, fc) {
+				closeFresh()
+				fc, closeFresh, err = p.Env.Fresh(p.Ctx)
+			}
+			if err != nil {
+				return err
+			}
+			defer handOn(p, fc, closeFresh)
+		} else {
+			if fc, closeFresh, err = p.Env.Fresh(p.Ctx); err != nil {
+				return err
+			}
+			defer closeFresh()
 		}
-		defer closeFresh()
 		st, ok := fc.Transport().(*transport.StdioTransport)
 		if !ok {
 			return fmt.Errorf("fresh stdio connection has transport %T", fc.Transport())

@@ -281,7 +281,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// selected check needs it, not on a process of its own.
 	progWant(memo, target.Kind(), selected)
 	// A check of handChain hands its process on only to one that runs.
-	handWant(memo, selected, opts.Runs)
+	handWant(memo, selected, opts.Runs, plan.follows)
 	if dear && opts.Waits <= 0 {
 		// Starts that cost hundreds of ms of CPU each keep the cores
 		// busy already: more waiting runs in flight than quick ones would

@@ -20,10 +20,6 @@ import (
 // turns are over (sub_host.go).
 var subFollows = check.Follows{On: check.Stdio, IDs: quietTurnChecks}
 
-// subHostChecks are the checks whose listens the host carries on stdio:
-// RPC-5's takeover follows them.
-var subHostChecks = []string{"SUB-2", "SUB-3", "SUB-4", "SUB-5", "SUB-7", "SUB-8"}
-
 var SUB1 = &check.Check{
 	ID: "SUB-1", Level: check.Must, Transports: check.HTTP,
 	Waits: true, // a listen stream and its grace period

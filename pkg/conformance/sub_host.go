@@ -226,7 +226,7 @@ func (x *subHost) acquire(p *check.Pass, alone bool) (*subProc, error) {
 // processes (quietPlan) the first is the repetition's quiet process, held
 // as one long turn from the first listen until the repetition's last SUB
 // check has returned (the SUB checks follow the checks that take quiet
-// turns, and RPC-5's takeover follows them); otherwise, and for a process
+// turns); otherwise, and for a process
 // that replaces one that died, a new one. Called with x.mu held.
 func (x *subHost) process(p *check.Pass) (*mcpclient.Client, func(), error) {
 	if x.laneUsed || p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).share {
