@@ -139,9 +139,8 @@ func (p *freshPool) close() {
 // repetition. Each follows every check before it (Check.Follows,
 // handFollows), so whichever of them are selected, the order holds. Why
 // each observes there what it would on a new process is said where it
-// takes the process: META-1 (what STATE-1 sent), REM-2 (what a server
-// answers initialize does not depend on what came before), STDIO-4 (no
-// request in flight when stdin closes), RPC-5 (its malformed lines come
+// takes the process: META-1 (what STATE-1 sent), STDIO-4 (no request in
+// flight when stdin closes), RPC-5 (its malformed lines come
 // last but for STDIO-4, on a process that still answers, servesDiscover;
 // only where the plan says so, quietPlan.chainRPC5).
 //
@@ -153,7 +152,7 @@ func (p *freshPool) close() {
 // version then gets -32602 where on a new process it opens a legacy
 // session (docs/real-servers.md). So none of them takes a quiet process,
 // whose list walk pins the era.
-var handChain = [][]string{{"STATE-1"}, {"META-1"}, {"REM-2", "REM-3"}, {"RPC-5"}, {"STDIO-4"}}
+var handChain = [][]string{{"STATE-1"}, {"META-1"}, {"RPC-5"}, {"STDIO-4"}}
 
 // handFollows is what check id follows on stdio: the checks before it in
 // handChain.

@@ -24,8 +24,10 @@ import (
 // stopped.
 //
 // Why sharing cannot disturb them:
-//   - The list walk is the first thing asked of the first process opened,
-//     so it is still a walk on a new process.
+//   - The list walk is the first thing asked of the first process opened
+//     (after REM-2's initialize where it was rejected, which leaves the
+//     process as the walk would: remStdio), so it is still a walk on a
+//     new process.
 //   - A turn holds the process alone: no other request is in flight while a
 //     turn watches, so every notification it sees came from its own
 //     requests or from an earlier turn's.
@@ -325,7 +327,8 @@ func quietSearched(p *check.Pass, es *progEmitters) {
 
 // openWalked opens l's process and makes the walk on it, unless another
 // lane did meanwhile, holding walkMu (released even if the walk panics:
-// every later open and quietWalks of the repetition waits on it). A
+// every later open and quietWalks of the repetition waits on it); REM-2
+// and REM-3's exchange comes first where the run wants it (remQuiet). A
 // failure to open is the walk's result too.
 func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
 	q.walkMu.Lock()
@@ -337,6 +340,16 @@ func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
 	if err != nil {
 		q.setWalks(&freshWalks{open: err})
 		return err
+	}
+	if rq := remQuietOf(p); rq != nil && !rq.openWith(p.Ctx, c) {
+		// Initialize opened a legacy session here (or the process went):
+		// the walk goes to a new process, as it would without the
+		// exchange (remStdio).
+		c.Close()
+		if c, _, err = p.Env.Fresh(p.Ctx); err != nil {
+			q.setWalks(&freshWalks{open: err})
+			return err
+		}
 	}
 	l.c = c
 	w := &freshWalks{lists: map[string]freshWalk{}}

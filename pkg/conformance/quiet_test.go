@@ -413,21 +413,23 @@ func TestEmitterSearchOnTheFirstQuietProcess(t *testing.T) {
 	}
 }
 
-// On a modern-only server REM-2 and REM-3 take the process STATE-1 and
-// META-1 hand on (handChain) instead of starting one; a dual-era server's
-// initialize goes to a new process, where it opens a legacy session. The
-// verdicts are the same as with a plan that shares nothing, on the
-// reference server, its dual-era mode and the REM mutants.
-func TestREMTakesTheHandedProcessOnModernOnlyServers(t *testing.T) {
-	stateMark := []byte(`"sampling":{"context":{},"tools":{}}`)
+// REM-2 and REM-3's exchange opens each repetition's quiet process, before
+// its list walk, instead of a process of its own, where the server rejects
+// initialize; where it answers initialize with a result (the REM-2 mutant)
+// the walk goes to a new process. With a plan that shares nothing the
+// exchange has a process of its own. The verdicts are the same either way,
+// on the reference server, its dual-era mode and the REM mutants, for REM
+// and for the checks that judge the walk and the turns after it.
+func TestREMOpensTheQuietProcess(t *testing.T) {
 	initMark := []byte(`"method":"initialize","params":{"_meta"`)
+	walkMark := []byte(`"method":"tools/list"`)
 	for _, args := range [][]string{nil, {"--dual-era"}, {"--break", "REM-2"}, {"--break", "REM-2.unnamed"}, {"--break", "REM-3"}} {
 		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
-			dualEra := len(args) == 1
+			answered := len(args) == 2 && args[1] == "REM-2"
 			verdicts := map[string]string{}
 			for _, shared := range []bool{false, true} {
 				dir := t.TempDir()
-				opts := Options{Options: check.Options{Runs: 2, Only: []string{"STATE-1", "META-1", "REM-2", "REM-3"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+				opts := Options{Options: check.Options{Runs: 2, Only: []string{"REM-2", "REM-3", "TOOL-2", "LOG-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
 				if !shared {
 					opts.plan = &quietPlan{}
 				}
@@ -448,26 +450,38 @@ func TestREMTakesTheHandedProcessOnModernOnlyServers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				chained := 0
+				inits, walked := 0, 0
 				for _, f := range files {
 					b, err := os.ReadFile(f)
 					if err != nil {
 						t.Fatal(err)
 					}
-					st, in := bytes.Index(b, stateMark), bytes.Index(b, initMark)
-					if st < 0 || in < 0 {
+					in := bytes.Index(b, initMark)
+					if in < 0 {
 						continue
 					}
-					chained++
-					if in < st {
-						t.Errorf("%s: initialize came before STATE-1's requests", filepath.Base(f))
+					inits++
+					// The probe, then initialize: its first request.
+					if lines := bytes.SplitN(b, []byte("\n"), 3); len(lines) < 3 || !bytes.Contains(lines[1], initMark) {
+						t.Errorf("%s: initialize was not the first request after the probe", filepath.Base(f))
+					}
+					if w := bytes.Index(b, walkMark); w > in {
+						walked++
 					}
 				}
-				switch want := shared && !dualEra; {
-				case want && chained == 0:
-					t.Errorf("no process served both STATE-1 and REM-2")
-				case !want && chained > 0:
-					t.Errorf("%d processes served both STATE-1 and REM-2 (shared %v, dual-era %v)", chained, shared, dualEra)
+				if inits != 2 {
+					t.Errorf("shared %v: %d processes got initialize, want one per repetition (2)", shared, inits)
+				}
+				switch want := shared && !answered; {
+				case want && walked == 0:
+					t.Errorf("no process carried the exchange, then the walk")
+				case !want && walked > 0:
+					t.Errorf("%d processes carried the exchange, then the walk (shared %v, initialize answered %v)", walked, shared, answered)
+				}
+			}
+			for _, id := range []string{"TOOL-2", "LOG-1"} {
+				if !strings.HasPrefix(verdicts[id], "pass") {
+					t.Errorf("%s: %s, want pass", id, verdicts[id])
 				}
 			}
 			if args == nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -133,12 +134,10 @@ func remInitAnswer(p *check.Pass, ev *check.Evidence, what string, resp *mcpclie
 
 var REM2 = &check.Check{
 	ID: "REM-2", Level: check.Must, Transports: check.Both,
-	Waits: true, // a process of its own (stdio)
-	// On stdio, the process STATE-1 and META-1 hand on (remStdioOf).
-	Follows: handFollows("REM-2"),
-	Spec:    "basic/versioning.mdx §Backward Compatibility with Initialization-Based Versions",
-	Doc:     "initialize gets a JSON-RPC error naming the supported versions (HTTP: 400 without modern headers, 404/-32601 with them), unless the server is dual-era",
-	Fix:     "answer initialize with an error that names the supported versions, or run a full legacy session (dual-era)",
+	Waits: true, // the exchange on a process of its own or first on the quiet one (stdio, remStdio)
+	Spec:  "basic/versioning.mdx §Backward Compatibility with Initialization-Based Versions",
+	Doc:   "initialize gets a JSON-RPC error naming the supported versions (HTTP: 400 without modern headers, 404/-32601 with them), unless the server is dual-era",
+	Fix:   "answer initialize with an error that names the supported versions, or run a full legacy session (dual-era)",
 	Run: func(p *check.Pass) error {
 		side, err := legacySideOf(p)
 		if err != nil {
@@ -259,12 +258,10 @@ func stdioFenced(ctx context.Context, c *mcpclient.Client, lines [][]byte, quiet
 
 var REM3 = &check.Check{
 	ID: "REM-3", Level: check.Must, Transports: check.Both,
-	Waits: true, // a process of its own (stdio)
-	// On stdio, the process STATE-1 and META-1 hand on (remStdioOf).
-	Follows: handFollows("REM-3"),
-	Spec:    "basic/index.mdx §Notifications; basic/transports/streamable-http.mdx §Sending Messages",
-	Doc:     "legacy client notifications (notifications/initialized, notifications/roots/list_changed) never get a JSON-RPC response (HTTP: 202 or a 4xx status)",
-	Fix:     "ignore notifications/initialized and notifications/roots/list_changed (HTTP: 202 or a 4xx without a result)",
+	Waits: true, // the exchange on a process of its own or first on the quiet one (stdio, remStdio)
+	Spec:  "basic/index.mdx §Notifications; basic/transports/streamable-http.mdx §Sending Messages",
+	Doc:   "legacy client notifications (notifications/initialized, notifications/roots/list_changed) never get a JSON-RPC response (HTTP: 202 or a 4xx status)",
+	Fix:   "ignore notifications/initialized and notifications/roots/list_changed (HTTP: 202 or a 4xx without a result)",
 	Run: func(p *check.Pass) error {
 		if p.Env.Transport == "http" {
 			// Each notification once per run, the rule N times
@@ -339,23 +336,22 @@ func remLegacyLines() [][]byte {
 // stdio.
 type remStdioKey struct{ run int }
 
-// remStdio is one stdio process per repetition that REM-2 and REM-3 judge:
-// REM-2's initialize (with modern _meta), then REM-3's legacy
-// notifications and a fence. The order is fixed and is the one an older
-// client sends (initialize, then notifications/initialized), so neither
-// check is judged on a sequence it would not see alone: a notification
-// never gets a response, whatever era initialize put a dual-era process
-// in. On a modern-only server the process is the one STATE-1 and META-1
-// hand on (handChain), if any: such a server rejects initialize wherever
-// it comes, and REM-2's rule for it says nothing of a first message. A
-// dual-era server (legacySideOf) gets a new process: there initialize
-// opens a legacy session, and an earlier request without the version
-// (STATE-1's, META-1's) may already have put the process in the legacy era
-// (the TS SDK v2 then answers initialize with a legacy InitializeResult
-// where a new process gives -32601). A handed process is first asked
-// server/discover, so that one left deaf is not blamed on initialize
-// (servesDiscover). The process goes on to STDIO-4, or is closed, when both
-// are read.
+// remStdio is what REM-2 and REM-3 judge on stdio, one exchange per
+// repetition: REM-2's initialize (with modern _meta) as the first request
+// after the probe, then REM-3's legacy notifications and a fence. The
+// order is fixed and is the one an older client sends (initialize, then
+// notifications/initialized), so neither check is judged on a sequence it
+// would not see alone: initialize comes first on a new process, as on one
+// of its own, and a notification never gets a response, whatever era
+// initialize put a dual-era process in.
+//
+// Where the run shares processes the exchange opens the repetition's
+// quiet process, before its list walk (remQuiet): a server that rejects
+// initialize is left as a new process would be for the walk (the TS SDK v2
+// pins the process to 2026-07-28, as the walk's first complete request
+// would); one that answers it runs a legacy session there, so the walk
+// gets a new process, as it did before. Otherwise the exchange has a
+// process of its own, closed when both are read.
 type remStdio struct {
 	openErr  error
 	init     *mcpclient.Response
@@ -365,39 +361,111 @@ type remStdio struct {
 	gotErr   error
 }
 
+// remExchange makes the exchange on c.
+func remExchange(ctx context.Context, c *mcpclient.Client) *remStdio {
+	o := &remStdio{}
+	o.init, o.initErr = c.Do(ctx, "initialize", remInitParams)
+	st, ok := c.Transport().(*transport.StdioTransport)
+	if o.init == nil || o.init.Exchange == nil || o.init.Exchange.Response == nil || !ok || stdioGone(st) {
+		// No answer to initialize (or the process died): the
+		// notifications would be judged on a server that stopped.
+		return o
+	}
+	o.notified = true
+	o.got, o.gotErr = stdioFenced(ctx, c, remLegacyLines(), stdioQuiet)
+	return o
+}
+
+// rejected: initialize got a JSON-RPC error and the process is still
+// there to serve the walk.
+func (o *remStdio) rejected(c *mcpclient.Client) bool {
+	return o.notified && o.init.Exchange.Response.Error != nil && o.gotErr == nil && stdioLive(c)
+}
+
+// remQuietKey is the Memo key of a repetition's remQuiet.
+type remQuietKey struct{ run int }
+
+// remQuiet is a repetition's exchange on its quiet process.
+type remQuiet struct {
+	once sync.Once
+	done chan struct{} // closed once o is set
+	o    *remStdio
+}
+
+// remQuietWantedKey is the Memo key of the run's answer to "is REM-2 or
+// REM-3 selected" (set by Run, remWant): the quiet process opens with the
+// exchange only then.
+type remQuietWantedKey struct{}
+
+// remWant records whether the run selected REM-2 or REM-3 (stdio).
+func remWant(m *check.Memo, kind string, selected []*check.Check) {
+	want := kind == "stdio" && slices.ContainsFunc(selected, func(c *check.Check) bool { return c == REM2 || c == REM3 })
+	m.Do(remQuietWantedKey{}, func() any { return want })
+}
+
+// remQuietOf is p's repetition's exchange on its quiet process, nil where
+// none is made: no Memo, a plan that shares nothing, or neither check
+// selected.
+func remQuietOf(p *check.Pass) *remQuiet {
+	if p.Env.Memo == nil || !quietPlanOf(p.Env.Memo).share {
+		return nil
+	}
+	if want, _ := p.Env.Memo.Do(remQuietWantedKey{}, func() any { return false }).(bool); !want {
+		return nil
+	}
+	rq, _ := p.Env.Memo.Do(remQuietKey{p.Run}, func() any { return &remQuiet{done: make(chan struct{})} }).(*remQuiet)
+	return rq
+}
+
+// openWith makes the exchange on c, the repetition's first quiet process,
+// and says whether c may go on to the walk.
+func (rq *remQuiet) openWith(ctx context.Context, c *mcpclient.Client) bool {
+	keep := false
+	rq.once.Do(func() {
+		defer close(rq.done)
+		rq.o = remExchange(ctx, c)
+		keep = rq.o.rejected(c)
+	})
+	return keep
+}
+
+// wait returns the exchange, opening the repetition's quiet process (as
+// its first turn would) if no one has; nil if none could be made there.
+func (rq *remQuiet) wait(p *check.Pass) *remStdio {
+	select {
+	case <-rq.done:
+		return rq.o
+	default:
+	}
+	q := quietOf(p)
+	select {
+	case l := <-q.lanes:
+		_ = q.open(p, l) // a failure to open leaves the exchange to a process of its own
+		q.lanes <- l
+	case <-rq.done:
+	case <-p.Ctx.Done():
+	}
+	select {
+	case <-rq.done:
+		return rq.o
+	default:
+		return nil
+	}
+}
+
 func remStdioOf(p *check.Pass) *remStdio {
 	compute := func() any {
-		dualEra := true // unknown: as if, a new process
-		if side, err := legacySideOf(p); err == nil {
-			dualEra = side.dualEra
+		if rq := remQuietOf(p); rq != nil {
+			if o := rq.wait(p); o != nil {
+				return o
+			}
 		}
-		c, closeFn, handed, err := takeHandedOn(p)
-		passed := false
-		if err == nil && handed && (dualEra || !servesDiscover(p.Ctx, c)) {
-			// On to the next check untouched (closed if there is none).
-			handOn(p, c, closeFn)
-			passed = true
-			c, closeFn, err = p.Env.Fresh(p.Ctx)
-		}
+		c, closeFn, err := p.Env.Fresh(p.Ctx)
 		if err != nil {
 			return &remStdio{openErr: err}
 		}
-		if passed {
-			defer closeFn()
-		} else {
-			defer handOn(p, c, closeFn)
-		}
-		o := &remStdio{}
-		o.init, o.initErr = c.Do(p.Ctx, "initialize", remInitParams)
-		st, ok := c.Transport().(*transport.StdioTransport)
-		if o.init == nil || o.init.Exchange == nil || o.init.Exchange.Response == nil || !ok || stdioGone(st) {
-			// No answer to initialize (or the process died): the
-			// notifications would be judged on a server that stopped.
-			return o
-		}
-		o.notified = true
-		o.got, o.gotErr = stdioFenced(p.Ctx, c, remLegacyLines(), stdioQuiet)
-		return o
+		defer closeFn()
+		return remExchange(p.Ctx, c)
 	}
 	if p.Env.Memo == nil {
 		o, _ := compute().(*remStdio)

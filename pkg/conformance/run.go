@@ -280,6 +280,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// The emitter search is made on the first quiet process opened when a
 	// selected check needs it, not on a process of its own.
 	progWant(memo, target.Kind(), selected)
+	// REM-2 and REM-3's exchange opens each repetition's quiet process
+	// when one of them is selected.
+	remWant(memo, target.Kind(), selected)
 	// A check of handChain hands its process on only to one that runs.
 	handWant(memo, selected, opts.Runs, plan.follows)
 	if dear && opts.Waits <= 0 {
