@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,10 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == deafProxyArg {
+		deafProxy(os.Args[2])
+		return
+	}
 	dir, err := os.MkdirTemp("", "conformance-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -34,6 +39,39 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// deafProxyArg makes the test binary run deafProxy (TestMain).
+const deafProxyArg = "mcpeval-deaf-proxy"
+
+// deafProxy runs server behind a stdin that stops being read after the
+// first line that is not JSON, which is passed on first: a process whose
+// reader died after a malformed line, still alive, that never sees EOF.
+func deafProxy(server string) {
+	cmd := exec.Command(server)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	in, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := append(sc.Bytes(), '\n')
+		if _, err := in.Write(line); err != nil {
+			break
+		}
+		if !json.Valid(line) {
+			time.Sleep(time.Hour) // alive, reading nothing more
+		}
+	}
+	in.Close()
+	_ = cmd.Wait()
+	os.Exit(0)
 }
 
 // refTarget starts the reference server with the given rules broken, over

@@ -336,16 +336,21 @@ func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
 	if q.walks.Load() != nil {
 		return nil
 	}
+	rq := remQuietOf(p)
 	c, _, err := p.Env.Fresh(p.Ctx)
 	if err != nil {
+		if rq != nil {
+			rq.skip() // REM-2 and REM-3 try a process of their own
+		}
 		q.setWalks(&freshWalks{open: err})
 		return err
 	}
-	if rq := remQuietOf(p); rq != nil && !rq.openWith(p.Ctx, c) {
+	if rq != nil && !rq.openWith(p.Ctx, c) {
 		// Initialize opened a legacy session here (or the process went):
 		// the walk goes to a new process, as it would without the
-		// exchange (remStdio).
-		c.Close()
+		// exchange (remStdio). Closed aside: a server that ignores EOF
+		// would hold the walk for its grace period.
+		go c.Close()
 		if c, _, err = p.Env.Fresh(p.Ctx); err != nil {
 			q.setWalks(&freshWalks{open: err})
 			return err

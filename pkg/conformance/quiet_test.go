@@ -322,8 +322,10 @@ func TestMETA1HandsItsProcessOnToSTDIO4(t *testing.T) {
 					if r.ID != "STDIO-4" {
 						continue
 					}
+					// The mutant's handed process needed a signal, so it
+					// was judged again on a new one.
 					handed := strings.Contains(detailsOf(r), "earlier checks handed on")
-					if handed != shared {
+					if want := shared && len(args) != 2; handed != want {
 						t.Errorf("shared %v: STDIO-4 said %q", shared, detailsOf(r))
 					}
 				}
@@ -501,6 +503,55 @@ func TestREMOpensTheQuietProcess(t *testing.T) {
 				if !strings.HasPrefix(verdicts[id], want) {
 					t.Errorf("the %s mutant: %s %s, want %s", args[1], id, verdicts[id], want)
 				}
+			}
+		})
+	}
+}
+
+// Where RPC-5 is in handChain (a dear start), it hands its process on to
+// STDIO-4 only when the server answered after every malformed line, and
+// STDIO-4 judges a handed process that needed a signal again on a new one:
+// a server whose reader died after the unparseable line, still alive,
+// fails RPC-5 and still passes STDIO-4, as on processes of their own. The
+// verdicts are the same as with a plan that shares nothing on the
+// reference server and the RPC-5 and STDIO-4 mutants too.
+func TestRPC5HandsOnToSTDIO4OnlyAProcessThatAnswered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the STDIO-4 mutant waits for the shutdown grace period")
+	}
+	for _, tc := range []struct {
+		name     string
+		argv     []string
+		rpc5, s4 string
+	}{
+		{"reference server", []string{exampleServer}, "pass", "pass"},
+		{"RPC-5 mutant", []string{exampleServer, "--break", "RPC-5"}, "fail", "pass"},
+		{"STDIO-4 mutant", []string{exampleServer, "--break", "STDIO-4"}, "pass", "warn"},
+		{"reader dead after a bad line", []string{os.Args[0], deafProxyArg, exampleServer}, "fail", "pass"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			verdicts := map[string]string{}
+			for _, plan := range []quietPlan{{}, {share: true, chainRPC5: true}} {
+				// The dead reader's -32700 keeps the process from being
+				// found silent: RPC-5 waits for the request timeout.
+				opts := Options{Options: check.Options{Runs: 1, Only: []string{"RPC-5", "STDIO-4"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second}
+				opts.plan = &plan
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				rep, _, err := Run(ctx, Target{Argv: tc.argv}, opts)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rep.Checks {
+					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
+					if prev, ok := verdicts[r.ID]; ok && prev != v {
+						t.Errorf("%s: %s on processes of their own, %s chained (%s)", r.ID, prev, v, detailsOf(r))
+					}
+					verdicts[r.ID] = v
+				}
+			}
+			if !strings.HasPrefix(verdicts["RPC-5"], tc.rpc5) || !strings.HasPrefix(verdicts["STDIO-4"], tc.s4) {
+				t.Errorf("RPC-5 %s, STDIO-4 %s; want %s and %s", verdicts["RPC-5"], verdicts["STDIO-4"], tc.rpc5, tc.s4)
 			}
 		})
 	}

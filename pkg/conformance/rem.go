@@ -429,6 +429,10 @@ func (rq *remQuiet) openWith(ctx context.Context, c *mcpclient.Client) bool {
 	return keep
 }
 
+// skip gives up the exchange on the quiet process (it could not be
+// opened): wait returns nil, and the exchange gets a process of its own.
+func (rq *remQuiet) skip() { rq.once.Do(func() { close(rq.done) }) }
+
 // wait returns the exchange, opening the repetition's quiet process (as
 // its first turn would) if no one has; nil if none could be made there.
 func (rq *remQuiet) wait(p *check.Pass) *remStdio {

@@ -505,10 +505,13 @@ var RPC5 = &check.Check{
 		}
 		// Malformed lines may leave the process deaf: a new process, or
 		// where the run's plan says so the one the checks before it in
-		// handChain are done with, if it still answers; only STDIO-4
-		// comes after, and it sends nothing.
+		// handChain are done with, if it still answers. Only STDIO-4
+		// comes after, and it sends nothing; it gets the process only if
+		// the server answered after every malformed line: one whose
+		// reader died may still be alive, and would not see EOF.
 		var fc *mcpclient.Client
 		var closeFresh func()
+		answered := false
 		if p.Env.Memo != nil && quietPlanOf(p.Env.Memo).chainRPC5 {
 			var handed bool
 			fc, closeFresh, handed, err = takeHandedOn(p)
@@ -519,7 +522,13 @@ var RPC5 = &check.Check{
 			if err != nil {
 				return err
 			}
-			defer handOn(p, fc, closeFresh)
+			defer func() {
+				if answered {
+					handOn(p, fc, closeFresh)
+				} else {
+					closeFresh()
+				}
+			}()
 		} else {
 			if fc, closeFresh, err = p.Env.Fresh(p.Ctx); err != nil {
 				return err
@@ -563,6 +572,7 @@ var RPC5 = &check.Check{
 			rpc5NullID(p, ev, got, c.want)
 			p.Passf(ev, "an unparseable line got -32700 and an invalid request -32600, and the server kept serving")
 		}
+		answered = true
 		return nil
 	},
 }

@@ -184,6 +184,11 @@ var answersCorpus = []string{
 	`{"jsonrpc":"2.0","id":true,"result":false}`,
 	`{"a":"\\","id":"42","result":0}`,
 	`{}`, `[]`, `null`, `"42"`, `42`, `not json`, `{"id":"42",}`, `{"id":"42"`, ``,
+	// The transport's decode trims these; JSON does not allow them.
+	"{\"jsonrpc\":\"2.0\",\"id\":\"42\",\"result\":{}}\v",
+	"\f{\"jsonrpc\":\"2.0\",\"id\":\"42\",\"result\":{}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":\"42\",\"result\":{}}\u00a0",
+	"{\"jsonrpc\":\"2.0\",\"id\":\"42\",\"result\":{}}\u0085",
 }
 
 // TestAnswersAgreesWithTheMap: answers, and answersIn for every line the

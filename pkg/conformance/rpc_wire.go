@@ -387,7 +387,15 @@ func answers(raw []byte, id json.RawMessage) answer {
 // are all that is read (a 370 KB page of tools costs one pass over its
 // bytes instead of a decode for every exchange waiting while it comes).
 func answersIn(in transport.Inbound, id json.RawMessage) answer {
-	if in.Msg == nil {
+	// The transport trims more than JSON's white space (\v, \f, U+0085,
+	// U+00A0) before it decodes: only a line that is one object between
+	// JSON white space is valid as it stands.
+	b := in.Raw
+	i, j := jsonSpace(b, 0), len(b)
+	for j > i && (b[j-1] == ' ' || b[j-1] == '\t' || b[j-1] == '\n' || b[j-1] == '\r') {
+		j--
+	}
+	if in.Msg == nil || i >= j || b[i] != '{' || b[j-1] != '}' {
 		return answers(in.Raw, id)
 	}
 	return answersValid(in.Raw, id)

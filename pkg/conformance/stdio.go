@@ -146,9 +146,10 @@ var STDIO4 = &check.Check{
 	Run: func(p *check.Pass) error {
 		// The process the checks before it in handChain are done with, or
 		// a new one. What is timed is the same either way: stdin closed
-		// with no request in flight. Only a process that exited before
-		// stdin was closed is judged again on a new one: their malformed
-		// requests, not EOF, may have ended it.
+		// with no request in flight. A handed process that exited before
+		// stdin was closed or needed a signal is judged again on a new
+		// one: their malformed requests, not EOF, may have ended it or
+		// stopped its reader.
 		c, closeFn, handed, err := takeHandedOn(p)
 		if err != nil {
 			return err
@@ -157,7 +158,7 @@ var STDIO4 = &check.Check{
 		if err != nil {
 			return err
 		}
-		if rep.ExitedEarly && handed {
+		if handed && (rep.ExitedEarly || rep.Escalation != "") {
 			if c, closeFn, err = p.Env.Fresh(p.Ctx); err != nil {
 				return err
 			}
