@@ -150,26 +150,8 @@ func TestRPC5TakesTheHandedProcess(t *testing.T) {
 	stateMark := []byte(`"sampling":{"context":{},"tools":{}}`)
 	for _, args := range [][]string{nil, {"--dual-era"}, {"--break", "RPC-5"}} {
 		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
-			verdicts := map[string]string{}
-			for _, shared := range []bool{false, true} {
-				dir := t.TempDir()
-				opts := Options{Options: check.Options{Runs: 2, Only: []string{"STATE-1", "META-1", "RPC-5"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
-				if !shared {
-					opts.plan = &quietPlan{}
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				rep, _, err := Run(ctx, teeTarget(dir, "0.3", args...), opts)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range rep.Checks {
-					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
-					if prev, ok := verdicts[r.ID]; ok && prev != v {
-						t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
-					}
-					verdicts[r.ID] = v
-				}
+			opts := Options{Options: check.Options{Runs: 2, Only: []string{"STATE-1", "META-1", "RPC-5"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+			verdicts := comparePlans(t, opts, nil, func(dir string) Target { return teeTarget(dir, "0.3", args...) }, func(shared bool, _ *Report, dir string) {
 				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
 				if err != nil {
 					t.Fatal(err)
@@ -201,7 +183,7 @@ func TestRPC5TakesTheHandedProcess(t *testing.T) {
 				if !shared && after > 0 {
 					t.Errorf("%d processes served STATE-1 and RPC-5 with a plan that shares nothing", after)
 				}
-			}
+			})
 			want := "pass"
 			if len(args) == 2 {
 				want = "fail"
@@ -234,26 +216,8 @@ func TestSTATE1HandsItsProcessOnToMETA1(t *testing.T) {
 	metaMark := []byte(`"params":{}`)
 	for _, args := range [][]string{nil, {"--dual-era"}, {"--dual-era", "--break", "META-1"}, {"--break", "STATE-1"}} {
 		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
-			verdicts := map[string]string{}
-			for _, shared := range []bool{false, true} {
-				dir := t.TempDir()
-				opts := Options{Options: check.Options{Runs: 3, Only: []string{"STATE-1", "META-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
-				if !shared {
-					opts.plan = &quietPlan{}
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				rep, _, err := Run(ctx, teeTarget(dir, "0", args...), opts)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range rep.Checks {
-					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
-					if prev, ok := verdicts[r.ID]; ok && prev != v {
-						t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
-					}
-					verdicts[r.ID] = v
-				}
+			opts := Options{Options: check.Options{Runs: 3, Only: []string{"STATE-1", "META-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+			verdicts := comparePlans(t, opts, nil, func(dir string) Target { return teeTarget(dir, "0", args...) }, func(shared bool, _ *Report, dir string) {
 				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
 				if err != nil {
 					t.Fatal(err)
@@ -283,7 +247,7 @@ func TestSTATE1HandsItsProcessOnToMETA1(t *testing.T) {
 				if !shared && both > 0 {
 					t.Errorf("%d processes served both STATE-1 and META-1 with a plan that shares nothing", both)
 				}
-			}
+			})
 			if args == nil && (!strings.HasPrefix(verdicts["STATE-1"], "pass") || !strings.HasPrefix(verdicts["META-1"], "pass")) {
 				t.Errorf("the reference server: %v, want both to pass", verdicts)
 			}
@@ -301,24 +265,9 @@ func TestMETA1HandsItsProcessOnToSTDIO4(t *testing.T) {
 	}
 	for _, args := range [][]string{nil, {"--dual-era"}, {"--break", "STDIO-4"}} {
 		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
-			verdicts := map[string]string{}
-			for _, shared := range []bool{false, true} {
-				opts := Options{Options: check.Options{Runs: 1, Only: []string{"META-1", "STDIO-4"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
-				if !shared {
-					opts.plan = &quietPlan{}
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				rep, _, err := Run(ctx, Target{Argv: append([]string{exampleServer}, args...)}, opts)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
+			opts := Options{Options: check.Options{Runs: 1, Only: []string{"META-1", "STDIO-4"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+			verdicts := comparePlans(t, opts, nil, func(string) Target { return Target{Argv: append([]string{exampleServer}, args...)} }, func(shared bool, rep *Report, _ string) {
 				for _, r := range rep.Checks {
-					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
-					if prev, ok := verdicts[r.ID]; ok && prev != v {
-						t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
-					}
-					verdicts[r.ID] = v
 					if r.ID != "STDIO-4" {
 						continue
 					}
@@ -329,7 +278,7 @@ func TestMETA1HandsItsProcessOnToSTDIO4(t *testing.T) {
 						t.Errorf("shared %v: STDIO-4 said %q", shared, detailsOf(r))
 					}
 				}
-			}
+			})
 			want := "pass"
 			if len(args) == 2 {
 				want = "warn" // a SHOULD
@@ -350,28 +299,16 @@ func TestEmitterSearchOnTheFirstQuietProcess(t *testing.T) {
 	const probe = `"progressToken":"mcp-eval-probe-`
 	for _, breaks := range [][]string{nil, {"LOG-1"}, {"PROG-1"}} {
 		t.Run(strings.Join(append([]string{"server"}, breaks...), " "), func(t *testing.T) {
-			verdicts := map[string]string{}
-			for _, shared := range []bool{false, true} {
+			opts := Options{Options: check.Options{Runs: 2, Only: []string{"LOG-1", "PROG-1", "CANC-2"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+			var traced string // tracedRefTarget's directory of the run
+			target := func(string) Target {
 				target, dir := tracedRefTarget(t, breaks...)
-				opts := Options{Options: check.Options{Runs: 2, Only: []string{"LOG-1", "PROG-1", "CANC-2"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
-				if !shared {
-					opts.plan = &quietPlan{}
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				rep, _, err := Run(ctx, target, opts)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range rep.Checks {
-					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
-					if prev, ok := verdicts[r.ID]; ok && prev != v {
-						t.Errorf("%s: %s with a search of its own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
-					}
-					verdicts[r.ID] = v
-				}
+				traced = dir
+				return target
+			}
+			verdicts := comparePlans(t, opts, nil, target, func(shared bool, _ *Report, _ string) {
 				searched := 0
-				for pid, in := range startedProcs(t, dir) {
+				for pid, in := range startedProcs(t, traced) {
 					if !strings.Contains(in, probe) {
 						continue
 					}
@@ -401,7 +338,7 @@ func TestEmitterSearchOnTheFirstQuietProcess(t *testing.T) {
 				if searched != 1 {
 					t.Errorf("shared %v: %d processes got the search's calls, want 1", shared, searched)
 				}
-			}
+			})
 			if breaks == nil {
 				for _, id := range []string{"LOG-1", "PROG-1", "CANC-2"} {
 					if !strings.HasPrefix(verdicts[id], "pass") {
@@ -428,26 +365,8 @@ func TestREMOpensTheQuietProcess(t *testing.T) {
 	for _, args := range [][]string{nil, {"--dual-era"}, {"--break", "REM-2"}, {"--break", "REM-2.unnamed"}, {"--break", "REM-3"}} {
 		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
 			answered := len(args) == 2 && args[1] == "REM-2"
-			verdicts := map[string]string{}
-			for _, shared := range []bool{false, true} {
-				dir := t.TempDir()
-				opts := Options{Options: check.Options{Runs: 2, Only: []string{"REM-2", "REM-3", "TOOL-2", "LOG-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
-				if !shared {
-					opts.plan = &quietPlan{}
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				rep, _, err := Run(ctx, teeTarget(dir, "0", args...), opts)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range rep.Checks {
-					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
-					if prev, ok := verdicts[r.ID]; ok && prev != v {
-						t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
-					}
-					verdicts[r.ID] = v
-				}
+			opts := Options{Options: check.Options{Runs: 2, Only: []string{"REM-2", "REM-3", "TOOL-2", "LOG-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
+			verdicts := comparePlans(t, opts, nil, func(dir string) Target { return teeTarget(dir, "0", args...) }, func(shared bool, _ *Report, dir string) {
 				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
 				if err != nil {
 					t.Fatal(err)
@@ -480,7 +399,7 @@ func TestREMOpensTheQuietProcess(t *testing.T) {
 				case !want && walked > 0:
 					t.Errorf("%d processes carried the exchange, then the walk (shared %v, initialize answered %v)", walked, shared, answered)
 				}
-			}
+			})
 			for _, id := range []string{"TOOL-2", "LOG-1"} {
 				if !strings.HasPrefix(verdicts[id], "pass") {
 					t.Errorf("%s: %s, want pass", id, verdicts[id])
@@ -530,29 +449,50 @@ func TestRPC5HandsOnToSTDIO4OnlyAProcessThatAnswered(t *testing.T) {
 		{"reader dead after a bad line", []string{os.Args[0], deafProxyArg, exampleServer}, "fail", "pass"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			verdicts := map[string]string{}
-			for _, plan := range []quietPlan{{}, {share: true, chainRPC5: true}} {
-				// The dead reader's -32700 keeps the process from being
-				// found silent: RPC-5 waits for the request timeout.
-				opts := Options{Options: check.Options{Runs: 1, Only: []string{"RPC-5", "STDIO-4"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second}
-				opts.plan = &plan
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				rep, _, err := Run(ctx, Target{Argv: tc.argv}, opts)
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range rep.Checks {
-					v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
-					if prev, ok := verdicts[r.ID]; ok && prev != v {
-						t.Errorf("%s: %s on processes of their own, %s chained (%s)", r.ID, prev, v, detailsOf(r))
-					}
-					verdicts[r.ID] = v
-				}
-			}
+			// The dead reader's -32700 keeps the process from being
+			// found silent: RPC-5 waits for the request timeout.
+			opts := Options{Options: check.Options{Runs: 1, Only: []string{"RPC-5", "STDIO-4"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second}
+			verdicts := comparePlans(t, opts, &quietPlan{share: true, chainRPC5: true}, func(string) Target { return Target{Argv: tc.argv} }, nil)
 			if !strings.HasPrefix(verdicts["RPC-5"], tc.rpc5) || !strings.HasPrefix(verdicts["STDIO-4"], tc.s4) {
 				t.Errorf("RPC-5 %s, STDIO-4 %s; want %s and %s", verdicts["RPC-5"], verdicts["STDIO-4"], tc.rpc5, tc.s4)
 			}
 		})
 	}
+}
+
+// comparePlans runs target with opts twice, first with a plan that shares
+// no process, then with shared (nil: the run's own plan), and reports each
+// check whose verdict or counts differ between the two. after, when set,
+// is called after each run with whether it shared, its report and the
+// directory given to target. It returns the verdicts ("pass map[pass:2]").
+func comparePlans(t *testing.T, opts Options, shared *quietPlan, target func(dir string) Target, after func(shared bool, rep *Report, dir string)) map[string]string {
+	t.Helper()
+	verdicts := map[string]string{}
+	for _, sharing := range []bool{false, true} {
+		o := opts
+		switch {
+		case !sharing:
+			o.plan = &quietPlan{}
+		case shared != nil:
+			o.plan = shared
+		}
+		dir := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		rep, _, err := Run(ctx, target(dir), o)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Checks {
+			v := fmt.Sprintf("%s %v", r.Verdict, r.Counts)
+			if prev, ok := verdicts[r.ID]; ok && prev != v {
+				t.Errorf("%s: %s on processes of their own, %s shared (%s)", r.ID, prev, v, detailsOf(r))
+			}
+			verdicts[r.ID] = v
+		}
+		if after != nil {
+			after(sharing, rep, dir)
+		}
+	}
+	return verdicts
 }

@@ -133,35 +133,20 @@ func TestRawFieldsIsUnmarshal(t *testing.T) {
 	}
 }
 
-// answersByMap is answers as it was written first, by json.Unmarshal into
-// a map: the oracle for answers and answersIn.
+// answersByMap reads a message's members as answers did first, by
+// json.Unmarshal into a map: the oracle for answers and answersIn, which
+// read them with json.Valid and jsonMembers.
 func answersByMap(raw []byte, id json.RawMessage) answer {
 	var f map[string]json.RawMessage
 	if json.Unmarshal(raw, &f) != nil {
 		return answerNone
 	}
-	if _, isMsg := f["method"]; isMsg {
-		return answerNone
-	}
-	got, hasID := f["id"]
-	_, hasResult := f["result"]
-	_, hasError := f["error"]
-	if !hasID || string(bytes.TrimSpace(got)) == "null" {
-		if hasError || hasResult {
-			return answerNoID
-		}
-		return answerNone
-	}
-	if id == nil {
-		return answerNone
-	}
-	if jsonrpc.SameID(got, id) {
-		return answerExact
-	}
-	if idText(got) == idText(id) {
-		return answerLoose
-	}
-	return answerNone
+	var m answerMembers
+	_, m.method = f["method"]
+	m.got, m.id = f["id"]
+	_, m.result = f["result"]
+	_, m.error = f["error"]
+	return m.answers(id)
 }
 
 var answersCorpus = []string{

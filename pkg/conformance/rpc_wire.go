@@ -404,25 +404,35 @@ func answersIn(in transport.Inbound, id json.RawMessage) answer {
 // answersValid is answers for raw that is valid JSON, reading its members
 // as json.Unmarshal into a map would (exact keys, the last of a key wins).
 func answersValid(raw []byte, id json.RawMessage) answer {
-	var got json.RawMessage
-	var hasID, hasMethod, hasResult, hasError bool
+	var m answerMembers
 	jsonMembers(raw, func(key string, value []byte) {
 		switch key {
 		case "method":
-			hasMethod = true
+			m.method = true
 		case "id":
-			hasID, got = true, value
+			m.id, m.got = true, value
 		case "result":
-			hasResult = true
+			m.result = true
 		case "error":
-			hasError = true
+			m.error = true
 		}
 	})
-	if hasMethod {
+	return m.answers(id)
+}
+
+// answerMembers is what answers reads of a message: which of its members
+// are there, and its id.
+type answerMembers struct {
+	method, id, result, error bool
+	got                       json.RawMessage
+}
+
+func (m answerMembers) answers(id json.RawMessage) answer {
+	if m.method {
 		return answerNone
 	}
-	if !hasID || string(bytes.TrimSpace(got)) == "null" {
-		if hasError || hasResult {
+	if !m.id || string(bytes.TrimSpace(m.got)) == "null" {
+		if m.error || m.result {
 			return answerNoID
 		}
 		return answerNone
@@ -430,10 +440,10 @@ func answersValid(raw []byte, id json.RawMessage) answer {
 	if id == nil {
 		return answerNone
 	}
-	if jsonrpc.SameID(got, id) {
+	if jsonrpc.SameID(m.got, id) {
 		return answerExact
 	}
-	if idText(got) == idText(id) {
+	if idText(m.got) == idText(id) {
 		return answerLoose
 	}
 	return answerNone
