@@ -22,8 +22,8 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && os.Args[1] == deafProxyArg {
-		deafProxy(os.Args[2])
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg) {
+		proxy(os.Args[1], os.Args[2])
 		return
 	}
 	dir, err := os.MkdirTemp("", "conformance-test")
@@ -41,13 +41,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// deafProxyArg makes the test binary run deafProxy (TestMain).
-const deafProxyArg = "mcpeval-deaf-proxy"
+// The test binary runs a server behind one of these proxies when its
+// arguments are the proxy's name and the server (TestMain):
+const (
+	// deafProxyArg: stdin stops being read after the first line that is
+	// not JSON, which is passed on first: a process whose reader died
+	// after a malformed line, still alive, that never sees EOF.
+	deafProxyArg = "mcpeval-deaf-proxy"
+	// dropInitializeArg: initialize requests are dropped, so the server
+	// never answers them.
+	dropInitializeArg = "mcpeval-drop-initialize"
+)
 
-// deafProxy runs server behind a stdin that stops being read after the
-// first line that is not JSON, which is passed on first: a process whose
-// reader died after a malformed line, still alive, that never sees EOF.
-func deafProxy(server string) {
+func proxy(mode, server string) {
 	cmd := exec.Command(server)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	in, err := cmd.StdinPipe()
@@ -62,10 +68,13 @@ func deafProxy(server string) {
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
 		line := append(sc.Bytes(), '\n')
+		if mode == dropInitializeArg && strings.Contains(string(line), `"method":"initialize"`) {
+			continue
+		}
 		if _, err := in.Write(line); err != nil {
 			break
 		}
-		if !json.Valid(line) {
+		if mode == deafProxyArg && !json.Valid(line) {
 			time.Sleep(time.Hour) // alive, reading nothing more
 		}
 	}

@@ -346,11 +346,10 @@ func (q *quietProc) openWalked(p *check.Pass, l *quietLane) error {
 		return err
 	}
 	if rq != nil && !rq.openWith(p.Ctx, c) {
-		// Initialize opened a legacy session here (or the process went):
-		// the walk goes to a new process, as it would without the
-		// exchange (remStdio). Closed aside: a server that ignores EOF
-		// would hold the walk for its grace period.
-		go c.Close()
+		// Initialize opened a legacy session here, the process went, or
+		// the exchange is still waiting (openWith closes it): the walk
+		// goes to a new process, as it would without the exchange
+		// (remStdio).
 		if c, _, err = p.Env.Fresh(p.Ctx); err != nil {
 			q.setWalks(&freshWalks{open: err})
 			return err

@@ -504,3 +504,24 @@ func comparePlans(t *testing.T, opts Options, shared *quietPlan, target func(dir
 	}
 	return verdicts
 }
+
+// A server that never answers initialize holds REM-2's exchange for the
+// request timeout, as on a process of its own, but not the walk and the
+// turns of the quiet process it opened: after remQuietWait they go to a
+// new process. The verdicts are those of a plan that shares nothing.
+func TestREMExchangeThatHangsDoesNotHoldTheWalk(t *testing.T) {
+	const timeout = 5 * time.Second
+	opts := Options{Options: check.Options{Runs: 1, Only: []string{"REM-2", "TOOL-2", "LOG-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: timeout}
+	verdicts := comparePlans(t, opts, nil, func(string) Target { return Target{Argv: []string{os.Args[0], dropInitializeArg, exampleServer}} }, func(shared bool, rep *Report, _ string) {
+		for _, r := range rep.Checks {
+			// A safety bound, not a timing: the walk's checks do not wait
+			// for initialize's timeout.
+			if (r.ID == "TOOL-2" || r.ID == "LOG-1") && time.Duration(r.DurationMs*float64(time.Millisecond)) >= timeout {
+				t.Errorf("shared %v: %s took %v, as long as initialize's timeout", shared, r.ID, time.Duration(r.DurationMs*float64(time.Millisecond)))
+			}
+		}
+	})
+	if !strings.HasPrefix(verdicts["REM-2"], "fail") || !strings.HasPrefix(verdicts["TOOL-2"], "pass") || !strings.HasPrefix(verdicts["LOG-1"], "pass") {
+		t.Errorf("REM-2 %s, TOOL-2 %s, LOG-1 %s; want a failure and two passes", verdicts["REM-2"], verdicts["TOOL-2"], verdicts["LOG-1"])
+	}
+}

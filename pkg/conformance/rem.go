@@ -417,16 +417,47 @@ func remQuietOf(p *check.Pass) *remQuiet {
 	return rq
 }
 
+// remQuietWait bounds how long the walk waits for the exchange on its
+// process: a server that never answers initialize would otherwise hold the
+// repetition's walk and turns for the request timeout. The exchange goes
+// on without the walk, as long as it would on a process of its own.
+const remQuietWait = 2 * time.Second
+
 // openWith makes the exchange on c, the repetition's first quiet process,
-// and says whether c may go on to the walk.
+// and says whether c may go on to the walk. When it may not, c is closed
+// here, once the exchange is over.
 func (rq *remQuiet) openWith(ctx context.Context, c *mcpclient.Client) bool {
-	keep := false
-	rq.once.Do(func() {
-		defer close(rq.done)
-		rq.o = remExchange(ctx, c)
-		keep = rq.o.rejected(c)
-	})
-	return keep
+	mine := false
+	rq.once.Do(func() { mine = true })
+	if !mine {
+		go c.Close()
+		return false
+	}
+	kept := make(chan bool, 1)
+	go func() {
+		o := remExchange(ctx, c)
+		keep := o.rejected(c)
+		rq.o = o
+		close(rq.done)
+		kept <- keep
+	}()
+	timer := time.NewTimer(remQuietWait)
+	defer timer.Stop()
+	select {
+	case keep := <-kept:
+		if !keep {
+			// Closed aside: a server that ignores EOF would hold the
+			// walk for its grace period.
+			go c.Close()
+		}
+		return keep
+	case <-timer.C:
+		go func() {
+			<-rq.done
+			c.Close()
+		}()
+		return false
+	}
 }
 
 // skip gives up the exchange on the quiet process (it could not be
