@@ -105,7 +105,7 @@ var META1 = &check.Check{
 		// same order, so the first request that could switch the process
 		// (server/discover without protocolVersion) is the same one, right
 		// after a complete server/discover, whichever check sent it (STATE-1
-		// hands its process on only when it began with server/discover). That
+		// begins with server/discover on stdio). That
 		// holds for a server that decides a process's era on its first
 		// request without the version, of any method (the TS SDK v2, the
 		// reference server's dual-era mode); one that waited for a method

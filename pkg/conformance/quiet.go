@@ -237,22 +237,29 @@ func quietWalks(p *check.Pass) *freshWalks {
 	if w != nil {
 		return w
 	}
-	// The walk is made by whoever opens the first process: this run, when
-	// it gets the lane first, or a turn or the listen host that took the
-	// lane meanwhile (which may then hold it until the repetition's SUB
-	// checks are over, so the walk is not waited for behind it).
+	q.openUnless(p, q.walked) // a failure to open is the walk's open error
+	if w := q.walks.Load(); w != nil || p.Ctx.Err() == nil {
+		return w
+	}
+	return &freshWalks{open: p.Ctx.Err()}
+}
+
+// openUnless opens the repetition's quiet process as its first turn would
+// (REM's exchange, the walk, the emitter search), unless done is closed
+// first: then whoever opened it has made what the caller waits for, and
+// may hold the lane until the repetition's SUB checks are over, so the
+// caller does not wait behind it.
+func (q *quietProc) openUnless(p *check.Pass, done <-chan struct{}) {
 	select {
 	case l := <-q.lanes:
 		defer func() { q.lanes <- l }()
-		if w := q.walks.Load(); w != nil {
-			return w
+		select {
+		case <-done:
+		default:
+			_ = q.open(p, l) // a failure to open is the caller's to find
 		}
-		_ = q.open(p, l) // a failure to open is the walk's open error
-		return q.walks.Load()
-	case <-q.walked:
-		return q.walks.Load()
+	case <-done:
 	case <-p.Ctx.Done():
-		return &freshWalks{open: p.Ctx.Err()}
 	}
 }
 
@@ -313,16 +320,10 @@ func quietSearched(p *check.Pass, es *progEmitters) {
 	default:
 	}
 	// Whoever holds a lane has opened its process, so has made the search
-	// or waits for it if it was wanted then (progWant): waiting for
-	// es.done is enough, and does not wait behind the listens.
+	// or waits for it if it was wanted then (progWant). A failure to open
+	// leaves the search to a new process.
 	es.wanted.Store(true)
-	select {
-	case l := <-q.lanes:
-		defer func() { q.lanes <- l }()
-		_ = q.open(p, l) // a failure to open leaves the search to a new process
-	case <-es.done:
-	case <-p.Ctx.Done():
-	}
+	q.openUnless(p, es.done)
 }
 
 // openWalked opens l's process and makes the walk on it, unless another

@@ -467,19 +467,7 @@ func (rq *remQuiet) skip() { rq.once.Do(func() { close(rq.done) }) }
 // wait returns the exchange, opening the repetition's quiet process (as
 // its first turn would) if no one has; nil if none could be made there.
 func (rq *remQuiet) wait(p *check.Pass) *remStdio {
-	select {
-	case <-rq.done:
-		return rq.o
-	default:
-	}
-	q := quietOf(p)
-	select {
-	case l := <-q.lanes:
-		_ = q.open(p, l) // a failure to open leaves the exchange to a process of its own
-		q.lanes <- l
-	case <-rq.done:
-	case <-p.Ctx.Done():
-	}
+	quietOf(p).openUnless(p, rq.done) // a failure to open leaves the exchange to a process of its own
 	select {
 	case <-rq.done:
 		return rq.o

@@ -23,29 +23,22 @@ var STATE1 = &check.Check{
 		// One connection: a new stdio process, or the shared keep-alive HTTP
 		// connection. A complete request first, then the same request
 		// missing a field the first one carried: the answer must not be
-		// filled in from the first. The process then goes on to META-1
-		// (handOn) when STATE-1's first requests were server/discover's:
-		// META-1 says why it observes there what it would on a new
-		// process. A sample (Pass.Cases) may begin with tools/list, whose
-		// complete request can pin a dual-era process's era before any
-		// request without the version; so on stdio, where the process
-		// is new anyway, every repetition sends every case, beginning with
+		// filled in from the first. On stdio the process then goes on to
+		// META-1 (handOn), which says why it observes there what it would
+		// on a new process: STATE-1's first requests are server/discover's.
+		// A sample (Pass.Cases) may begin with tools/list, whose complete
+		// request can pin a dual-era process's era before any request
+		// without the version; so on stdio, where the process is new
+		// anyway, every repetition sends every case, beginning with
 		// server/discover's (three requests more than a sample, one start
 		// fewer: META-1's).
 		c := p.Env.Client
-		var firstMethod string
 		if p.Env.Transport == "stdio" {
 			fc, closeFresh, err := p.Env.Fresh(p.Ctx)
 			if err != nil {
 				return err
 			}
-			defer func() {
-				if firstMethod == "server/discover" {
-					handOn(p, fc, closeFresh)
-					return
-				}
-				closeFresh()
-			}()
+			defer handOn(p, fc, closeFresh)
 			c = fc
 		}
 		var ok passTally
@@ -63,9 +56,6 @@ var STATE1 = &check.Check{
 		}
 		err := cases("", len(methods), func(k int) error {
 			method := methods[k]
-			if firstMethod == "" {
-				firstMethod = method
-			}
 			w, err := newWire(c, method, nil, mcpclient.WithCapabilities(stateAllCaps))
 			if err != nil {
 				return err
