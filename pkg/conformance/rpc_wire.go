@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -324,42 +324,18 @@ func (r *reply) setRaw(raw []byte) {
 // of 1,000 tools is kept by every variant a check sends). ok is false
 // where Unmarshal would fail; a JSON null is ok with no map, as there.
 func rawFields(b []byte) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	t, err := dec.Token()
-	if err != nil {
+	if !json.Valid(b) {
 		return nil, false
 	}
-	if t == nil {
-		_, err := dec.Token()
-		return nil, err == io.EOF
+	switch i := jsonSpace(b, 0); b[i] {
+	case 'n':
+		return nil, true
+	case '{':
+		f := map[string]json.RawMessage{}
+		jsonMembers(b, func(key string, value []byte) { f[key] = value[:len(value):len(value)] })
+		return f, true
 	}
-	if t != json.Delim('{') {
-		return nil, false
-	}
-	f := map[string]json.RawMessage{}
-	for dec.More() {
-		k, err := dec.Token()
-		key, isKey := k.(string)
-		if err != nil || !isKey {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		// The decoder stops right after the value it copied.
-		if end := int(dec.InputOffset()); end >= len(v) && bytes.Equal(b[end-len(v):end], v) {
-			v = b[end-len(v) : end : end]
-		}
-		f[key] = v
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return f, true
+	return nil, false
 }
 
 // answer says how a message relates to the request id a check waits for.
@@ -534,9 +510,10 @@ func jsonValue(b []byte, i int) int {
 	return j
 }
 
-// jsonKey is a member's key without its quotes, unescaped.
+// jsonKey is a member's key without its quotes, unescaped (and invalid
+// UTF-8 replaced), as json.Unmarshal gives it.
 func jsonKey(quoted []byte) string {
-	if bytes.IndexByte(quoted, '\\') < 0 && len(quoted) >= 2 {
+	if bytes.IndexByte(quoted, '\\') < 0 && len(quoted) >= 2 && utf8.Valid(quoted) {
 		return string(quoted[1 : len(quoted)-1])
 	}
 	var s string
