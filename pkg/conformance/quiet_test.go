@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // On stdio, LOG-1, LOG-2 and PROG-1 take turns on at most quietLanes
@@ -523,5 +525,60 @@ func TestREMExchangeThatHangsDoesNotHoldTheWalk(t *testing.T) {
 	})
 	if !strings.HasPrefix(verdicts["REM-2"], "fail") || !strings.HasPrefix(verdicts["TOOL-2"], "pass") || !strings.HasPrefix(verdicts["LOG-1"], "pass") {
 		t.Errorf("REM-2 %s, TOOL-2 %s, LOG-1 %s; want a failure and two passes", verdicts["REM-2"], verdicts["TOOL-2"], verdicts["LOG-1"])
+	}
+}
+
+// A lane's process is quiet stdioQuiet after its last line, however long
+// ago the turn stopped watching: a turn that watched that long past its
+// fence hands the process on at once.
+func TestQuietLeftCountsFromTheLastLine(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		since time.Duration // from the last line to now
+		want  time.Duration
+	}{
+		{0, stdioQuiet},
+		{10 * time.Millisecond, stdioQuiet - 10*time.Millisecond},
+		{stdioQuiet, 0},
+		{time.Second, stdioQuiet - time.Second},
+	} {
+		if got := quietLeft(now.Add(-tc.since), now); got != tc.want {
+			t.Errorf("last line %s ago: quietLeft = %s, want %s", tc.since, got, tc.want)
+		}
+	}
+	// A process that has not written a line yet has been silent all along.
+	if got := quietLeft(time.Time{}, now); got > 0 {
+		t.Errorf("no line yet: quietLeft = %s, want ≤ 0", got)
+	}
+}
+
+// settle still waits out what the process writes while it settles: it
+// returns only once stdioQuiet has passed since the last line it read.
+func TestSettleWaitsOutLinesWrittenWhileSettling(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	const note = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`
+	script := fmt.Sprintf("echo '%s'; sleep 0.01; echo '%s'; sleep 0.01; echo '%s'; exec sleep 30", note, note, note)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := transport.StartStdio(ctx, transport.StdioConfig{Argv: []string{"sh", "-c", script}, ShutdownGrace: 100 * time.Millisecond, TermGrace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for st.LastLine().IsZero() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("no line from the process")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	l := &quietLane{}
+	if !l.settle(ctx, st) {
+		t.Fatal("settle gave up on a process that went quiet")
+	}
+	if since := time.Since(st.LastLine()); since < stdioQuiet {
+		t.Fatalf("settle returned %s after the process's last line, want ≥ %s", since, stdioQuiet)
 	}
 }

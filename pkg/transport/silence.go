@@ -83,6 +83,13 @@ func (t *StdioTransport) Silenced() *Silence {
 	return &s
 }
 
+// LastLine is when the server last wrote a line (zero before its first).
+func (t *StdioTransport) LastLine() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lastOut
+}
+
 // heardLocked notes a line from the server: it is not silent.
 func (t *StdioTransport) heardLocked(at time.Time) {
 	t.lastOut, t.sinceOut, t.silenced = at, "", nil
