@@ -1,9 +1,12 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +188,67 @@ func TestDualEraRealServers(t *testing.T) {
 			}
 			if !strings.Contains(d, "without _meta io.modelcontextprotocol/protocolVersion got") {
 				t.Errorf("META-1 no longer fails the partial variant these SDKs serve as legacy (docs/real-servers.md): %s", d)
+			}
+		})
+	}
+}
+
+// On stdio the legacy side is observed beside the run's own start: its
+// process is spawned before the run's own process can have answered its
+// probe, in both modes of the reference server, and REM-2 judges what it
+// saw. Each process waits 0.3 s before the server runs and notes when it
+// was spawned; the process whose first message is a legacy initialize (no
+// _meta) is the legacy side's.
+func TestLegacySideObservedBesideTheRunsOwnStart(t *testing.T) {
+	for name, mode := range map[string][]string{"modern-only": nil, "dual-era": {"--dual-era"}} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			const delay = 300 * time.Millisecond
+			script := `d=$1; shift; date +%s%N > "$d/$$.t"; sleep 0.3; tee "$d/$$.in" | exec "$0" "$@"`
+			target := Target{Argv: append([]string{"sh", "-c", script, exampleServer, dir}, mode...)}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 1, Only: []string{"REM-2"}}, ProbeTimeout: 5 * time.Second, RequestTimeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := rep.Checks[0]; r.Verdict != check.Passed {
+				t.Fatalf("REM-2 = %s (%s), want pass", r.Verdict, r.Outcome.Message)
+			}
+			var legacy []string
+			var own string // the run's own: the first spawned of those probed with server/discover
+			var ownAt, legacyAt time.Time
+			ins, _ := filepath.Glob(filepath.Join(dir, "*.in"))
+			for _, f := range ins {
+				pid := strings.TrimSuffix(filepath.Base(f), ".in")
+				b, err := os.ReadFile(filepath.Join(dir, pid+".t"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ns, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+				if err != nil {
+					t.Fatalf("spawn time of %s: %v", pid, err)
+				}
+				at := time.Unix(0, ns)
+				in, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				first, _, _ := bytes.Cut(in, []byte("\n"))
+				switch {
+				case bytes.Contains(first, []byte(`"method":"initialize"`)) && !bytes.Contains(first, []byte(`"_meta"`)):
+					legacy = append(legacy, pid)
+					legacyAt = at
+				case bytes.Contains(first, []byte(`"method":"server/discover"`)) && (own == "" || at.Before(ownAt)):
+					own, ownAt = pid, at
+				}
+			}
+			if len(legacy) != 1 || own == "" {
+				t.Fatalf("%d processes opened with a legacy initialize (want 1), %q first with server/discover, of %d", len(legacy), own, len(ins))
+			}
+			// The run's own process cannot answer its probe before delay.
+			if gap := legacyAt.Sub(ownAt); gap >= delay {
+				t.Errorf("the legacy side's process was spawned %s after the run's own, want before the run's own could answer its probe (%s)", gap, delay)
 			}
 		})
 	}
