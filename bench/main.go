@@ -10,7 +10,9 @@
 //     conformance "everything" server.
 //   - wall, CPU and mcp-eval's peak RSS on the stdio servers of interop/, the
 //     bundled reference server on HTTP and stdio, and a 1,000-tool go-sdk server
-//     against its 3-tool twin.
+//     against its 3-tool twin; with -against BIN, each of those runs is
+//     followed by one of BIN (an earlier commit's mcp-eval), so that a change
+//     is measured against what it changes in one run.
 //
 // bench/run.sh installs what this needs and runs it; see there for the one command.
 // Every run is bounded by -run-timeout; a server is killed with its process group.
@@ -55,6 +57,11 @@ type config struct {
 	only        map[string]bool
 	jsonOut     string
 	bindPreload string
+	// against is another mcp-eval binary (an earlier commit's), run in
+	// turns with mcpEval on the refserver, stdio and tools targets: a
+	// change is measured against what it changes in one run, since this
+	// machine's speed moves by a fifth from one hour to the next.
+	against string
 }
 
 func main() {
@@ -71,6 +78,7 @@ func main() {
 	flag.DurationVar(&c.runTimeout, "run-timeout", 4*time.Minute, "deadline of one measured run")
 	flag.StringVar(&only, "only", "", "comma-separated sections: ab-ts, ab-everything, refserver, stdio, tools (default: all)")
 	flag.StringVar(&c.jsonOut, "json", "", "also write every measurement as JSON to this file")
+	flag.StringVar(&c.against, "against", "", "another mcp-eval binary (e.g. an earlier commit's) run in turns with -mcp-eval on the refserver, stdio and tools targets")
 	flag.Parse()
 	if c.mcpEval == "" {
 		fmt.Fprintln(os.Stderr, "bench: -mcp-eval is required (bench/run.sh builds it)")
@@ -159,10 +167,9 @@ func bench(ctx context.Context, c config, res *results) {
 		if st, err := timedHTTP(ctx, c, srv, mcpCheck); err != nil {
 			res.note("%s: %v", srv.name, err)
 		} else {
-			res.Timed = append(res.Timed, st)
+			res.Timed = append(res.Timed, st...)
 		}
-		st := timedStdio(ctx, c, "refserver-stdio", mcpCheck("--cmd", c.refserver))
-		res.Timed = append(res.Timed, st)
+		res.Timed = append(res.Timed, timedStdio(ctx, c, "refserver-stdio", mcpCheck("--cmd", c.refserver))...)
 	}
 	if c.want("stdio") {
 		for _, t := range []struct{ name, cwd, cmd string }{
@@ -170,8 +177,7 @@ func bench(ctx context.Context, c config, res *results) {
 			{"go-sdk-stdio", "interop", "bin/gosdk-srv"},
 			{"mcp-go-stdio", "interop", "bin/mcpgo-srv"},
 		} {
-			st := timedStdio(ctx, c, t.name, mcpCheck("--cwd", filepath.Join(c.root, t.cwd), "--cmd", t.cmd))
-			res.Timed = append(res.Timed, st)
+			res.Timed = append(res.Timed, timedStdio(ctx, c, t.name, mcpCheck("--cwd", filepath.Join(c.root, t.cwd), "--cmd", t.cmd))...)
 		}
 	}
 	if c.want("tools") {
@@ -179,21 +185,39 @@ func bench(ctx context.Context, c config, res *results) {
 		gosdk := filepath.Join(c.root, "interop/bin/gosdk-srv")
 		small := timedStat{Name: "go-sdk-stdio-3-tools"}
 		large := timedStat{Name: "go-sdk-stdio-1000-tools"}
+		smallB, largeB := timedStat{Name: small.Name + againstSuffix}, timedStat{Name: large.Name + againstSuffix}
 		for i := 0; i < c.reps; i++ {
 			small.add(measure(ctx, c, "go-sdk 3 tools", mcpCheck("--cmd", gosdk+" -tools 3"), c.root))
+			if c.against != "" {
+				smallB.add(measure(ctx, c, "go-sdk 3 tools"+againstSuffix, c.againstArgv(mcpCheck("--cmd", gosdk+" -tools 3")), c.root))
+			}
 			large.add(measure(ctx, c, "go-sdk 1000 tools", mcpCheck("--cmd", gosdk+" -tools 1000"), c.root))
+			if c.against != "" {
+				largeB.add(measure(ctx, c, "go-sdk 1000 tools"+againstSuffix, c.againstArgv(mcpCheck("--cmd", gosdk+" -tools 1000")), c.root))
+			}
 		}
-		small.finish()
-		large.finish()
-		large.RatioTo = small.Name
-		if small.MedianWall > 0 {
-			large.Ratio = large.MedianWall / small.MedianWall
+		pairs := [][2]*timedStat{{&small, &large}}
+		if c.against != "" {
+			pairs = append(pairs, [2]*timedStat{&smallB, &largeB})
 		}
-		printTimed(small)
-		printTimed(large)
-		fmt.Printf("  1000 tools / 3 tools wall: %.2f× (target ≤ 1.5×); mcp-eval peak RSS %d MB (target ≤ 64 MB)\n",
-			large.Ratio, large.MaxRSSKB/1024)
-		res.Timed = append(res.Timed, small, large)
+		for _, p := range pairs {
+			sm, lg := p[0], p[1]
+			sm.finish()
+			lg.finish()
+			lg.RatioTo = sm.Name
+			if sm.MedianWall > 0 {
+				lg.Ratio = lg.MedianWall / sm.MedianWall
+			}
+			printTimed(*sm)
+			printTimed(*lg)
+			fmt.Printf("  %s / %s wall: %.2f× (target ≤ 1.5×); mcp-eval peak RSS %d MB (target ≤ 64 MB)\n",
+				lg.Name, sm.Name, lg.Ratio, lg.MaxRSSKB/1024)
+			res.Timed = append(res.Timed, *sm, *lg)
+		}
+		if c.against != "" {
+			printAgainst(small, smallB)
+			printAgainst(large, largeB)
+		}
 	}
 }
 
@@ -667,27 +691,59 @@ func printTimed(s timedStat) {
 	fmt.Println()
 }
 
-func timedStdio(ctx context.Context, c config, name string, argv []string) timedStat {
-	fmt.Printf("\n== %s: mcp-eval check ×%d\n", name, c.reps)
-	st := timedStat{Name: name}
-	for i := 0; i < c.reps; i++ {
-		st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), argv, c.root))
-	}
-	st.finish()
-	printTimed(st)
-	return st
+// againstSuffix names the measurements of -against.
+const againstSuffix = " (against)"
+
+// againstArgv is argv with -against's binary instead of -mcp-eval's.
+func (c config) againstArgv(argv []string) []string {
+	return append([]string{c.against}, argv[1:]...)
 }
 
-func timedHTTP(ctx context.Context, c config, srv server, mcpCheck func(...string) []string) (timedStat, error) {
-	st := timedStat{Name: srv.name}
+// printAgainst prints how a target's median wall time compares with
+// -against's, measured in turns.
+func printAgainst(st, against timedStat) {
+	if against.MedianWall > 0 {
+		fmt.Printf("  %s: %.2f s against %.2f s with -against, in turns (%.2f×)\n", st.Name, st.MedianWall, against.MedianWall, st.MedianWall/against.MedianWall)
+	}
+}
+
+// timedStdio times argv c.reps times, each run followed by -against's
+// when set; it returns the measurements of mcp-eval, then -against's.
+func timedStdio(ctx context.Context, c config, name string, argv []string) []timedStat {
+	fmt.Printf("\n== %s: mcp-eval check ×%d\n", name, c.reps)
+	st, b := timedStat{Name: name}, timedStat{Name: name + againstSuffix}
+	for i := 0; i < c.reps; i++ {
+		st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), argv, c.root))
+		if c.against != "" {
+			b.add(measure(ctx, c, fmt.Sprintf("run %d%s", i+1, againstSuffix), c.againstArgv(argv), c.root))
+		}
+	}
+	return finishTimed(c, st, b)
+}
+
+// finishTimed prints st (and -against's b) and returns them.
+func finishTimed(c config, st, b timedStat) []timedStat {
+	st.finish()
+	printTimed(st)
+	if c.against == "" {
+		return []timedStat{st}
+	}
+	b.finish()
+	printTimed(b)
+	printAgainst(st, b)
+	return []timedStat{st, b}
+}
+
+func timedHTTP(ctx context.Context, c config, srv server, mcpCheck func(...string) []string) ([]timedStat, error) {
+	st, b := timedStat{Name: srv.name}, timedStat{Name: srv.name + againstSuffix}
 	target, stop, err := srv.start(ctx)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
 	defer stop()
 	p, err := newProxy(target)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
 	defer p.close()
 	fmt.Printf("\n== %s: mcp-eval check ×%d (requests counted in an untimed run through a proxy first)\n", srv.name, c.reps)
@@ -699,10 +755,12 @@ func timedHTTP(ctx context.Context, c config, srv server, mcpCheck func(...strin
 		fmt.Printf(" %s\n", note)
 	}
 	for i := 0; i < c.reps; i++ {
-		st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), mcpCheck("--url", target), c.root))
+		argv := mcpCheck("--url", target)
+		st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), argv, c.root))
+		if c.against != "" {
+			b.add(measure(ctx, c, fmt.Sprintf("run %d%s", i+1, againstSuffix), c.againstArgv(argv), c.root))
+		}
 	}
-	st.finish()
 	st.Requests = total(counted.Requests)
-	printTimed(st)
-	return st, nil
+	return finishTimed(c, st, b), nil
 }
