@@ -149,7 +149,10 @@ func (t *StdioTransport) idleWatch(start time.Time, bound time.Duration) (idle <
 		tk := time.NewTicker(tick)
 		defer tk.Stop()
 		var quietSince time.Time
-		lastCPU := int64(-1)
+		// The CPU when the watch begins, so that the first tick can
+		// already find the server idle: with none, the first tick only
+		// took the sample, and every silence was found one tick later.
+		lastCPU, _ := groupCPU(t.pgid)
 		for {
 			select {
 			case <-done:
