@@ -153,7 +153,9 @@ func progObserveStdio(ctx context.Context, c *mcpclient.Client, t *transport.Std
 		return obs, d.err
 	}
 	// A fence: once a later request is answered, what the server meant to
-	// send after the final response is out (window bounds the wait).
+	// send after the final response is out. Its answer usually reaches the
+	// tap before its id comes on fence, so the watch runs to the end of
+	// window; on a shared quiet process settle waits for the answer.
 	fence := make(chan json.RawMessage, 1)
 	go func() {
 		if resp, err := c.Do(ctx, "server/discover", nil); err == nil {

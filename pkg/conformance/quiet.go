@@ -32,11 +32,15 @@ import (
 //     turn watches, so every notification it sees came from its own
 //     requests or from an earlier turn's.
 //   - An earlier turn's notification cannot reach a later turn's watch:
-//     each observation ends with a fence (progObserve: a request written
-//     after the observed one, answered only once the server has written
-//     what it wrote before it), and each turn ends by waiting until the
-//     process has written nothing for stdioQuiet, as a check with a process
-//     of its own stops watching after the same fence and quiet. What a
+//     each observation sends a fence after the observed request
+//     (progObserve: answered only once the server has written what it
+//     wrote before it) and watches a window past the final response, and
+//     each turn ends by waiting until the fence is answered and the process
+//     has written nothing for stdioQuiet since its last line (settle), as a
+//     check with a process of its own stops watching after the same window.
+//     (The fence's answer does not end progObserve's watch early: it
+//     reaches the tap before the fence's id is known, so the window
+//     always runs out; the fence is waited for by settle.) What a
 //     server sends even later than that for a request it has answered
 //     breaks the rules those checks judge anyway (no log or progress after
 //     the final response); a process that keeps writing for a second
@@ -386,17 +390,18 @@ func (l *quietLane) end(ctx context.Context) {
 
 // quietLeft is how much longer a process whose last line came at last
 // must stay silent to have been quiet for stdioQuiet at now. Quiet is
-// counted from that line, not from when the turn ended: a turn that
-// watched stdioQuiet past its fence has waited it already, and waiting it
-// again made every turn 30 ms longer (about a fifth of the bundled
-// server's stdio run).
+// counted from that line, not from when the turn ended: a turn watches a
+// window past its final response (progObserve, logWindow = stdioQuiet) or
+// past its fence's answer (stdioFenced), so the quiet has mostly passed
+// when it ends, and waiting it again made every turn 30 ms longer (about a
+// tenth of the bundled server's stdio run).
 func quietLeft(last, now time.Time) time.Duration {
 	return stdioQuiet - now.Sub(last)
 }
 
-// settle waits until the process has written nothing for stdioQuiet; it
-// is false for a process that is of no use to the next turn. A line
-// written after the tap began restarts the count.
+// settle waits until the process has written nothing for stdioQuiet and
+// owes no answer; it is false for a process that is of no use to the next
+// turn. A line written after the tap began restarts the count.
 func (l *quietLane) settle(ctx context.Context, st *transport.StdioTransport) bool {
 	if stdioGone(st) {
 		return false
@@ -405,7 +410,14 @@ func (l *quietLane) settle(ctx context.Context, st *transport.StdioTransport) bo
 	defer stop()
 	wait := quietLeft(st.LastLine(), time.Now())
 	if wait <= 0 {
-		return true
+		if st.Waiting() == 0 {
+			return true
+		}
+		// A request still waits for its answer (a turn's fence, which
+		// progObserve stops watching for after its window): that answer,
+		// and whatever the server writes before it, must come out here,
+		// not in the next turn's watch.
+		wait = stdioQuiet
 	}
 	limit := time.NewTimer(quietSettleMax)
 	defer limit.Stop()
@@ -421,9 +433,14 @@ func (l *quietLane) settle(ctx context.Context, st *transport.StdioTransport) bo
 			}
 			quiet.Reset(stdioQuiet)
 		case <-quiet.C:
+			if st.Waiting() > 0 {
+				quiet.Reset(stdioQuiet)
+				continue
+			}
 			return true
 		case <-limit.C:
-			// Still writing a second on: not quiet enough to share.
+			// Still writing, or still owing an answer, a second on: not
+			// quiet enough to share.
 			return false
 		case <-st.Exited():
 			return false

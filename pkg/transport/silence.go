@@ -90,6 +90,14 @@ func (t *StdioTransport) LastLine() time.Time {
 	return t.lastOut
 }
 
+// Waiting is how many requests sent on the transport still wait for
+// their answer.
+func (t *StdioTransport) Waiting() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending)
+}
+
 // heardLocked notes a line from the server: it is not silent.
 func (t *StdioTransport) heardLocked(at time.Time) {
 	t.lastOut, t.sinceOut, t.silenced = at, "", nil
