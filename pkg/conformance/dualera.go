@@ -46,8 +46,9 @@ type legacySide struct {
 
 type legacySideKey struct{}
 
-// legacySideOf returns the run's observation of the legacy side, made by
-// the first check that asks. An error means the harness could not open a
+// legacySideOf returns the run's observation of the legacy side: the one
+// Run began beside its own start (stdio, observeLegacyAhead), else one made
+// by the first check that asks. An error means the harness could not open a
 // connection to ask.
 func legacySideOf(p *check.Pass) (*legacySide, error) {
 	compute := func() any {

@@ -93,54 +93,6 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 			w.Watch(monitors.Watcher())
 		}
 	}
-	spawn := make(chan struct{}, max(2, runtime.NumCPU()))
-	// open starts a new connection and connects it with cfg. Starting stdio
-	// processes is bounded by the cores: a runtime such as Node takes a few
-	// hundred ms of CPU to start, and starting many at once makes every one
-	// of them slower. Only the start (spawn and probe) is bounded, not the
-	// use.
-	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
-		if target.Kind() == "stdio" {
-			select {
-			case spawn <- struct{}{}:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			defer func() { <-spawn }()
-		}
-		t, err := target.Open(ctx, true)
-		if err != nil {
-			return nil, err
-		}
-		watch(t)
-		return mcpclient.Connect(ctx, t, cfg)
-	}
-	// The legacy handshake goes out as a 2025-11-25 client sends it: no
-	// _meta at all, so no trace context either.
-	legacyCfg := ccfg
-	legacyCfg.ForceEra, legacyCfg.Trace = mcpclient.EraLegacy, nil
-	freshLegacy := func(ctx context.Context) (*mcpclient.Client, func(), error) {
-		c, err := open(ctx, legacyCfg)
-		if c == nil {
-			return nil, nil, err
-		}
-		return c, func() { c.Close() }, err
-	}
-	// On stdio the legacy side is observed beside the run's own start, not
-	// when META-1 or REM-2 first asks: a start that waits for a core then
-	// held up the first repetition's META-1 and every REM-2 behind the
-	// others (a Node server: its start came last, at 3.2 s of a 3.9 s run),
-	// while the second core sits idle during the run's own start.
-	var early *legacyAhead
-	if target.Kind() == "stdio" && slices.ContainsFunc(reg.Selected(target.Kind(), opts.Only), func(c *check.Check) bool { return c == META1 || c == REM2 }) {
-		actx, cancel := context.WithCancel(ctx)
-		early = observeLegacyAhead(actx, freshLegacy)
-		defer func() {
-			// Whatever the run did with it, nothing outlives the run.
-			cancel()
-			<-early.done
-		}()
-	}
 	opened := time.Now()
 	tr, err := target.Open(ctx, false)
 	if err != nil {
@@ -199,6 +151,56 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		rep.Legacy = legacyReport(ctx, client, target, ccfg)
 		rep.DurationMs = ms(time.Since(start))
 		return rep, nil, nil
+	}
+	spawn := make(chan struct{}, max(2, runtime.NumCPU()))
+	// open starts a new connection and connects it with cfg. Starting stdio
+	// processes is bounded by the cores: a runtime such as Node takes a few
+	// hundred ms of CPU to start, and starting many at once makes every one
+	// of them slower. Only the start (spawn and probe) is bounded, not the
+	// use.
+	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
+		if target.Kind() == "stdio" {
+			select {
+			case spawn <- struct{}{}:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			defer func() { <-spawn }()
+		}
+		t, err := target.Open(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		watch(t)
+		return mcpclient.Connect(ctx, t, cfg)
+	}
+	// The legacy handshake goes out as a 2025-11-25 client sends it: no
+	// _meta at all, so no trace context either.
+	legacyCfg := ccfg
+	legacyCfg.ForceEra, legacyCfg.Trace = mcpclient.EraLegacy, nil
+	freshLegacy := func(ctx context.Context) (*mcpclient.Client, func(), error) {
+		c, err := open(ctx, legacyCfg)
+		if c == nil {
+			return nil, nil, err
+		}
+		return c, func() { c.Close() }, err
+	}
+	// On stdio the legacy side is observed as soon as the run's own
+	// process is up, before any repetition asks for one, not when META-1
+	// or REM-2 first asks: a start that waits for a core then held up the
+	// first repetition's META-1 and every REM-2 behind the others (a Node
+	// server: its start came last, at 3.2 s of a 3.9 s run). Not beside
+	// the run's own start: that one stays alone (two cold `npx -y` or `go
+	// run` starts at once share a cache, and dearStart times it).
+	var early *legacyAhead
+	if target.Kind() == "stdio" && slices.ContainsFunc(reg.Selected(target.Kind(), opts.Only), func(c *check.Check) bool { return c == META1 || c == REM2 }) {
+		actx, cancel := context.WithCancel(ctx)
+		early = observeLegacyAhead(actx, freshLegacy)
+		defer func() {
+			// Whatever the run did with it, nothing outlives the run.
+			cancel()
+			<-early.done
+		}()
 	}
 	// A new HTTP connection speaks as the shared client does, without a
 	// server/discover of its own: the server keeps no state per
