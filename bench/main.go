@@ -11,8 +11,9 @@
 //   - wall, CPU and mcp-eval's peak RSS on the stdio servers of interop/, the
 //     bundled reference server on HTTP and stdio, and a 1,000-tool go-sdk server
 //     against its 3-tool twin; with -against BIN, each of those runs is
-//     followed by one of BIN (an earlier commit's mcp-eval), so that a change
-//     is measured against what it changes in one run.
+//     paired with one of BIN (an earlier commit's mcp-eval), which of the two
+//     goes first alternating, so that a change is measured against what it
+//     changes in one run.
 //
 // bench/run.sh installs what this needs and runs it; see there for the one command.
 // Every run is bounded by -run-timeout; a server is killed with its process group.
@@ -93,6 +94,12 @@ func main() {
 	var err error
 	if c.root, err = filepath.Abs(c.root); err != nil {
 		fatal(err)
+	}
+	if c.against != "" {
+		// Runs start in -root: a relative path means the caller's directory.
+		if c.against, err = filepath.Abs(c.against); err != nil {
+			fatal(err)
+		}
 	}
 	c.bindPreload = filepath.Join(c.root, "interop/legacy/bind-loopback.cjs")
 	ctx := context.Background()
@@ -187,14 +194,16 @@ func bench(ctx context.Context, c config, res *results) {
 		large := timedStat{Name: "go-sdk-stdio-1000-tools"}
 		smallB, largeB := timedStat{Name: small.Name + againstSuffix}, timedStat{Name: large.Name + againstSuffix}
 		for i := 0; i < c.reps; i++ {
-			small.add(measure(ctx, c, "go-sdk 3 tools", mcpCheck("--cmd", gosdk+" -tools 3"), c.root))
-			if c.against != "" {
+			c.inTurns(i, func() {
+				small.add(measure(ctx, c, "go-sdk 3 tools", mcpCheck("--cmd", gosdk+" -tools 3"), c.root))
+			}, func() {
 				smallB.add(measure(ctx, c, "go-sdk 3 tools"+againstSuffix, c.againstArgv(mcpCheck("--cmd", gosdk+" -tools 3")), c.root))
-			}
-			large.add(measure(ctx, c, "go-sdk 1000 tools", mcpCheck("--cmd", gosdk+" -tools 1000"), c.root))
-			if c.against != "" {
+			})
+			c.inTurns(i, func() {
+				large.add(measure(ctx, c, "go-sdk 1000 tools", mcpCheck("--cmd", gosdk+" -tools 1000"), c.root))
+			}, func() {
 				largeB.add(measure(ctx, c, "go-sdk 1000 tools"+againstSuffix, c.againstArgv(mcpCheck("--cmd", gosdk+" -tools 1000")), c.root))
-			}
+			})
 		}
 		pairs := [][2]*timedStat{{&small, &large}}
 		if c.against != "" {
@@ -694,6 +703,22 @@ func printTimed(s timedStat) {
 // againstSuffix names the measurements of -against.
 const againstSuffix = " (against)"
 
+// inTurns runs measurement i of mcp-eval (this) and, with -against, of
+// the other binary, the first of the two alternating (A B, B A, …) so
+// that whatever the previous run leaves behind falls on both alike.
+func (c config) inTurns(i int, this, other func()) {
+	switch {
+	case c.against == "":
+		this()
+	case i%2 == 0:
+		this()
+		other()
+	default:
+		other()
+		this()
+	}
+}
+
 // againstArgv is argv with -against's binary instead of -mcp-eval's.
 func (c config) againstArgv(argv []string) []string {
 	return append([]string{c.against}, argv[1:]...)
@@ -713,10 +738,11 @@ func timedStdio(ctx context.Context, c config, name string, argv []string) []tim
 	fmt.Printf("\n== %s: mcp-eval check ×%d\n", name, c.reps)
 	st, b := timedStat{Name: name}, timedStat{Name: name + againstSuffix}
 	for i := 0; i < c.reps; i++ {
-		st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), argv, c.root))
-		if c.against != "" {
+		c.inTurns(i, func() {
+			st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), argv, c.root))
+		}, func() {
 			b.add(measure(ctx, c, fmt.Sprintf("run %d%s", i+1, againstSuffix), c.againstArgv(argv), c.root))
-		}
+		})
 	}
 	return finishTimed(c, st, b)
 }
@@ -756,10 +782,11 @@ func timedHTTP(ctx context.Context, c config, srv server, mcpCheck func(...strin
 	}
 	for i := 0; i < c.reps; i++ {
 		argv := mcpCheck("--url", target)
-		st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), argv, c.root))
-		if c.against != "" {
+		c.inTurns(i, func() {
+			st.add(measure(ctx, c, fmt.Sprintf("run %d", i+1), argv, c.root))
+		}, func() {
 			b.add(measure(ctx, c, fmt.Sprintf("run %d%s", i+1, againstSuffix), c.againstArgv(argv), c.root))
-		}
+		})
 	}
 	st.Requests = total(counted.Requests)
 	return finishTimed(c, st, b), nil
