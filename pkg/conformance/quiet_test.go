@@ -163,16 +163,9 @@ func TestRPC5TakesTheHandedProcess(t *testing.T) {
 		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
 			opts := Options{Options: check.Options{Runs: 2, Only: []string{"STATE-1", "META-1", "RPC-5"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
 			verdicts := comparePlans(t, opts, nil, func(dir string) Target { return teeTarget(dir, "0.3", args...) }, func(shared bool, _ *Report, dir string) {
-				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
-				if err != nil {
-					t.Fatal(err)
-				}
 				rpc5, after := 0, 0
-				for _, f := range files {
-					b, err := os.ReadFile(f)
-					if err != nil {
-						t.Fatal(err)
-					}
+				for _, f := range teeInputs(t, dir) {
+					b := f.in
 					at := bytes.Index(b, []byte(rpc5Line))
 					if at < 0 {
 						continue
@@ -181,7 +174,7 @@ func TestRPC5TakesTheHandedProcess(t *testing.T) {
 					if st := bytes.Index(b, stateMark); st >= 0 {
 						after++
 						if st > at {
-							t.Errorf("%s: STATE-1's requests came after RPC-5's lines", filepath.Base(f))
+							t.Errorf("%s: STATE-1's requests came after RPC-5's lines", f.name)
 						}
 					}
 				}
@@ -204,6 +197,31 @@ func TestRPC5TakesTheHandedProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// teeInput is what one server process of a teeTarget run was sent.
+type teeInput struct {
+	name string // pid.in
+	in   []byte
+}
+
+// teeInputs reads what each server process of a teeTarget run in dir was
+// sent.
+func teeInputs(t *testing.T, dir string) []teeInput {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []teeInput
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, teeInput{filepath.Base(f), b})
+	}
+	return out
 }
 
 // teeTarget runs the reference server with args after a delay of delay
@@ -229,27 +247,20 @@ func TestSTATE1HandsItsProcessOnToMETA1(t *testing.T) {
 		t.Run(strings.Join(append([]string{"server"}, args...), " "), func(t *testing.T) {
 			opts := Options{Options: check.Options{Runs: 3, Only: []string{"STATE-1", "META-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
 			verdicts := comparePlans(t, opts, nil, func(dir string) Target { return teeTarget(dir, "0", args...) }, func(shared bool, _ *Report, dir string) {
-				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
-				if err != nil {
-					t.Fatal(err)
-				}
 				both := 0
-				for _, f := range files {
-					b, err := os.ReadFile(f)
-					if err != nil {
-						t.Fatal(err)
-					}
+				for _, f := range teeInputs(t, dir) {
+					b := f.in
 					st, mt := bytes.Index(b, stateMark), bytes.Index(b, metaMark)
 					if st < 0 || mt < 0 {
 						continue
 					}
 					both++
 					if mt < st {
-						t.Errorf("%s: META-1's requests came before STATE-1's", filepath.Base(f))
+						t.Errorf("%s: META-1's requests came before STATE-1's", f.name)
 					}
 					// The probe, then STATE-1's first request.
 					if lines := bytes.SplitN(b, []byte("\n"), 3); len(lines) < 3 || !bytes.Contains(lines[1], []byte(`"method":"server/discover"`)) {
-						t.Errorf("%s: handed on after STATE-1 began with another method than server/discover", filepath.Base(f))
+						t.Errorf("%s: handed on after STATE-1 began with another method than server/discover", f.name)
 					}
 				}
 				if shared && both == 0 {
@@ -378,16 +389,9 @@ func TestREMOpensTheQuietProcess(t *testing.T) {
 			answered := len(args) == 2 && args[1] == "REM-2"
 			opts := Options{Options: check.Options{Runs: 2, Only: []string{"REM-2", "REM-3", "TOOL-2", "LOG-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second}
 			verdicts := comparePlans(t, opts, nil, func(dir string) Target { return teeTarget(dir, "0", args...) }, func(shared bool, _ *Report, dir string) {
-				files, err := filepath.Glob(filepath.Join(dir, "*.in"))
-				if err != nil {
-					t.Fatal(err)
-				}
 				inits, walked := 0, 0
-				for _, f := range files {
-					b, err := os.ReadFile(f)
-					if err != nil {
-						t.Fatal(err)
-					}
+				for _, f := range teeInputs(t, dir) {
+					b := f.in
 					in := bytes.Index(b, initMark)
 					if in < 0 {
 						continue
@@ -395,7 +399,7 @@ func TestREMOpensTheQuietProcess(t *testing.T) {
 					inits++
 					// The probe, then initialize: its first request.
 					if lines := bytes.SplitN(b, []byte("\n"), 3); len(lines) < 3 || !bytes.Contains(lines[1], initMark) {
-						t.Errorf("%s: initialize was not the first request after the probe", filepath.Base(f))
+						t.Errorf("%s: initialize was not the first request after the probe", f.name)
 					}
 					if w := bytes.Index(b, walkMark); w > in {
 						walked++
