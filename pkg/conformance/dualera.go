@@ -46,17 +46,12 @@ type legacySide struct {
 
 type legacySideKey struct{}
 
-// legacySideOf returns the run's observation of the legacy side: the one
-// Run began beside its own start (stdio, observeLegacyAhead), else one made
-// by the first check that asks. An error means the harness could not open a
+// legacySideOf returns the run's observation of the legacy side, made by
+// the first check that asks unless Run began it once its own process was
+// up (stdio, when META-1 or REM-2 runs). An error means the harness could not open a
 // connection to ask.
 func legacySideOf(p *check.Pass) (*legacySide, error) {
-	compute := func() any {
-		if a := legacyAheadOf(p.Env.Memo); a != nil {
-			return a.wait(p.Ctx)
-		}
-		return observeLegacySide(p.Ctx, p.Env)
-	}
+	compute := func() any { return observeLegacySide(p.Ctx, p.Env) }
 	var v any
 	if p.Env.Memo != nil {
 		v = p.Env.Memo.Do(legacySideKey{}, compute)
@@ -71,45 +66,6 @@ func legacySideOf(p *check.Pass) (*legacySide, error) {
 		return nil, fmt.Errorf("opening a connection for a legacy initialize: %w", ls.openErr)
 	}
 	return ls, nil
-}
-
-// legacyAheadKey holds, in the run's Memo, the legacy side Run began to
-// observe beside the run's own start (stdio, when META-1 or REM-2 runs).
-type legacyAheadKey struct{}
-
-// legacyAhead is an observation of the legacy side under way.
-type legacyAhead struct {
-	done chan struct{} // closed once ls is set
-	ls   *legacySide
-}
-
-// observeLegacyAhead begins observeLegacySide on a connection fresh opens.
-func observeLegacyAhead(ctx context.Context, fresh func(context.Context) (*mcpclient.Client, func(), error)) *legacyAhead {
-	a := &legacyAhead{done: make(chan struct{})}
-	go func() {
-		defer close(a.done)
-		a.ls = observeLegacySide(ctx, check.Env{FreshLegacy: fresh})
-	}()
-	return a
-}
-
-// wait returns the observation once made.
-func (a *legacyAhead) wait(ctx context.Context) *legacySide {
-	select {
-	case <-a.done:
-		return a.ls
-	case <-ctx.Done():
-		return &legacySide{openErr: ctx.Err()}
-	}
-}
-
-// legacyAheadOf is the run's observation begun ahead, nil if none was.
-func legacyAheadOf(m *check.Memo) *legacyAhead {
-	if m == nil {
-		return nil
-	}
-	a, _ := m.Do(legacyAheadKey{}, func() any { return (*legacyAhead)(nil) }).(*legacyAhead)
-	return a
 }
 
 // reportedLegacySide is the observation for the report, when a check made

@@ -192,14 +192,19 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// server: its start came last, at 3.2 s of a 3.9 s run). Not beside
 	// the run's own start: that one stays alone (two cold `npx -y` or `go
 	// run` starts at once share a cache, and dearStart times it).
-	var early *legacyAhead
+	memo := &check.Memo{}
 	if target.Kind() == "stdio" && slices.ContainsFunc(reg.Selected(target.Kind(), opts.Only), func(c *check.Check) bool { return c == META1 || c == REM2 }) {
 		actx, cancel := context.WithCancel(ctx)
-		early = observeLegacyAhead(actx, freshLegacy)
+		observed := make(chan struct{})
+		go func() {
+			defer close(observed)
+			// legacySideOf's entry: a check that asks waits for this.
+			memo.Do(legacySideKey{}, func() any { return observeLegacySide(actx, check.Env{FreshLegacy: freshLegacy}) })
+		}()
 		defer func() {
 			// Whatever the run did with it, nothing outlives the run.
 			cancel()
-			<-early.done
+			<-observed
 		}()
 	}
 	// A new HTTP connection speaks as the shared client does, without a
@@ -228,10 +233,6 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
 	defer pool.close()
-	memo := &check.Memo{}
-	if early != nil {
-		memo.Do(legacyAheadKey{}, func() any { return early })
-	}
 	plan := planFor(dear)
 	if opts.plan != nil {
 		plan = *opts.plan
