@@ -152,25 +152,20 @@ func (p *freshPool) close() {
 // version then gets -32602 where on a new process it opens a legacy
 // session (docs/real-servers.md). So none of them takes a quiet process,
 // whose list walk pins the era.
-var handChain = [][]string{{"STATE-1"}, {"META-1"}, {"RPC-5"}, {"STDIO-4"}}
+var handChain = []string{"STATE-1", "META-1", "RPC-5", "STDIO-4"}
 
 // handFollows is what check id follows on stdio: the checks before it in
 // handChain.
 func handFollows(id string) check.Follows {
-	var ids []string
-	for _, place := range handChain {
-		if slices.Contains(place, id) {
-			return check.Follows{On: check.Stdio, IDs: ids}
-		}
-		ids = append(ids, place...)
+	k := handPlace(id)
+	if k < 0 {
+		panic("handFollows: " + id + " is not in handChain")
 	}
-	panic("handFollows: " + id + " is not in handChain")
+	return check.Follows{On: check.Stdio, IDs: slices.Clone(handChain[:k])}
 }
 
 // handPlace is id's place in handChain, -1 when it has none.
-func handPlace(id string) int {
-	return slices.IndexFunc(handChain, func(place []string) bool { return slices.Contains(place, id) })
-}
+func handPlace(id string) int { return slices.Index(handChain, id) }
 
 // handRunsKey is the Memo key of the run's handRuns (set by Run).
 type handRunsKey struct{}
