@@ -280,7 +280,7 @@ func (p *Pass) SkipNeedsCall(format string, args ...any) {
 		return
 	}
 	p.Skipf(format, args...)
-	if len(p.Env.Uncalled()) > 0 {
+	if p.Env.Uncalled() > 0 {
 		p.out.SkipCause = report.SkipNeedsCall
 	}
 }

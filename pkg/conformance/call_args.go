@@ -76,7 +76,7 @@ func callSkipNoTarget(p *check.Pass) {
 // records that cause; with every tool allowed it says only why, so no
 // summary asks the user to allow tools that are allowed already.
 func callSkip(p *check.Pass, why string) {
-	if n := len(p.Env.Uncalled()); n > 0 {
+	if n := p.Env.Uncalled(); n > 0 {
 		p.SkipNeedsCall("%s; %s not annotated readOnlyHint: true, so not called (allow one with --call-tool NAME)", why, plural(n, "listed tool is", "listed tools are"))
 		return
 	}

@@ -212,7 +212,7 @@ func mrtrUnreachable(err error) bool {
 // points to --call-tool only when some tool was not allowed.
 func mrtrSkipNone(p *check.Pass, f *mrtrFound) {
 	hint, skip := "", p.Skipf
-	if n := len(p.Env.Uncalled()); n > 0 {
+	if n := p.Env.Uncalled(); n > 0 {
 		// Recorded as a skip that needs permission (report skipCause).
 		hint, skip = fmt.Sprintf("; %s not annotated readOnlyHint: true, so not called (allow an MRTR tool with --call-tool NAME)", plural(n, "listed tool is", "listed tools are")), p.SkipNeedsCall
 	}
