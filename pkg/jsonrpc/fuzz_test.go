@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -30,6 +32,14 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Decode(data)
+		if trimmed := bytes.TrimSpace(data); utf8.Valid(trimmed) && len(trimmed) > 0 && trimmed[0] == '{' {
+			// The quick path must accept and fill exactly what the
+			// Decoder does.
+			ref, refErr := decodeStream(trimmed)
+			if (err == nil) != (refErr == nil) || !reflect.DeepEqual(m, ref) {
+				t.Fatalf("Decode(%q) = %+v, %v; the Decoder gives %+v, %v", data, m, err, ref, refErr)
+			}
+		}
 		if err != nil {
 			if m != nil {
 				t.Fatalf("Decode returned a message and an error %v", err)
