@@ -97,6 +97,18 @@ func FuzzStdioLines(f *testing.F) {
 	} {
 		f.Add([]byte(s), uint8(100))
 	}
+	for _, s := range []string{
+		// Keys of nested objects and arrays are apart from their parent's;
+		// an escaped key is the same key as its plain spelling; past 16
+		// keys an object's are kept as a set.
+		`{"jsonrpc":"2.0","id":1,"result":{"a":{"b":1},"b":[{"a":1},{"a":2}],"c":{"d":{"d":1}}}}` + "\n",
+		`{"jsonrpc":"2.0","id":1,"result":{"a":{"b":1,"b":2}}}` + "\n",
+		`{"jsonrpc":"2.0","id":1,"result":{"a":1,"\u0061":2}}` + "\n",
+		`{"jsonrpc":"2.0","id":1,"result":{"k01":1,"k02":1,"k03":1,"k04":1,"k05":1,"k06":1,"k07":1,"k08":1,"k09":1,"k10":1,"k11":1,"k12":1,"k13":1,"k14":1,"k15":1,"k16":1,"k17":{"k01":1},"k18":1,"k01":2}}` + "\n",
+		`{"jsonrpc":"2.0","id":1,"result":{"k01":1,"k02":1,"k03":1,"k04":1,"k05":1,"k06":1,"k07":1,"k08":1,"k09":1,"k10":1,"k11":1,"k12":1,"k13":1,"k14":1,"k15":1,"k16":1,"k17":{"k01":1},"k18":1,"k18":2}}` + "\n",
+	} {
+		f.Add([]byte(s), uint8(255))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, limit uint8) {
 		max := int(limit) + 1
 		whole := framedLines(t, bufio.NewReaderSize(bytes.NewReader(data), 16), max)
