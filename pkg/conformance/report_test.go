@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/internal/interop"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -110,6 +112,28 @@ func TestLegacyServerGetsMigrationReport(t *testing.T) {
 	for _, want := range []string{"no-discover", "initialize", "no-resultType", "no-cache-hints"} {
 		if !strings.Contains(strings.Join(ids, ","), want) {
 			t.Errorf("blockers %v lack %s", ids, want)
+		}
+	}
+}
+
+// Listed hands the caller the tools the run listed, once, as Run returns
+// them, so that the pipeline can count their tokens beside the checks.
+func TestListedOnceWithTheToolsRunReturns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var calls [][]mcpclient.Tool
+	opts := Options{Options: check.Options{Runs: 1, Only: []string{"DISC-1", "POISON"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second,
+		Listed: func(tools []mcpclient.Tool) { calls = append(calls, tools) }}
+	rep, tools, err := Run(ctx, refTarget(t, "http"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || len(tools) == 0 || !reflect.DeepEqual(calls[0], tools) {
+		t.Fatalf("Listed was called %d times (%v); Run returned %d tools", len(calls), calls, len(tools))
+	}
+	for _, r := range rep.Checks {
+		if r.Verdict != check.Passed {
+			t.Errorf("%s: %s %s", r.ID, r.Verdict, r.Outcome.Message)
 		}
 	}
 }

@@ -37,6 +37,13 @@ type Options struct {
 	// request by method (telemetry.Recorder.ObserveMCP). It only watches:
 	// no check reads it.
 	Observer func(mcpclient.Call)
+	// Listed, when set, is called once with the tools the server listed
+	// as soon as the run has them, before any check runs, so that the
+	// caller can work on them beside the checks (the pipeline counts their
+	// tokens: a tenth of a second for 1,000 tools, no longer after the
+	// last check). It must return at once. It is not called when the run
+	// lists nothing (a legacy server, one answering under wrong ids).
+	Listed func([]mcpclient.Tool)
 	// plan, when set, replaces the plan Run chooses from a start's cost
 	// (quietPlan): the tests compare sharing with a process of each
 	// check's own.
@@ -294,8 +301,21 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	env.Facts = check.GatherFacts(ctx, client)
 	tools := env.Facts.Tools
-	rep.Deprecated = deprecatedUses(env.Facts)
+	if opts.Listed != nil {
+		opts.Listed(tools)
+	}
 	selected := reg.Selected(target.Kind(), opts.Only)
+	if poisonWanted(selected) {
+		// The POISON checks come last, alone: their scan of this listing
+		// is made now, beside the other checks (poisonFirst).
+		scanned := make(chan struct{})
+		go func() {
+			defer close(scanned)
+			poisonFirst(memo, env.Facts)
+		}()
+		defer func() { <-scanned }()
+	}
+	rep.Deprecated = deprecatedUses(env.Facts)
 	// The SUB checks' listens of a repetition share one process on stdio,
 	// stopped when the repetition's last SUB check returned; closeAll stops
 	// what a check that never ran (a cancelled run) left.

@@ -71,7 +71,13 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	if p.Has(Conformance) {
 		opts := p.Conformance
 		opts.Observer = rec.ObserveMCP
+		var count *toolCount
+		opts.Listed = func(tools []mcpclient.Tool) { count = startToolCount(llmTools(tools), p.modelsUsed()) }
 		l0, tools, err := conformance.Run(ctx, p.Target, opts)
+		if count == nil {
+			count = startToolCount(llmTools(tools), p.modelsUsed())
+		}
+		tt, countErr := count.wait()
 		if stopped.Err() != nil {
 			return p.cancelled(stopped, rep, started)
 		}
@@ -81,9 +87,10 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		rep = report.FromConformance(l0, p.Env.Workspace)
 		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
 		lt := llmTools(tools)
-		if err := countToolTokens(tokens.NewMeter(), rep, lt, p.modelsUsed()); err != nil {
-			return nil, err
+		if countErr != nil {
+			return nil, countErr
 		}
+		rep.ToolTokens = tt
 		if p.ExactToolTokens && rep.ToolTokens != nil {
 			p.exactToolTokens(ctx, rep.ToolTokens, lt)
 		}
@@ -172,20 +179,40 @@ func llmTools(tools []mcpclient.Tool) []llm.Tool {
 	return lt
 }
 
-// countToolTokens records what the listed tools cost in every model
-// request, in the encodings of the run's models. The meter is the run's
-// own: a tokenizer is built on its first count, never before, and at most
-// once.
-func countToolTokens(m *tokens.Meter, rep *report.Report, tools []llm.Tool, models []string) error {
+// toolCount is the count of what the listed tools cost in every model
+// request, in the encodings of the run's models, made beside Layer 0's
+// checks: the tools are known once the run has listed them, and on a server
+// of 1,000 tools the count (the tokenizer built on first use, never before,
+// and at most once, by the run's own meter) took a tenth of a second after
+// the last check.
+type toolCount struct {
+	done chan struct{}
+	tt   *report.ToolTokens
+	err  error
+}
+
+// startToolCount begins counting tools for models; nothing is counted for
+// no tools.
+func startToolCount(tools []llm.Tool, models []string) *toolCount {
+	c := &toolCount{done: make(chan struct{})}
 	if len(tools) == 0 {
-		return nil
+		close(c.done)
+		return c
 	}
-	tt, err := m.ToolSurface(tools, models)
-	if err != nil {
-		return fmt.Errorf("counting the tokens of the tool surface: %w", err)
-	}
-	rep.ToolTokens = tt
-	return nil
+	go func() {
+		defer close(c.done)
+		c.tt, c.err = tokens.NewMeter().ToolSurface(tools, models)
+		if c.err != nil {
+			c.err = fmt.Errorf("counting the tokens of the tool surface: %w", c.err)
+		}
+	}()
+	return c
+}
+
+// wait returns the count once it is made (nil for no tools).
+func (c *toolCount) wait() (*report.ToolTokens, error) {
+	<-c.done
+	return c.tt, c.err
 }
 
 // cancelled ends a run its caller stopped: a report with the run's

@@ -18,6 +18,8 @@ package poison
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -114,23 +116,45 @@ const (
 // is none): every difference between the two is a drift finding. Findings
 // are sorted by tool, field and rule, one per rule and field, at most 500.
 func Scan(tools, toolsAgain []mcpclient.Tool) []Finding {
-	var fs findings
-	if len(tools) > maxTools {
-		tools = tools[:maxTools]
+	return ScanListing(tools).Findings(toolsAgain)
+}
+
+// Listing is what the scan found in one tools/list call, before a second
+// listing is compared with it: a run scans its first listing as soon as it
+// has it (on a server of 1,000 tools that is most of the scan's fifth of a
+// second), and compares the second when it comes.
+type Listing struct {
+	tools []mcpclient.Tool
+	fs    findings
+}
+
+// ScanListing scans tools, the result of one tools/list call.
+func ScanListing(tools []mcpclient.Tool) *Listing {
+	l := &Listing{tools: tools}
+	if len(l.tools) > maxTools {
+		l.tools = l.tools[:maxTools]
 	}
 	names := map[string]bool{}
-	for _, t := range tools {
+	for _, t := range l.tools {
 		names[strings.ToLower(t.Name)] = true
 	}
-	for _, t := range tools {
-		scanTool(&fs, t, names)
+	for _, t := range l.tools {
+		scanTool(&l.fs, t, names)
 	}
-	confusableNames(&fs, tools)
+	confusableNames(&l.fs, l.tools)
+	return l
+}
+
+// Findings are the listing's findings and, when toolsAgain is not nil,
+// every difference from that second listing, as Scan returns them. l is
+// left as it was: Findings may be called again.
+func (l *Listing) Findings(toolsAgain []mcpclient.Tool) []Finding {
+	fs := findings{list: slices.Clone(l.fs.list), seen: maps.Clone(l.fs.seen)}
 	if toolsAgain != nil {
 		if len(toolsAgain) > maxTools {
 			toolsAgain = toolsAgain[:maxTools]
 		}
-		drift(&fs, tools, toolsAgain)
+		drift(&fs, l.tools, toolsAgain)
 	}
 	return fs.sorted()
 }
