@@ -70,3 +70,33 @@ func TestResMetaKeys(t *testing.T) {
 		t.Fatalf("resMetaKeys = %q, want %q", got, want)
 	}
 }
+
+// Only what cannot hold a member named _meta is passed over: the name
+// with any of its letters escaped still counts.
+func TestResMayHoldMeta(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"name":"t","description":"no metadata"}`:     false,
+		`{"name":"t","description":"\u003ctag\u003e"}`: false,
+		`{"name":"t","_meta":{"a":1}}`:                 true,
+		`{"name":"t","\u005fmeta":{"a":1}}`:            true,
+		`{"name":"t","_m\u0065ta":{"a":1}}`:            true,
+		`{"name":"t","\u005Fmeta":{"a":1}}`:            true,
+		`{"name":"t","_met\u0061":{"a":1}}`:            true,
+		`{"name":"t","_\u006Deta":{"a":1}}`:            true,
+		`{"name":"t","d":"\u00`:                        false,
+	} {
+		if got := resMayHoldMeta([]byte(raw)); got != want {
+			t.Errorf("resMayHoldMeta(%s) = %v, want %v", raw, got, want)
+		}
+		// Whatever it says, it never passes over a _meta key that a
+		// decode finds.
+		var v any
+		if json.Unmarshal([]byte(raw), &v) == nil {
+			found := false
+			resMetaKeys(v, "r", func(string, string) { found = true })
+			if found && !resMayHoldMeta([]byte(raw)) {
+				t.Errorf("%s holds a _meta key the filter passes over", raw)
+			}
+		}
+	}
+}
