@@ -7,6 +7,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonschema"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 // SCHEMA: the JSON Schemas in tool definitions (basic/index.mdx §JSON Schema
@@ -34,6 +35,29 @@ func schemaFindings(p *check.Pass) (findings []schemaFinding, judged int, ev *ch
 	if !ok {
 		return nil, 0, nil, false, err
 	}
+	if p.Env.Memo == nil { // a unit test's bare Env
+		f := schemaFind(p.Env, items, lr)
+		return f.findings, f.judged, toolEvidence(lr), true, nil
+	}
+	// The SCHEMA checks of a repetition judge one listing: it is read
+	// once, not by each (on a server of 1,000 tools every tool and schema
+	// decoded eleven times a run, not five).
+	f, _ := p.Env.Memo.Do(schemaFoundKey{lr}, func() any { return schemaFind(p.Env, items, lr) }).(*schemaFound)
+	return f.findings, f.judged, toolEvidence(lr), true, nil
+}
+
+// schemaFoundKey names, in the run's Memo, what schemaFind found in one
+// listing.
+type schemaFoundKey struct{ lr *mcpclient.ListResult }
+
+type schemaFound struct {
+	findings []schemaFinding
+	judged   int
+}
+
+// schemaFind compiles the schemas of items, the entries of lr.
+func schemaFind(env check.Env, items []json.RawMessage, lr *mcpclient.ListResult) *schemaFound {
+	f := &schemaFound{}
 	for i, raw := range items {
 		var t map[string]json.RawMessage
 		if json.Unmarshal(raw, &t) != nil {
@@ -47,15 +71,15 @@ func schemaFindings(p *check.Pass) (findings []schemaFinding, judged int, ev *ch
 			if !present || json.Unmarshal(s, &obj) != nil || obj == nil {
 				continue // absent, or not an object: TOOL-4
 			}
-			judged++
-			if _, err := schemaCompileTool(p.Env, s); err != nil {
+			f.judged++
+			if _, err := schemaCompileTool(env, s); err != nil {
 				if e, isErr := err.(*jsonschema.Error); isErr {
-					findings = append(findings, schemaFinding{tool: name, which: which, err: e, ev: listEntryAt(lr, "tools", i, false, which)})
+					f.findings = append(f.findings, schemaFinding{tool: name, which: which, err: e, ev: listEntryAt(lr, "tools", i, false, which)})
 				}
 			}
 		}
 	}
-	return findings, judged, toolEvidence(lr), true, nil
+	return f
 }
 
 // schemaReport reports the findings of the given kinds.
