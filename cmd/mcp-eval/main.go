@@ -12,12 +12,14 @@ import (
 )
 
 // softMemoryLimit is where the collector starts working harder: a run
-// over a server of 1,000 tools holds about 30 MB live but, at the pace
-// below, lets the heap reach five times that between collections. At 44
-// MiB that run peaks at 60-61 MB RSS (issue 15: at most 64) for about 0.6 s
-// more CPU; small runs never reach it. A GOMEMLIMIT in the environment
-// wins.
-const softMemoryLimit = 44 << 20
+// over a server of 1,000 tools holds 10-30 MB live but, at the pace below,
+// lets the heap reach five times that between collections. Since the
+// POISON scan and the token count run beside the checks (both on the
+// listing, while the heap is at its largest), 44 MiB let that run peak at
+// 62-68 MB RSS (issue 15: at most 64); at 42 MiB it peaks at 61-62 MB for
+// no CPU a run of eight could tell apart. Small runs never reach it. A
+// GOMEMLIMIT in the environment wins.
+const softMemoryLimit = 42 << 20
 
 // gcPercent lets the heap grow to five times what is live before a
 // collection, not twice: a check run on a small server holds a few MB
