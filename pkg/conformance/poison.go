@@ -101,6 +101,11 @@ func poisonWanted(selected []*check.Check) bool {
 func scanPoison(p *check.Pass) *poisonScan {
 	v := p.Env.Memo.Do(poisonScanKey{}, func() any {
 		first := poisonFirst(p.Env.Memo, p.Env.Facts)
+		if first == nil {
+			// The scan Run began panicked: made again here, where the
+			// check's run reports the panic as any check's.
+			first = poison.ScanListing(p.Env.Facts.Tools)
+		}
 		// The second listing is a tools/list of its own: repetition 0's
 		// shared walk is the facts' listing itself, and comparing a list
 		// with itself would hide a description that moved.

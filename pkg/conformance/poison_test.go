@@ -136,6 +136,55 @@ func TestPoisonChecksReportAsTheScanDid(t *testing.T) {
 	}
 }
 
+// When the scan Run begins beside the checks panicked, the POISON checks
+// scan again in their own run and report what the scan finds, as if it had
+// not been begun early.
+func TestPoisonChecksScanAgainWhenTheEarlyScanPanicked(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	target := serveHTTP(t, &poisoning{next: srv.Handler()})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	connect := func() *mcpclient.Client {
+		tr, err := transport.NewHTTP(transport.HTTPConfig{URL: target.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	memo := &check.Memo{}
+	func() {
+		defer func() { _ = recover() }()
+		memo.Do(poisonFirstKey{}, func() any { panic("a bug in the scan") })
+	}()
+	c := connect()
+	env := check.Env{Client: c, Transport: "http", Memo: memo, CallTools: map[string]bool{}, Facts: check.GatherFacts(ctx, c)}
+	reg := check.Registry{Families: []check.Family{{ID: poisonFamily.name, Title: poisonFamily.title}}, Checks: poisonFamily.checks}
+	results, err := check.Execute(ctx, reg, env, check.Options{Runs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Listings 3 and 4 are rewritten as 1 and 2 were.
+	fs, err := poison.ScanServer(ctx, connect(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scanOutcomes(fs, true)
+	for _, r := range results {
+		if !reflect.DeepEqual(r.Outcome, want[r.ID]) {
+			t.Errorf("%s:\n got %+v\nwant %+v", r.ID, r.Outcome, want[r.ID])
+		}
+	}
+	if len(results) != 8 || results[3].Verdict != check.Warned {
+		t.Errorf("%d results; POISON-4 %s", len(results), results[3].Verdict)
+	}
+}
+
 // On the correct server every rule passes, in a full run too.
 func TestPoisonChecksPassOnTheReferenceServer(t *testing.T) {
 	_, res := runChecks(t, refTarget(t, "http"), 1, "POISON-3", "POISON-7")

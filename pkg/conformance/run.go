@@ -41,8 +41,9 @@ type Options struct {
 	// as soon as the run has them, before any check runs, so that the
 	// caller can work on them beside the checks (the pipeline counts their
 	// tokens: a tenth of a second for 1,000 tools, no longer after the
-	// last check). It must return at once. It is not called when the run
-	// lists nothing (a legacy server, one answering under wrong ids).
+	// last check). It must return at once. It gets no tools when the
+	// server listed none or tools/list failed, and is not called when no
+	// check runs (a legacy server, one answering under wrong ids).
 	Listed func([]mcpclient.Tool)
 	// plan, when set, replaces the plan Run chooses from a start's cost
 	// (quietPlan): the tests compare sharing with a process of each
@@ -311,6 +312,10 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		scanned := make(chan struct{})
 		go func() {
 			defer close(scanned)
+			// A scan that panics must not take the run down: the first
+			// POISON check finds no listing in the Memo and scans again
+			// in its own run, which reports the panic (check.Execute).
+			defer func() { _ = recover() }()
 			poisonFirst(memo, env.Facts)
 		}()
 		defer func() { <-scanned }()

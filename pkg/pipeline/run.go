@@ -74,21 +74,23 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		var count *toolCount
 		opts.Listed = func(tools []mcpclient.Tool) { count = startToolCount(llmTools(tools), p.modelsUsed()) }
 		l0, tools, err := conformance.Run(ctx, p.Target, opts)
-		if count == nil {
-			count = startToolCount(llmTools(tools), p.modelsUsed())
-		}
-		tt, countErr := count.wait()
+		// A cancelled or failed run does not wait for a count under way:
+		// it ends on its own (toolCount).
 		if stopped.Err() != nil {
 			return p.cancelled(stopped, rep, started)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("could not test %s: %w", p.TargetDesc, err)
 		}
+		if count == nil {
+			count = startToolCount(llmTools(tools), p.modelsUsed())
+		}
 		rep = report.FromConformance(l0, p.Env.Workspace)
 		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
 		lt := llmTools(tools)
-		if countErr != nil {
-			return nil, countErr
+		tt, err := count.wait()
+		if err != nil {
+			return nil, err
 		}
 		rep.ToolTokens = tt
 		if p.ExactToolTokens && rep.ToolTokens != nil {
@@ -201,6 +203,13 @@ func startToolCount(tools []llm.Tool, models []string) *toolCount {
 	}
 	go func() {
 		defer close(c.done)
+		// Off the run's goroutine a panic would end the process with no
+		// report; it is the run's error instead.
+		defer func() {
+			if v := recover(); v != nil {
+				c.tt, c.err = nil, fmt.Errorf("counting the tokens of the tool surface: panic: %v", v)
+			}
+		}()
 		c.tt, c.err = tokens.NewMeter().ToolSurface(tools, models)
 		if c.err != nil {
 			c.err = fmt.Errorf("counting the tokens of the tool surface: %w", c.err)
