@@ -41,7 +41,7 @@ func schemaFindings(p *check.Pass) (findings []schemaFinding, judged int, ev *ch
 	}
 	// The SCHEMA checks of a repetition judge one listing: it is read
 	// once, not by each (on a server of 1,000 tools every tool and schema
-	// decoded eleven times a run, not five).
+	// decoded twelve times a run, not five).
 	f, _ := p.Env.Memo.Do(schemaFoundKey{lr}, func() any { return schemaFind(p.Env, items, lr) }).(*schemaFound)
 	return f.findings, f.judged, toolEvidence(lr), true, nil
 }
