@@ -74,6 +74,21 @@ func (p *poisoning) count() int {
 	return p.listings
 }
 
+// connectHTTP is a client of its own on target, closed when the test ends.
+func connectHTTP(ctx context.Context, t *testing.T, target Target) *mcpclient.Client {
+	t.Helper()
+	tr, err := transport.NewHTTP(transport.HTTPConfig{URL: target.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // serveHTTP runs h over real HTTP and returns its target.
 func serveHTTP(t *testing.T, h http.Handler) Target {
 	hs := httptest.NewServer(h)
@@ -100,16 +115,7 @@ func TestPoisonChecksReportAsTheScanDid(t *testing.T) {
 	// client of its own: listings 3 and 4 are rewritten as 1 and 2 were.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tr, err := transport.NewHTTP(transport.HTTPConfig{URL: target.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	fs, err := poison.ScanServer(ctx, c, nil)
+	fs, err := poison.ScanServer(ctx, connectHTTP(ctx, t, target), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,24 +151,12 @@ func TestPoisonChecksScanAgainWhenTheEarlyScanPanicked(t *testing.T) {
 	target := serveHTTP(t, &poisoning{next: srv.Handler()})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	connect := func() *mcpclient.Client {
-		tr, err := transport.NewHTTP(transport.HTTPConfig{URL: target.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
 	memo := &check.Memo{}
 	func() {
 		defer func() { _ = recover() }()
 		memo.Do(poisonFirstKey{}, func() any { panic("a bug in the scan") })
 	}()
-	c := connect()
+	c := connectHTTP(ctx, t, target)
 	env := check.Env{Client: c, Transport: "http", Memo: memo, CallTools: map[string]bool{}, Facts: check.GatherFacts(ctx, c)}
 	reg := check.Registry{Families: []check.Family{{ID: poisonFamily.name, Title: poisonFamily.title}}, Checks: poisonFamily.checks}
 	results, err := check.Execute(ctx, reg, env, check.Options{Runs: 1})
@@ -170,7 +164,7 @@ func TestPoisonChecksScanAgainWhenTheEarlyScanPanicked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Listings 3 and 4 are rewritten as 1 and 2 were.
-	fs, err := poison.ScanServer(ctx, connect(), nil)
+	fs, err := poison.ScanServer(ctx, connectHTTP(ctx, t, target), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
