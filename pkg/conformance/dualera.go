@@ -60,7 +60,9 @@ func legacySideOf(p *check.Pass) (*legacySide, error) {
 	}
 	ls, _ := v.(*legacySide)
 	if ls == nil {
-		return nil, errors.New("observing the legacy side failed")
+		// The observation Run began panicked (beside): made again here,
+		// where the check's run reports a panic as any check's.
+		ls = observeLegacySide(p.Ctx, p.Env)
 	}
 	if ls.openErr != nil {
 		return nil, fmt.Errorf("opening a connection for a legacy initialize: %w", ls.openErr)

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/internal/interop"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/poison"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
@@ -272,5 +275,27 @@ fi`
 				t.Errorf("the legacy side's process was spawned %s after the run's own, before that one could answer its probe (%s late)", gap, lag)
 			}
 		})
+	}
+}
+
+// Work Run begins beside the checks (beside) cannot take the run down: a
+// panic leaves the entry nil, and the check that asks makes the work again
+// in its own run. Here the legacy side is observed again, and a work that
+// does not panic is there for the check when stop returns.
+func TestBesideSurvivesAPanicAndTheCheckAsksAgain(t *testing.T) {
+	memo := &check.Memo{}
+	beside(context.Background(), memo, legacySideKey{}, func(context.Context) any { panic("a bug in the observation") })()
+	opened := 0
+	env := check.Env{Memo: memo, FreshLegacy: func(context.Context) (*mcpclient.Client, func(), error) {
+		opened++
+		return nil, nil, errors.New("no server here")
+	}}
+	_, err := legacySideOf(check.NewPass(context.Background(), META1, env))
+	if opened != 1 || err == nil || !strings.Contains(err.Error(), "no server here") {
+		t.Fatalf("after a panic beside the checks: %d opens, error %v; want the observation made again", opened, err)
+	}
+	beside(context.Background(), memo, poisonFirstKey{}, func(context.Context) any { return poison.ScanListing(nil) })()
+	if poisonFirst(memo, &check.Facts{}) == nil {
+		t.Fatal("the scan begun beside the checks is not in the Memo once stop returned")
 	}
 }

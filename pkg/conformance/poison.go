@@ -85,11 +85,15 @@ type poisonScanKey struct{}
 // took there.
 type poisonFirstKey struct{}
 
-// poisonFirst is the scan of the facts' listing, made once per run.
+// poisonFirst is the scan of the facts' listing, made once per run: nil
+// when the scan Run began panicked (beside).
 func poisonFirst(m *check.Memo, f *check.Facts) *poison.Listing {
-	l, _ := m.Do(poisonFirstKey{}, func() any { return poison.ScanListing(f.Tools) }).(*poison.Listing)
+	l, _ := m.Do(poisonFirstKey{}, func() any { return poisonScanFirst(f) }).(*poison.Listing)
 	return l
 }
+
+// poisonScanFirst computes poisonFirstKey's entry.
+func poisonScanFirst(f *check.Facts) any { return poison.ScanListing(f.Tools) }
 
 // poisonWanted says whether a POISON check is among selected.
 func poisonWanted(selected []*check.Check) bool {

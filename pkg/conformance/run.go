@@ -82,7 +82,8 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if err := reg.Known(opts.Only); err != nil {
 		return nil, nil, fmt.Errorf("selecting checks: %w", err)
 	}
-	if len(opts.Only) > 0 && len(reg.Selected(target.Kind(), opts.Only)) == 0 {
+	selected := reg.Selected(target.Kind(), opts.Only)
+	if len(opts.Only) > 0 && len(selected) == 0 {
 		// A run that checks nothing must not read as a pass.
 		return nil, nil, fmt.Errorf("--only %s selects no check that runs over %s (RESIL-1, for one, runs over Streamable HTTP only)", strings.Join(opts.Only, ","), target.Kind())
 	}
@@ -201,19 +202,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// the run's own start: that one stays alone (two cold `npx -y` or `go
 	// run` starts at once share a cache, and dearStart times it).
 	memo := &check.Memo{}
-	if target.Kind() == "stdio" && slices.ContainsFunc(reg.Selected(target.Kind(), opts.Only), func(c *check.Check) bool { return c == META1 || c == REM2 }) {
-		actx, cancel := context.WithCancel(ctx)
-		observed := make(chan struct{})
-		go func() {
-			defer close(observed)
-			// legacySideOf's entry: a check that asks waits for this.
-			memo.Do(legacySideKey{}, func() any { return observeLegacySide(actx, check.Env{FreshLegacy: freshLegacy}) })
-		}()
-		defer func() {
-			// Whatever the run did with it, nothing outlives the run.
-			cancel()
-			<-observed
-		}()
+	if target.Kind() == "stdio" && slices.ContainsFunc(selected, func(c *check.Check) bool { return c == META1 || c == REM2 }) {
+		// legacySideOf's entry: a check that asks waits for this.
+		defer beside(ctx, memo, legacySideKey{}, func(ctx context.Context) any {
+			return observeLegacySide(ctx, check.Env{FreshLegacy: freshLegacy})
+		})()
 	}
 	// A new HTTP connection speaks as the shared client does, without a
 	// server/discover of its own: the server keeps no state per
@@ -305,20 +298,10 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if opts.Listed != nil {
 		opts.Listed(tools)
 	}
-	selected := reg.Selected(target.Kind(), opts.Only)
 	if poisonWanted(selected) {
 		// The POISON checks come last, alone: their scan of this listing
-		// is made now, beside the other checks (poisonFirst).
-		scanned := make(chan struct{})
-		go func() {
-			defer close(scanned)
-			// A scan that panics must not take the run down: the first
-			// POISON check finds no listing in the Memo and scans again
-			// in its own run, which reports the panic (check.Execute).
-			defer func() { _ = recover() }()
-			poisonFirst(memo, env.Facts)
-		}()
-		defer func() { <-scanned }()
+		// is made now, beside the other checks (poisonFirst's entry).
+		defer beside(ctx, memo, poisonFirstKey{}, func(context.Context) any { return poisonScanFirst(env.Facts) })()
 	}
 	rep.Deprecated = deprecatedUses(env.Facts)
 	// The SUB checks' listens of a repetition share one process on stdio,
@@ -368,6 +351,27 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	rep.DurationMs = ms(time.Since(start))
 	return rep, tools, nil
+}
+
+// beside begins key's entry in memo, computed by compute, in the
+// background, and returns what stops it and waits for it: work a check will
+// ask for, begun before any check asks. A panic in compute is recovered, so
+// that it cannot take the run down from outside a check: the entry is then
+// nil, and the check that asks makes the work again in its own run, which
+// reports the panic (check.Execute).
+func beside(ctx context.Context, memo *check.Memo, key any, compute func(context.Context) any) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { _ = recover() }()
+		memo.Do(key, func() any { return compute(ctx) })
+	}()
+	return func() {
+		// Whatever the run did with it, nothing outlives the run.
+		cancel()
+		<-done
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
