@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/redact"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -131,6 +132,11 @@ type Plan struct {
 	// obvious choice.
 	ServerUserNote string
 	Env            Env
+
+	// countTools counts the tool surface's tokens (nil:
+	// tokens.Meter.ToolSurface). Tests set it to reach what a count that
+	// fails, panics or hangs does to a run.
+	countTools func(tools []llm.Tool, models []string) (*report.ToolTokens, error)
 }
 
 // BehaviorPlan is Layers 1 and 2's setup.

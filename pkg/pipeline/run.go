@@ -72,7 +72,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		opts := p.Conformance
 		opts.Observer = rec.ObserveMCP
 		var count *toolCount
-		opts.Listed = func(tools []mcpclient.Tool) { count = startToolCount(llmTools(tools), p.modelsUsed()) }
+		opts.Listed = func(tools []mcpclient.Tool) { count = p.startToolCount(llmTools(tools)) }
 		l0, tools, err := conformance.Run(ctx, p.Target, opts)
 		// A cancelled or failed run does not wait for a count under way:
 		// it ends on its own (toolCount).
@@ -83,7 +83,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 			return nil, fmt.Errorf("could not test %s: %w", p.TargetDesc, err)
 		}
 		if count == nil {
-			count = startToolCount(llmTools(tools), p.modelsUsed())
+			count = p.startToolCount(llmTools(tools))
 		}
 		rep = report.FromConformance(l0, p.Env.Workspace)
 		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
@@ -193,13 +193,18 @@ type toolCount struct {
 	err  error
 }
 
-// startToolCount begins counting tools for models; nothing is counted for
-// no tools.
-func startToolCount(tools []llm.Tool, models []string) *toolCount {
+// startToolCount begins counting tools for the run's models; nothing is
+// counted for no tools.
+func (p *Plan) startToolCount(tools []llm.Tool) *toolCount {
 	c := &toolCount{done: make(chan struct{})}
 	if len(tools) == 0 {
 		close(c.done)
 		return c
+	}
+	models := p.modelsUsed()
+	count := p.countTools
+	if count == nil {
+		count = tokens.NewMeter().ToolSurface
 	}
 	go func() {
 		defer close(c.done)
@@ -210,7 +215,7 @@ func startToolCount(tools []llm.Tool, models []string) *toolCount {
 				c.tt, c.err = nil, fmt.Errorf("counting the tokens of the tool surface: panic: %v", v)
 			}
 		}()
-		c.tt, c.err = tokens.NewMeter().ToolSurface(tools, models)
+		c.tt, c.err = count(tools, models)
 		if c.err != nil {
 			c.err = fmt.Errorf("counting the tokens of the tool surface: %w", c.err)
 		}
