@@ -116,6 +116,9 @@ func FuzzStdioLines(f *testing.F) {
 		if !reflect.DeepEqual(whole, split) {
 			t.Fatalf("framing depends on read sizes:\nwhole %+v\nsplit %+v", whole, split)
 		}
+		if ref := refFramed(data, max); !reflect.DeepEqual(whole, ref) {
+			t.Fatalf("framing differs from whole lines cut at %d bytes:\ngot  %+v\nwant %+v", max, whole, ref)
+		}
 		tr := &StdioTransport{pending: map[string]*pendingReq{}, abandoned: map[string]bool{"n:3": true}, taps: map[int]chan Inbound{}, cfg: StdioConfig{MaxMessageBytes: max}}
 		p := &pendingReq{id: json.RawMessage("1"), method: "tools/list", progress: json.RawMessage(`"t"`), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}}
 		tr.pending["n:1"] = p
@@ -161,6 +164,27 @@ func framedLines(t *testing.T, r *bufio.Reader, max int) []framed {
 		}
 		if tooLong || len(line) > 0 || err == nil {
 			out = append(out, framed{append([]byte(nil), line...), tooLong})
+		}
+		if err != nil {
+			return out
+		}
+	}
+}
+
+// refFramed frames data the obvious way: each whole line, cut to max
+// bytes (tooLong when it was longer), then stripped of its line ending.
+func refFramed(data []byte, max int) []framed {
+	var out []framed
+	r := bufio.NewReader(bytes.NewReader(data))
+	for {
+		full, err := r.ReadBytes('\n')
+		kept, tooLong := full, len(full) > max
+		if tooLong {
+			kept = full[:max]
+		}
+		kept = bytes.TrimRight(kept, "\r\n")
+		if tooLong || len(kept) > 0 || err == nil {
+			out = append(out, framed{append([]byte(nil), kept...), tooLong})
 		}
 		if err != nil {
 			return out
