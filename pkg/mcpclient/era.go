@@ -147,6 +147,10 @@ func (c *Client) probe(ctx context.Context) (Era, string, error) {
 // ProbeTimeout the client sends initialize while it keeps waiting for the
 // probe: a late DiscoverResult still means modern.
 func (c *Client) probeStdio(ctx context.Context) (Era, string, error) {
+	if c.cfg.KnownModern {
+		resp, err := c.Do(ctx, "server/discover", nil)
+		return c.classify(ctx, resp, err)
+	}
 	type answer struct {
 		resp *Response
 		err  error

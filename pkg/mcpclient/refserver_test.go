@@ -286,3 +286,27 @@ func TestStdioServerThatNeverAnswersFailsClearly(t *testing.T) {
 		t.Fatalf("took %s", time.Since(start))
 	}
 }
+
+// A new process of a server the run already found modern gets the probe
+// as its first message, but silence is no sign of a legacy server there:
+// Connect fails on the probe instead of trying initialize, and a merely
+// slow start is still waited for.
+func TestStdioProbeKnownModernDoesNotFallBackToInitialize(t *testing.T) {
+	self, _ := os.Executable()
+	env, _ := transport.ServerEnv(nil, []string{"MCPCLIENT_HELPER=silent-legacy"}, os.LookupEnv)
+	c, err := connectStdio(t, []string{self}, env, mcpclient.Config{KnownModern: true, ProbeTimeout: 100 * time.Millisecond, RequestTimeout: 700 * time.Millisecond})
+	if !errors.Is(err, transport.ErrTimeout) || !strings.Contains(err.Error(), "server/discover") || strings.Contains(err.Error(), "initialize") {
+		t.Fatalf("err = %v, want the probe's timeout and no initialize", err)
+	}
+	if info := c.Info(); info.Initialize != nil || info.Era == mcpclient.EraLegacy {
+		t.Fatalf("era %s, initialize answer %v: the client fell back to the legacy handshake", info.Era, info.Initialize)
+	}
+
+	c, err = connectStdio(t, []string{"sh", "-c", "sleep 1; exec " + exampleServer}, nil, mcpclient.Config{KnownModern: true, ProbeTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("a slow start of a modern server: %v", err)
+	}
+	if info := c.Info(); info.Era != mcpclient.EraModern || info.DiscoverResult == nil {
+		t.Fatalf("era %s, discover %v", info.Era, info.DiscoverResult)
+	}
+}
