@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -10,6 +11,21 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
+
+// freshSilence is how long a new stdio process may sit idle after reading
+// its first request (server/discover, or the legacy side's initialize)
+// without answering before its start counts as failed
+// (transport.WithIdleSilence), for a server whose first start took
+// firstStart: at least 2 s, and three times that start. The run's own
+// process has answered the same request, so one that reads it, answers
+// nothing and uses no CPU for that long is stuck (on a lock or a port the
+// first one holds, say), not slow; a server whose discover waits on
+// something outside, such as a database, showed that wait in its first
+// start. A process still starting has not read the request, or uses CPU,
+// and is waited for up to the request timeout.
+func freshSilence(firstStart time.Duration) time.Duration {
+	return max(2*time.Second, 3*firstStart)
+}
 
 // freshPool hands out stdio processes that were started and probed ahead
 // of the checks asking for them, so a check waits for a start only when
@@ -33,7 +49,23 @@ type freshPool struct {
 	closed bool
 	taken  []*mcpclient.Client // closed again at close: Close is idempotent
 	wg     sync.WaitGroup
+
+	// failed counts the starts that failed since the last that did not;
+	// at freshFailLimit the pool is broken: it starts nothing more, and
+	// every take returns brokenErr (brokenCh closed).
+	failed    int
+	brokenErr error
+	brokenCh  chan struct{}
 }
+
+// freshFailLimit is how many starts in a row may fail before the pool
+// starts no more. A server that cannot run twice at once (it holds a port
+// or a lock, or exits when another instance runs) fails every new process
+// the same way: without a limit a run started one for each check run that
+// asks, about ninety of them, each waiting out its own failure (25 s for a
+// server that exits after 0.5 s; minutes for a Node server). A failure
+// among successes resets nothing but the count.
+const freshFailLimit = 3
 
 type freshStart struct {
 	c   *mcpclient.Client
@@ -45,7 +77,41 @@ type freshStart struct {
 // closed) until close.
 func newFreshPool(ctx context.Context, size int, start func(context.Context) (*mcpclient.Client, error)) *freshPool {
 	pctx, cancel := context.WithCancel(ctx)
-	return &freshPool{ctx: pctx, cancel: cancel, start: start, size: size, ready: make(chan freshStart, max(size, 1))}
+	return &freshPool{ctx: pctx, cancel: cancel, start: start, size: size, ready: make(chan freshStart, max(size, 1)), brokenCh: make(chan struct{})}
+}
+
+// noted counts a start's outcome toward freshFailLimit. A start the pool's
+// closing cut short says nothing about the server.
+func (p *freshPool) noted(err error) {
+	if p.ctx.Err() != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.failed = 0
+		return
+	}
+	p.failed++
+	if p.failed >= freshFailLimit && p.brokenErr == nil {
+		hint := ""
+		switch transport.KindOf(err) {
+		case transport.KindProcessExited, transport.KindClosed, transport.KindTimeout:
+			// It answered on the run's own process, so the likely cause
+			// is that process, not the server's code.
+			hint = " (the server may not run twice at once: a port, a lock or a file the first process holds)"
+		}
+		p.brokenErr = fmt.Errorf("%d new processes of the server in a row failed to start, so no more are started%s; the last: %w", p.failed, hint, err)
+		close(p.brokenCh)
+	}
+}
+
+// broken is the error every take returns once the pool has stopped
+// starting processes (nil until then).
+func (p *freshPool) broken() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.brokenErr
 }
 
 // fill starts one process in the background. ready has room for it
@@ -55,13 +121,14 @@ func newFreshPool(ctx context.Context, size int, start func(context.Context) (*m
 func (p *freshPool) fill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	if p.closed || p.brokenErr != nil {
 		return
 	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		c, err := p.start(p.ctx)
+		p.noted(err)
 		select {
 		case p.ready <- freshStart{c, err}:
 		case <-p.ctx.Done():
@@ -75,6 +142,9 @@ func (p *freshPool) fill() {
 // take returns a started, probed process no one has used (or the error
 // its start ended with) and starts the next one.
 func (p *freshPool) take(ctx context.Context) (*mcpclient.Client, error) {
+	if err := p.broken(); err != nil {
+		return nil, err
+	}
 	p.once.Do(func() {
 		for range p.size {
 			p.fill()
@@ -91,17 +161,31 @@ func (p *freshPool) take(ctx context.Context) (*mcpclient.Client, error) {
 		if p.size > 0 {
 			p.fill()
 		}
-		if r.c != nil {
-			p.mu.Lock()
-			p.taken = append(p.taken, r.c)
-			p.mu.Unlock()
+		return p.handOut(r)
+	case <-p.brokenCh:
+		// A start that ended as the pool broke still goes to a taker.
+		select {
+		case r := <-p.ready:
+			return p.handOut(r)
+		default:
+			return nil, p.broken()
 		}
-		return r.c, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-p.ctx.Done():
 		return nil, p.ctx.Err()
 	}
+}
+
+// handOut gives a start's process (or its error) to a taker; the pool
+// closes the process again when the run ends.
+func (p *freshPool) handOut(r freshStart) (*mcpclient.Client, error) {
+	if r.c != nil {
+		p.mu.Lock()
+		p.taken = append(p.taken, r.c)
+		p.mu.Unlock()
+	}
+	return r.c, r.err
 }
 
 // close stops the processes nobody took, those still starting, and the

@@ -2,8 +2,10 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,6 +168,152 @@ func TestFreshPoolClosesWithAbandonedStarts(t *testing.T) {
 			}
 			if size == 0 && started.Load() != 3 {
 				t.Fatalf("%d starts for 3 takers that gave up, want 3", started.Load())
+			}
+		})
+	}
+}
+
+// Starts that fail in a row stop the pool: the takes after the limit get
+// the last failure at once, without a start of their own, takers already
+// waiting are woken, and a start that succeeds in between resets the
+// count.
+func TestFreshPoolStopsStartingAfterFailuresInARow(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// ok, fail, fail, ok, fail, fail, fail: the limit is reached on the
+	// seventh start only.
+	plan := []bool{true, false, false, true, false, false, false}
+	var started atomic.Int32
+	target := refTarget(t, "stdio")
+	pool := newFreshPool(ctx, 0, func(ctx context.Context) (*mcpclient.Client, error) {
+		n := int(started.Add(1)) - 1
+		if n < len(plan) && plan[n] {
+			tr, err := target.Open(ctx, true)
+			if err != nil {
+				return nil, err
+			}
+			return mcpclient.Connect(ctx, tr, mcpclient.Config{})
+		}
+		return nil, fmt.Errorf("start %d: server process exited with code 1 (address in use)", n)
+	})
+	defer pool.close()
+	for i, ok := range plan {
+		c, err := pool.take(ctx)
+		if ok != (err == nil) {
+			t.Fatalf("take %d: %v, want ok=%v", i, err, ok)
+		}
+		if c != nil {
+			c.Close()
+		}
+	}
+	for range 3 {
+		_, err := pool.take(ctx)
+		if err == nil || !strings.Contains(err.Error(), "3 new processes of the server in a row failed to start") || !strings.Contains(err.Error(), "start 6: server process exited with code 1") {
+			t.Fatalf("a take after the limit: %v, want the pool's stop naming the last failure", err)
+		}
+	}
+	pool.close() // waits for every start under way
+	if n := started.Load(); n != int32(len(plan)) {
+		t.Fatalf("%d starts, want %d: takes after the limit started processes", n, len(plan))
+	}
+
+	// With processes kept ahead, takers wait on starts that are already
+	// under way; when the limit is reached nothing more starts, and every
+	// waiting taker must still get an answer.
+	var failing atomic.Int32
+	ahead := newFreshPool(ctx, 2, func(ctx context.Context) (*mcpclient.Client, error) {
+		failing.Add(1)
+		time.Sleep(20 * time.Millisecond)
+		return nil, errors.New("server process exited with code 1")
+	})
+	defer ahead.close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := ahead.take(ctx)
+			errs <- err
+		}()
+	}
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second): // a safety bound: the takes end within 0.1 s
+		t.Fatal("takers still wait after the pool stopped starting")
+	}
+	close(errs)
+	for err := range errs {
+		if err == nil {
+			t.Fatal("a take from a pool whose starts all fail succeeded")
+		}
+	}
+	ahead.close()
+	if n := failing.Load(); n > freshFailLimit+2 {
+		t.Fatalf("%d starts for a server that never starts, want at most %d (the limit and the two ahead)", n, freshFailLimit+2)
+	}
+}
+
+// A stdio server that can run only once at a time (its later processes
+// find the port or lock of the first taken and exit, or block on it and
+// answer nothing) is started a few times more, not once for every check
+// run that asks (about ninety; a run took 14-25 s for one that exits after
+// 0.3-0.5 s, and two minutes, its deadline, for one that blocks). The
+// checks on the run's own process are judged as usual; those that need
+// another process say why they could not run.
+func TestAServerThatRunsOnlyOnceIsNotStartedAgainAndAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name, later, says string
+	}{
+		{"exits", `echo "Error: listen EADDRINUSE: address already in use 127.0.0.1:9000" >&2; sleep 0.3; exit 1`, "EADDRINUSE"},
+		{"blocks", `while read -r line; do :; done`, "used no CPU"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			// mkdir is atomic: only the first process gets the lock.
+			script := `echo start >> "$1/starts"; if mkdir "$1/lock" 2>/dev/null; then exec "$0"; fi; ` + tc.later
+			target := Target{Argv: []string{"sh", "-c", script, exampleServer, dir}}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			start := time.Now()
+			rep, _, err := Run(ctx, target, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			b, err := os.ReadFile(filepath.Join(dir, "starts"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The run's own process, the legacy side, and the pool's
+			// failures in a row with those under way beside them.
+			if n := strings.Count(string(b), "start"); n > 2+freshFailLimit+2 {
+				t.Errorf("%d processes started, want at most %d", n, 2+freshFailLimit+2)
+			}
+			if took > 30*time.Second { // a safety bound: 1-6 s here
+				t.Errorf("the run took %s", took)
+			}
+			stopped := 0
+			for _, r := range rep.Checks {
+				switch {
+				case r.ID == "DISC-1" && r.Verdict != check.Passed:
+					t.Errorf("DISC-1 = %s (%s): the run's own process answers", r.Verdict, r.Outcome.Message)
+				case r.ID == "LOG-2" && r.Verdict != check.Errored:
+					// The emitter search ran on the run's own process,
+					// where whether a log is seen depends on the timing:
+					// no skip that says no tool sends logs.
+					t.Errorf("LOG-2 = %s (%s), want an error", r.Verdict, r.Outcome.Message)
+				case r.Verdict == check.Errored && strings.Contains(r.Outcome.Message, "in a row failed to start"):
+					stopped++
+					if !strings.Contains(r.Outcome.Message, tc.says) {
+						t.Errorf("%s says %q, want the last failure (%s)", r.ID, r.Outcome.Message, tc.says)
+					}
+				}
+			}
+			if stopped == 0 {
+				t.Error("no check says the server could not be started again")
 			}
 		})
 	}

@@ -77,6 +77,9 @@ var LOG2 = &check.Check{
 	Run: func(p *check.Pass) error {
 		es := progFindEmitters(p)
 		if es.logs == nil {
+			if err := es.logsUnseen(); err != nil {
+				return err
+			}
 			progSkipNoEmitter(p, es, "notifications/message")
 			return nil
 		}
@@ -118,6 +121,9 @@ var LOG3 = &check.Check{
 		}
 		es := progFindEmitters(p)
 		if es.logs == nil {
+			if err := es.logsUnseen(); err != nil {
+				return err
+			}
 			progSkipNoEmitter(p, es, "notifications/message")
 			return nil
 		}

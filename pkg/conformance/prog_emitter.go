@@ -239,6 +239,20 @@ type progEmitters struct {
 	progress *progEmitter // sends notifications/progress for a progressToken
 	logs     *progEmitter // sends notifications/message for a logLevel
 	tried    []string
+	// shared is why a stdio search ran on the run's own process: a new
+	// one could not be started.
+	shared error
+}
+
+// logsUnseen is why a search that found no tool sending logs cannot say
+// none does, nil when it can. On stdio a log message names no request:
+// the run's own process, busy with the other checks' requests, gives it
+// to none, so a search made there finds logs or not as the timing goes.
+func (es *progEmitters) logsUnseen() error {
+	if es.logs != nil || es.shared == nil {
+		return nil
+	}
+	return fmt.Errorf("finding a tool that sends logs: no new process could be started for the search (%w), and on the run's own process a log message cannot be told apart from other requests'", es.shared)
 }
 
 // run makes the search on c (nil: on a new process on stdio, else the
@@ -326,6 +340,8 @@ func (es *progEmitters) search(ctx context.Context, env check.Env, c *mcpclient.
 			if err == nil {
 				defer closeFn()
 				c = fc
+			} else {
+				es.shared = err
 			}
 		}
 	}

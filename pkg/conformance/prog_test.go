@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +44,22 @@ func TestPROGArgs(t *testing.T) {
 	}
 	if got := progArgs(json.RawMessage(`null`), false); len(got) != 0 {
 		t.Errorf("no schema: %v", got)
+	}
+}
+
+// A stdio search that could not start a process of its own ran on the
+// run's busy process, where a log message reaches no request: finding
+// none there says nothing, so the LOG checks report why instead of
+// skipping as if no tool logged. Logs it did see still count.
+func TestLogsUnseenWhenTheSearchRanOnTheSharedProcess(t *testing.T) {
+	startErr := errors.New("server process exited with code 1")
+	if err := (&progEmitters{shared: startErr}).logsUnseen(); err == nil || !errors.Is(err, startErr) || !strings.Contains(err.Error(), "cannot be told apart") {
+		t.Fatalf("logsUnseen = %v, want the start's error and why", err)
+	}
+	if err := (&progEmitters{shared: startErr, logs: &progEmitter{}}).logsUnseen(); err != nil {
+		t.Fatalf("logs seen on the shared process: logsUnseen = %v, want nil", err)
+	}
+	if err := (&progEmitters{}).logsUnseen(); err != nil {
+		t.Fatalf("a search on a process of its own: logsUnseen = %v, want nil", err)
 	}
 }

@@ -116,7 +116,8 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if st, ok := tr.(*transport.StdioTransport); ok {
 		startCPU, _ = st.CPU()
 	}
-	dear := dearStart(target.Kind(), time.Since(opened), startCPU)
+	firstStart := time.Since(opened)
+	dear := dearStart(target.Kind(), firstStart, startCPU)
 	if transport.KindOf(err) == transport.KindBadID && probeWrongID(client) {
 		// A server that answers with ids other than the requests' is
 		// reachable and non-conformant: a finding (RPC-1), not a server
@@ -188,7 +189,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	legacyCfg := ccfg
 	legacyCfg.ForceEra, legacyCfg.Trace = mcpclient.EraLegacy, nil
 	freshLegacy := func(ctx context.Context) (*mcpclient.Client, func(), error) {
-		c, err := open(ctx, legacyCfg)
+		c, err := open(transport.WithIdleSilence(ctx, freshSilence(firstStart)), legacyCfg)
 		if c == nil {
 			return nil, nil, err
 		}
@@ -232,7 +233,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if dear {
 		ahead = 0
 	}
-	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, ccfg) })
+	freshCfg := ccfg
+	freshCfg.KnownModern = true
+	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) {
+		return open(transport.WithIdleSilence(ctx, freshSilence(firstStart)), freshCfg)
+	})
 	defer pool.close()
 	plan := planFor(dear)
 	if opts.plan != nil {
