@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -13,18 +14,19 @@ import (
 )
 
 // freshSilence is how long a new stdio process may sit idle after reading
-// its first request (server/discover, or the legacy side's initialize)
-// without answering before its start counts as failed
-// (transport.WithIdleSilence), for a server whose first start took
-// firstStart: at least 2 s, and three times that start. The run's own
+// its probe (server/discover) without answering before its start counts
+// as failed (transport.WithIdleSilence), for a server whose first start
+// took firstStart: as long as the probe waits before it takes a server
+// for legacy (probe), and three times that first start. The run's own
 // process has answered the same request, so one that reads it, answers
 // nothing and uses no CPU for that long is stuck (on a lock or a port the
-// first one holds, say), not slow; a server whose discover waits on
-// something outside, such as a database, showed that wait in its first
-// start. A process still starting has not read the request, or uses CPU,
-// and is waited for up to the request timeout.
-func freshSilence(firstStart time.Duration) time.Duration {
-	return max(2*time.Second, 3*firstStart)
+// first one holds, say). A process still starting has not read the
+// request, or uses CPU, and is waited for up to the request timeout. A
+// wrapper whose work is done by other processes (docker run -i, ssh) looks
+// idle while it waits: the bound leaves such a start the time the first
+// one took, three times over, and never less than the probe's.
+func freshSilence(probe, firstStart time.Duration) time.Duration {
+	return max(probe, 3*firstStart)
 }
 
 // freshPool hands out stdio processes that were started and probed ahead
@@ -94,16 +96,24 @@ func (p *freshPool) noted(err error) {
 	}
 	p.failed++
 	if p.failed >= freshFailLimit && p.brokenErr == nil {
-		hint := ""
-		switch transport.KindOf(err) {
-		case transport.KindProcessExited, transport.KindClosed, transport.KindTimeout:
-			// It answered on the run's own process, so the likely cause
-			// is that process, not the server's code.
-			hint = " (the server may not run twice at once: a port, a lock or a file the first process holds)"
-		}
-		p.brokenErr = fmt.Errorf("%d new processes of the server in a row failed to start, so no more are started%s; the last: %w", p.failed, hint, err)
+		p.brokenErr = fmt.Errorf("%d new processes of the server in a row failed to start or to answer its probe, so no more are started%s; the last: %w", p.failed, freshFailHint(err), err)
 		close(p.brokenCh)
 	}
+}
+
+// freshFailHint says what to do about a server whose new processes end
+// or go silent while its first one answers: the likely cause is that first
+// process, not the server's code.
+func freshFailHint(err error) string {
+	var te *transport.Error
+	if !errors.As(err, &te) {
+		return ""
+	}
+	switch {
+	case te.Kind == transport.KindProcessExited, te.Kind == transport.KindClosed, te.Kind == transport.KindTimeout && te.Silent != nil:
+		return " (the server may not run twice at once, for a port, a lock or a file its first process holds: Layer 0 starts a new process for each check that judges one, so give each process its own)"
+	}
+	return ""
 }
 
 // broken is the error every take returns once the pool has stopped

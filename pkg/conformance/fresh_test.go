@@ -208,7 +208,7 @@ func TestFreshPoolStopsStartingAfterFailuresInARow(t *testing.T) {
 	}
 	for range 3 {
 		_, err := pool.take(ctx)
-		if err == nil || !strings.Contains(err.Error(), "3 new processes of the server in a row failed to start") || !strings.Contains(err.Error(), "start 6: server process exited with code 1") {
+		if err == nil || !strings.Contains(err.Error(), "3 new processes of the server in a row failed to start or to answer its probe") || !strings.Contains(err.Error(), "start 6: server process exited with code 1") {
 			t.Fatalf("a take after the limit: %v, want the pool's stop naming the last failure", err)
 		}
 	}
@@ -278,7 +278,10 @@ func TestAServerThatRunsOnlyOnceIsNotStartedAgainAndAgain(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			start := time.Now()
-			rep, _, err := Run(ctx, target, Options{})
+			// A short probe wait keeps the blocked processes' idle
+			// bound (freshSilence) short too; the legacy side's
+			// initialize is waited for in full, the request timeout.
+			rep, _, err := Run(ctx, target, Options{ProbeTimeout: time.Second, RequestTimeout: 3 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,7 +295,7 @@ func TestAServerThatRunsOnlyOnceIsNotStartedAgainAndAgain(t *testing.T) {
 			if n := strings.Count(string(b), "start"); n > 2+freshFailLimit+2 {
 				t.Errorf("%d processes started, want at most %d", n, 2+freshFailLimit+2)
 			}
-			if took > 30*time.Second { // a safety bound: 1-6 s here
+			if took > 30*time.Second { // a safety bound: 1-4 s here
 				t.Errorf("the run took %s", took)
 			}
 			stopped := 0
@@ -316,5 +319,40 @@ func TestAServerThatRunsOnlyOnceIsNotStartedAgainAndAgain(t *testing.T) {
 				t.Error("no check says the server could not be started again")
 			}
 		})
+	}
+}
+
+// A new process that never answers the probe but would answer initialize,
+// busy all the while (so no idle silence ends its wait), fails its start
+// on the probe: the run knows the server is modern, and a legacy session
+// there would only give the checks a process that speaks another era.
+func TestNewProcessesAreNotTakenForLegacyServers(t *testing.T) {
+	dir := t.TempDir()
+	script := `echo start >> "$1/starts"; if mkdir "$1/lock" 2>/dev/null; then exec "$0"; fi; exec "$2" ` + busyLegacyArg
+	target := Target{Argv: []string{"sh", "-c", script, exampleServer, dir, os.Args[0]}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 2, Only: []string{"DISC-1", "TOOL-2", "STATE-1", "META-1"}}, ProbeTimeout: 300 * time.Millisecond, RequestTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "starts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "start"); n > 2+freshFailLimit+2 {
+		t.Errorf("%d processes started, want at most %d", n, 2+freshFailLimit+2)
+	}
+	for _, r := range rep.Checks {
+		switch r.ID {
+		case "DISC-1":
+			if r.Verdict != check.Passed {
+				t.Errorf("DISC-1 = %s (%s)", r.Verdict, r.Outcome.Message)
+			}
+		case "TOOL-2", "STATE-1":
+			if r.Verdict != check.Errored || !strings.Contains(r.Outcome.Message, "server/discover") || strings.Contains(r.Outcome.Message, "legacy") {
+				t.Errorf("%s = %s (%s), want an error on the probe of a new process, with no legacy session", r.ID, r.Verdict, r.Outcome.Message)
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,10 @@ var exampleServer string
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg) {
 		proxy(os.Args[1], os.Args[2])
+		return
+	}
+	if len(os.Args) == 2 && os.Args[1] == busyLegacyArg {
+		busyLegacy()
 		return
 	}
 	dir, err := os.MkdirTemp("", "conformance-test")
@@ -51,7 +56,33 @@ const (
 	// dropInitializeArg: initialize requests are dropped, so the server
 	// never answers them.
 	dropInitializeArg = "mcpeval-drop-initialize"
+	// busyLegacyArg: a legacy server that answers initialize and nothing
+	// else, using CPU all the while.
+	busyLegacyArg = "mcpeval-busy-legacy"
 )
+
+func busyLegacy() {
+	go func() {
+		for n := 0; ; n++ {
+			if n%1_000_000 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &req) != nil || req.Method != "initialize" || req.ID == nil {
+			continue
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"busy-legacy","version":"0"}}}`+"\n", req.ID)
+	}
+	os.Exit(0)
+}
 
 func proxy(mode, server string) {
 	cmd := exec.Command(server)

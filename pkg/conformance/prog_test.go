@@ -1,11 +1,16 @@
 package conformance
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
 
 func TestPROGMutants(t *testing.T) {
@@ -61,5 +66,17 @@ func TestLogsUnseenWhenTheSearchRanOnTheSharedProcess(t *testing.T) {
 	}
 	if err := (&progEmitters{}).logsUnseen(); err != nil {
 		t.Fatalf("a search on a process of its own: logsUnseen = %v, want nil", err)
+	}
+
+	// The search records why it fell back to the shared client.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := connectHTTP(ctx, t, refTarget(t, "http"))
+	env := check.Env{Client: c, Transport: "stdio", Facts: check.GatherFacts(ctx, c), CallTools: map[string]bool{},
+		Fresh: func(context.Context) (*mcpclient.Client, func(), error) { return nil, nil, startErr }}
+	es := &progEmitters{done: make(chan struct{})}
+	es.run(ctx, env, nil)
+	if !errors.Is(es.shared, startErr) || len(es.tried) == 0 {
+		t.Fatalf("search with no new process: shared %v after trying %q, want the start's error", es.shared, es.tried)
 	}
 }

@@ -118,6 +118,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	firstStart := time.Since(opened)
 	dear := dearStart(target.Kind(), firstStart, startCPU)
+	probeWait := opts.ProbeTimeout
+	if probeWait <= 0 {
+		probeWait = mcpclient.DefaultProbeTimeout
+	}
+	silence := freshSilence(probeWait, firstStart)
 	if transport.KindOf(err) == transport.KindBadID && probeWrongID(client) {
 		// A server that answers with ids other than the requests' is
 		// reachable and non-conformant: a finding (RPC-1), not a server
@@ -189,7 +194,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	legacyCfg := ccfg
 	legacyCfg.ForceEra, legacyCfg.Trace = mcpclient.EraLegacy, nil
 	freshLegacy := func(ctx context.Context) (*mcpclient.Client, func(), error) {
-		c, err := open(transport.WithIdleSilence(ctx, freshSilence(firstStart)), legacyCfg)
+		// Waited for in full, unlike the pool's processes: one process,
+		// and what it answers (or not) to initialize is what META-1 and
+		// REM-2 judge, so a start slower than the first (docker run -i
+		// looks idle while the daemon works) must not pass for silence.
+		c, err := open(ctx, legacyCfg)
 		if c == nil {
 			return nil, nil, err
 		}
@@ -236,7 +245,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	freshCfg := ccfg
 	freshCfg.KnownModern = true
 	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) {
-		return open(transport.WithIdleSilence(ctx, freshSilence(firstStart)), freshCfg)
+		return open(transport.WithIdleSilence(ctx, silence), freshCfg)
 	})
 	defer pool.close()
 	plan := planFor(dear)

@@ -67,6 +67,9 @@ type Config struct {
 	Observer func(Call)
 }
 
+// DefaultProbeTimeout is Config.ProbeTimeout's default (checklist §2.3).
+const DefaultProbeTimeout = 5 * time.Second
+
 // Version of the harness, sent in clientInfo.
 const harnessVersion = "0.1.0"
 
@@ -81,7 +84,7 @@ func (c *Config) defaults() {
 		c.RequestTimeout = 30 * time.Second
 	}
 	if c.ProbeTimeout <= 0 {
-		c.ProbeTimeout = 5 * time.Second
+		c.ProbeTimeout = DefaultProbeTimeout
 	}
 	if c.MaxPages <= 0 {
 		c.MaxPages = 100

@@ -148,7 +148,8 @@ func (c *Client) probe(ctx context.Context) (Era, string, error) {
 // probe: a late DiscoverResult still means modern.
 func (c *Client) probeStdio(ctx context.Context) (Era, string, error) {
 	if c.cfg.KnownModern {
-		resp, err := c.Do(ctx, "server/discover", nil)
+		// As long as the probe below waits for a late answer.
+		resp, err := c.Do(ctx, "server/discover", nil, withTimeout(max(c.cfg.RequestTimeout, 2*c.cfg.ProbeTimeout)))
 		return c.classify(ctx, resp, err)
 	}
 	type answer struct {
