@@ -353,41 +353,29 @@ func (t *StdioTransport) readStdout() {
 	}
 }
 
-// readBoundedLine reads up to '\n'. Past max bytes it keeps the first max,
+// readBoundedLine reads up to '\n'. Past limit bytes it keeps the first limit,
 // discards the rest of the line and reports tooLong.
 //
 // A line longer than r's buffer comes in pieces. They are kept apart and
 // joined once at the end: appending each to the line instead regrew it
 // five times for a 370 KB tools/list answer (1.5 MB allocated for it
 // against 0.7 MB; BenchmarkReadBoundedLine).
-func readBoundedLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+func readBoundedLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
 	var parts [][]byte
 	n := 0
 	for {
 		chunk, e := r.ReadSlice('\n')
-		if n+len(chunk) > max {
-			room := 0
-			if max > n {
-				room = max - n
-			}
-			chunk = chunk[:room]
+		if n+len(chunk) > limit {
+			chunk = chunk[:max(0, limit-n)]
 			tooLong = true
 		}
-		if e == bufio.ErrBufferFull {
-			if len(chunk) > 0 {
-				parts = append(parts, bytes.Clone(chunk))
-				n += len(chunk)
-			}
-			continue
+		if e != bufio.ErrBufferFull {
+			return bytes.TrimRight(bytes.Join(append(parts, chunk), nil), "\r\n"), tooLong, e
 		}
-		if n+len(chunk) > 0 {
-			line = make([]byte, 0, n+len(chunk))
-			for _, p := range parts {
-				line = append(line, p...)
-			}
-			line = append(line, chunk...)
+		if len(chunk) > 0 {
+			parts = append(parts, bytes.Clone(chunk))
+			n += len(chunk)
 		}
-		return bytes.TrimRight(line, "\r\n"), tooLong, e
 	}
 }
 
