@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -345,14 +346,16 @@ func TestNewProcessesAreNotTakenForLegacyServers(t *testing.T) {
 
 // checkFewStarts reads the starts a wrapper counted in dir/starts: the
 // run's own process, the legacy side, and the pool's failures in a row
-// with those under way beside them (two at once on 2 cores), no more.
+// with those under way beside them (as many as start at once: one per
+// core, at least two), no more.
 func checkFewStarts(t *testing.T, dir string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "starts"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(b), "start"); n > 2+freshFailLimit+2 {
-		t.Errorf("%d processes started, want at most %d", n, 2+freshFailLimit+2)
+	most := 2 + freshFailLimit + max(2, runtime.NumCPU())
+	if n := strings.Count(string(b), "start"); n > most {
+		t.Errorf("%d processes started, want at most %d", n, most)
 	}
 }
