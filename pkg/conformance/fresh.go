@@ -116,6 +116,26 @@ func freshFailHint(err error) string {
 	return ""
 }
 
+// errNoMoreStarts ends a start that was still waiting for a core when the
+// pool broke (brokenCh): takers get brokenErr instead (handOut).
+var errNoMoreStarts = errors.New("no more new processes are started")
+
+// startSlot waits for one of the places of spawn, the starts under way at
+// once, and returns what gives it back. It gives up when ctx ends, or with
+// errNoMoreStarts when stop closes first: without that, the starts queued
+// for a core when the pool broke went on, one after another, for the rest
+// of the run (twenty queued takers: twenty starts instead of five).
+func startSlot(ctx context.Context, spawn chan struct{}, stop <-chan struct{}) (release func(), err error) {
+	select {
+	case spawn <- struct{}{}:
+		return func() { <-spawn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-stop:
+		return nil, errNoMoreStarts
+	}
+}
+
 // broken is the error every take returns once the pool has stopped
 // starting processes (nil until then).
 func (p *freshPool) broken() error {
@@ -190,6 +210,9 @@ func (p *freshPool) take(ctx context.Context) (*mcpclient.Client, error) {
 // handOut gives a start's process (or its error) to a taker; the pool
 // closes the process again when the run ends.
 func (p *freshPool) handOut(r freshStart) (*mcpclient.Client, error) {
+	if errors.Is(r.err, errNoMoreStarts) {
+		return nil, p.broken()
+	}
 	if r.c != nil {
 		p.mu.Lock()
 		p.taken = append(p.taken, r.c)

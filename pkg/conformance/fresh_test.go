@@ -359,3 +359,44 @@ func checkFewStarts(t *testing.T, dir string) {
 		t.Errorf("%d processes started, want at most %d", n, most)
 	}
 }
+
+// Starts queued for a core when the pool breaks are not made: with a dear
+// start every taker asks for one, and they went on, one after another,
+// while the run's other checks ran. Their takers get the pool's error.
+func TestFreshPoolDropsStartsQueuedWhenItBreaks(t *testing.T) {
+	spawn := make(chan struct{}, 2)
+	var started atomic.Int32
+	var pool *freshPool
+	pool = newFreshPool(context.Background(), 0, func(ctx context.Context) (*mcpclient.Client, error) {
+		release, err := startSlot(ctx, spawn, pool.brokenCh)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		started.Add(1)
+		time.Sleep(30 * time.Millisecond)
+		return nil, errors.New("server process exited with code 1")
+	})
+	errs := make(chan error, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := pool.take(context.Background())
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	time.Sleep(300 * time.Millisecond) // the run goes on; queued starts would be made now
+	pool.close()
+	close(errs)
+	if n := int(started.Load()); n > freshFailLimit+cap(spawn) {
+		t.Errorf("%d starts for 20 takers, want at most %d (the limit and those under way beside)", n, freshFailLimit+cap(spawn))
+	}
+	for err := range errs {
+		if err == nil || errors.Is(err, errNoMoreStarts) {
+			t.Fatalf("a take got %v, want a failed start or the pool's error", err)
+		}
+	}
+}

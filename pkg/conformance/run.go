@@ -173,14 +173,14 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// hundred ms of CPU to start, and starting many at once makes every one
 	// of them slower. Only the start (spawn and probe) is bounded, not the
 	// use.
-	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
+	// A start still waiting for a core when stop closes is not made.
+	open := func(ctx context.Context, cfg mcpclient.Config, stop <-chan struct{}) (*mcpclient.Client, error) {
 		if target.Kind() == "stdio" {
-			select {
-			case spawn <- struct{}{}:
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			release, err := startSlot(ctx, spawn, stop)
+			if err != nil {
+				return nil, err
 			}
-			defer func() { <-spawn }()
+			defer release()
 		}
 		t, err := target.Open(ctx, true)
 		if err != nil {
@@ -198,7 +198,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		// and what it answers (or not) to initialize is what META-1 and
 		// REM-2 judge, so a start slower than the first (docker run -i
 		// looks idle while the daemon works) must not pass for silence.
-		c, err := open(ctx, legacyCfg)
+		c, err := open(ctx, legacyCfg, nil)
 		if c == nil {
 			return nil, nil, err
 		}
@@ -244,8 +244,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	freshCfg := ccfg
 	freshCfg.KnownModern = true
-	pool := newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) {
-		return open(transport.WithIdleSilence(ctx, silence), freshCfg)
+	var pool *freshPool
+	pool = newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) {
+		return open(transport.WithIdleSilence(ctx, silence), freshCfg, pool.brokenCh)
 	})
 	defer pool.close()
 	plan := planFor(dear)
