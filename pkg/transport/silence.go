@@ -29,6 +29,12 @@ type Silence struct {
 	// Idle is true when the wait ended early because the server had read
 	// everything and sat idle (see WithIdleSilence).
 	Idle bool
+	// SinceRequest is the method of Since when it was a request sent as
+	// one (RoundTrip, not marked Raw), "" when it was a raw line or a
+	// notification: a server silenced by such a request stopped at a
+	// message any client may send, while one silenced by a deliberately
+	// malformed line may have been broken by it.
+	SinceRequest string
 }
 
 func (s *Silence) String() string {
@@ -103,10 +109,11 @@ func (t *StdioTransport) heardLocked(at time.Time) {
 	t.lastOut, t.sinceOut, t.silenced = at, "", nil
 }
 
-// wroteLocked notes a message written to the server.
-func (t *StdioTransport) wroteLocked(b []byte) {
+// wroteLocked notes a message written to the server; method is its
+// method when it was a request sent as one (Silence.SinceRequest), else "".
+func (t *StdioTransport) wroteLocked(b []byte, method string) {
 	if t.sinceOut == "" {
-		t.sinceOut = describeLine(b)
+		t.sinceOut, t.sinceReq = describeLine(b), method
 	}
 }
 
@@ -116,11 +123,11 @@ func (t *StdioTransport) silentLocked(op string, start time.Time, after time.Dur
 		return nil // the server wrote meanwhile: busy or confused, not silent
 	}
 	if t.silenced == nil {
-		since := t.sinceOut
+		since, sinceReq := t.sinceOut, t.sinceReq
 		if since == "" {
 			since = op
 		}
-		t.silenced = &Silence{Since: since, Request: op, After: after, Idle: idle}
+		t.silenced = &Silence{Since: since, Request: op, After: after, Idle: idle, SinceRequest: sinceReq}
 	}
 	s := *t.silenced
 	return &s

@@ -110,6 +110,7 @@ type StdioTransport struct {
 	// timed out with nothing at all from the server (see Silenced).
 	lastOut  time.Time
 	sinceOut string
+	sinceReq string // sinceOut's method when it was a request sent as one (Silence.SinceRequest)
 	silenced *Silence
 
 	closeOnce sync.Once
@@ -712,7 +713,11 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		ex.Elapsed = time.Since(start)
 		return &ex, err
 	}
-	if err := t.writeLine(ctx, out.Body); err != nil {
+	method := out.Method
+	if out.Raw {
+		method = ""
+	}
+	if err := t.writeLine(ctx, out.Body, method); err != nil {
 		return fail(t.opErr(ctx, op, start, err))
 	}
 	var resp *jsonrpc.Message
@@ -817,8 +822,9 @@ func progressTokenOf(body []byte) json.RawMessage {
 }
 
 // writeLine writes one line with the context's deadline, so a server that
-// stops reading stdin cannot block the harness.
-func (t *StdioTransport) writeLine(ctx context.Context, b []byte) error {
+// stops reading stdin cannot block the harness. method is b's method when
+// b is a request sent as one (wroteLocked), else "".
+func (t *StdioTransport) writeLine(ctx context.Context, b []byte, method string) error {
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
 	if dl, ok := ctx.Deadline(); ok {
@@ -829,7 +835,7 @@ func (t *StdioTransport) writeLine(ctx context.Context, b []byte) error {
 	line := make([]byte, 0, len(b)+1)
 	line = append(append(line, b...), '\n')
 	t.mu.Lock()
-	t.wroteLocked(b)
+	t.wroteLocked(b, method)
 	t.mu.Unlock()
 	_, err := t.stdin.Write(line)
 	return err
@@ -838,7 +844,7 @@ func (t *StdioTransport) writeLine(ctx context.Context, b []byte) error {
 // Notify implements Transport.
 func (t *StdioTransport) Notify(ctx context.Context, out *Outgoing) (*Exchange, error) {
 	start := time.Now()
-	if err := t.writeLine(ctx, out.Body); err != nil {
+	if err := t.writeLine(ctx, out.Body, ""); err != nil {
 		return nil, t.opErr(ctx, "stdio "+out.Method, start, err)
 	}
 	return &Exchange{Elapsed: time.Since(start)}, nil
@@ -861,7 +867,7 @@ func (t *StdioTransport) WriteLine(ctx context.Context, line []byte) error {
 		t.rawIDs[jsonrpc.IDKey(env.ID)] = now
 		t.mu.Unlock()
 	}
-	if err := t.writeLine(ctx, line); err != nil {
+	if err := t.writeLine(ctx, line, ""); err != nil {
 		return t.opErr(ctx, "stdio write", time.Now(), err)
 	}
 	return nil

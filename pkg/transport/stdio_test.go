@@ -323,6 +323,9 @@ func TestStdioSilenceIsRecognisedOnce(t *testing.T) {
 	if !strings.Contains(err.Error(), "the unparseable line") || !strings.Contains(err.Error(), "no answer within") {
 		t.Fatalf("err = %q, want it to name the unparseable line", err)
 	}
+	if te.Silent.SinceRequest != "" {
+		t.Fatalf("SinceRequest = %q after a raw line, want \"\"", te.Silent.SinceRequest)
+	}
 	start = time.Now()
 	_, err = tr.RoundTrip(ctx, req(4, "tools/list"))
 	if !errors.As(err, &te) || te.Kind != KindTimeout || te.Silent == nil || time.Since(start) > 3*time.Second {
@@ -333,6 +336,41 @@ func TestStdioSilenceIsRecognisedOnce(t *testing.T) {
 	}
 	if s := tr.Silenced(); s == nil || s.Request != "stdio server/discover" {
 		t.Fatalf("Silenced() = %+v", s)
+	}
+}
+
+// A silence names the request it began with when that was a request sent
+// as one, and not when it was a raw one or a notification.
+func TestStdioSilenceSaysWhetherARequestBeganIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		send func(context.Context, *StdioTransport)
+		want string
+	}{
+		{"request", func(context.Context, *StdioTransport) {}, "tools/list"},
+		{"notification", func(ctx context.Context, tr *StdioTransport) {
+			_, _ = tr.Notify(ctx, &Outgoing{Body: []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), Method: "notifications/initialized"})
+		}, ""},
+		{"raw request", func(ctx context.Context, tr *StdioTransport) {
+			o := req(1, "server/discover")
+			o.Raw = true
+			_, _ = tr.RoundTrip(WithIdleSilence(ctx, 100*time.Millisecond), o)
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := startHelper(t, "silent", nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			tc.send(ctx, tr)
+			_, err := tr.RoundTrip(WithIdleSilence(ctx, 200*time.Millisecond), req(2, "tools/list"))
+			var te *Error
+			if !errors.As(err, &te) || te.Silent == nil {
+				t.Fatalf("err = %v, want a silence", err)
+			}
+			if te.Silent.SinceRequest != tc.want {
+				t.Fatalf("SinceRequest = %q, want %q (since %s)", te.Silent.SinceRequest, tc.want, te.Silent.Since)
+			}
+		})
 	}
 }
 
