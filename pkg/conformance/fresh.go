@@ -58,6 +58,12 @@ type freshPool struct {
 	failed    int
 	brokenErr error
 	brokenCh  chan struct{}
+	// silentRow counts the processes found silent after their probe
+	// (watchAfterProbe) since the last one that answered a request after
+	// its probe; at freshFailLimit the pool breaks too. silentMethods
+	// are the requests such a silence counts on (silentOn).
+	silentRow     int
+	silentMethods map[string]bool
 }
 
 // freshFailLimit is how many starts in a row may fail before the pool
@@ -97,6 +103,105 @@ func (p *freshPool) noted(err error) {
 	p.failed++
 	if p.failed >= freshFailLimit && p.brokenErr == nil {
 		p.brokenErr = fmt.Errorf("%d new processes of the server in a row failed to start or to answer its probe, so no more are started%s; the last: %w", p.failed, freshFailHint(err), err)
+		close(p.brokenCh)
+	}
+}
+
+// silentAfterProbeOn are the requests that a new process answering none
+// of after its probe is taken for silent on: those the run's own process
+// answered (server/discover, and each list it served) and that need no
+// outside work. A request that may wait on the network (tools/call,
+// resources/read), one a faulty server may leave unanswered everywhere
+// (initialize on a modern server: REM-2's rule), a notification or a
+// deliberately malformed line (Silence.SinceRequest is "" then) says
+// nothing about whether a new process works.
+func silentAfterProbeOn(f *check.Facts) map[string]bool {
+	on := map[string]bool{"server/discover": true}
+	for _, l := range []struct {
+		capability, method string
+		err                error
+	}{
+		{"tools", "tools/list", f.ToolsErr}, {"prompts", "prompts/list", f.PromptsErr},
+		{"resources", "resources/list", f.ResourcesErr}, {"resources", "resources/templates/list", f.TemplatesErr},
+	} {
+		if f.Has(l.capability) && l.err == nil {
+			on[l.method] = true
+		}
+	}
+	return on
+}
+
+// watchAfterProbe watches a process the pool started for the other way
+// a server that cannot run twice at once fails: its new process answers
+// the probe, then nothing (it waits on a lock the first one holds, say).
+// The first request of silentAfterProbeOn that silenced the process
+// before it answered any other counts once (silentAfterProbe); an answer
+// from any process resets the count. Without it every check given such a process waited out its request
+// timeout (30 s), and the run its deadline, with the checks still queued
+// cancelled (120 s in all); with it the run ends once the checks that
+// took a process before the third was found silent have waited theirs.
+func (p *freshPool) watchAfterProbe(c *mcpclient.Client) {
+	st, ok := c.Transport().(*transport.StdioTransport)
+	if !ok {
+		return
+	}
+	var mu sync.Mutex
+	answered, told := false, false
+	st.Watch(func(s transport.Seen) {
+		if s.Out == nil {
+			return // a stray or a line out of frame
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if answered || told {
+			return
+		}
+		if s.Err == nil && s.Exchange != nil && s.Exchange.Response != nil {
+			answered = true
+			p.heardAfterProbe()
+			return
+		}
+		var te *transport.Error
+		if errors.As(s.Err, &te) && te.Kind == transport.KindTimeout && te.Silent != nil && p.silentOn(te.Silent.SinceRequest) {
+			told = true
+			p.silentAfterProbe(s.Err)
+		}
+	})
+}
+
+// silentOn says whether a new process silent since a request of method
+// counts (silentAfterProbeOn, set by setSilentOn; nothing counts before).
+func (p *freshPool) silentOn(method string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return method != "" && p.silentMethods[method]
+}
+
+// setSilentOn sets the methods silentOn counts.
+func (p *freshPool) setSilentOn(methods map[string]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.silentMethods = methods
+}
+
+// heardAfterProbe: a process answered a request after its probe.
+func (p *freshPool) heardAfterProbe() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.silentRow = 0
+}
+
+// silentAfterProbe counts a process found silent after its probe (err
+// says on what) toward freshFailLimit.
+func (p *freshPool) silentAfterProbe(err error) {
+	if p.ctx.Err() != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.silentRow++
+	if p.silentRow >= freshFailLimit && p.brokenErr == nil {
+		p.brokenErr = fmt.Errorf("%d new processes of the server in a row answered their probe and then nothing, so no more are started%s; the last: %w", p.silentRow, freshFailHint(err), err)
 		close(p.brokenCh)
 	}
 }
@@ -159,6 +264,9 @@ func (p *freshPool) fill() {
 		defer p.wg.Done()
 		c, err := p.start(p.ctx)
 		p.noted(err)
+		if c != nil && err == nil {
+			p.watchAfterProbe(c)
+		}
 		select {
 		case p.ready <- freshStart{c, err}:
 		case <-p.ctx.Done():

@@ -315,6 +315,109 @@ func TestAServerThatRunsOnlyOnceIsNotStartedAgainAndAgain(t *testing.T) {
 	}
 }
 
+// The pool counts a new process silent after its probe only on a request
+// the run's own process answered (silentOn), and only three in a row
+// without an answer from another process in between break it.
+func TestFreshPoolCountsProcessesSilentAfterTheirProbe(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	deaf := Target{Argv: []string{os.Args[0], afterProbeArg, exampleServer}}
+	healthy := Target{Argv: []string{exampleServer}}
+	var next atomic.Pointer[Target]
+	pool := newFreshPool(ctx, 0, func(ctx context.Context) (*mcpclient.Client, error) {
+		tr, err := next.Load().Open(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		return mcpclient.Connect(ctx, tr, mcpclient.Config{ProbeTimeout: 5 * time.Second, KnownModern: true})
+	})
+	defer pool.close()
+	pool.setSilentOn(map[string]bool{"server/discover": true, "tools/list": true})
+	take := func(tg Target) *mcpclient.Client {
+		t.Helper()
+		next.Store(&tg)
+		c, err := pool.take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// asks each process method; every one of them is silent.
+	silent := func(method string, cs ...*mcpclient.Client) {
+		t.Helper()
+		var wg sync.WaitGroup
+		for _, c := range cs {
+			wg.Go(func() {
+				if _, err := c.Do(transport.WithIdleSilence(ctx, 300*time.Millisecond), method, nil); err == nil {
+					t.Errorf("%s was answered by a process that answers only its probe", method)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	silent("tools/list", take(deaf))
+	silent("resources/read", take(deaf), take(deaf)) // not counted
+	if _, err := take(healthy).Do(ctx, "server/discover", nil); err != nil {
+		t.Fatal(err)
+	}
+	silent("tools/list", take(deaf), take(deaf)) // two since the answer
+	if err := pool.broken(); err != nil {
+		t.Fatalf("the pool broke after two processes silent in a row: %v", err)
+	}
+	silent("server/discover", take(deaf))
+	err := pool.broken()
+	if err == nil {
+		t.Fatal("the pool still starts processes after three in a row were silent after their probe")
+	}
+	if _, terr := pool.take(ctx); terr == nil || terr.Error() != err.Error() {
+		t.Fatalf("take after the break = %v, want the pool's error", terr)
+	}
+	for _, want := range []string{"3 new processes of the server in a row answered their probe and then nothing", "may not run twice at once", "server/discover"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the pool's error %q does not say %q", err, want)
+		}
+	}
+}
+
+// A server whose later processes answer their probe and then nothing (a
+// lock the first one holds, taken after the probe) is started no more
+// once three of them were found silent on a request the run's own process
+// answered: before, each check run that asked for a process got one and
+// waited out its request timeout on it, and the run its deadline.
+func TestNewProcessesSilentAfterTheirProbeAreStartedNoMore(t *testing.T) {
+	dir := t.TempDir()
+	script := `echo start >> "$1/starts"; if mkdir "$1/lock" 2>/dev/null; then exec "$0"; fi; exec "$2" ` + afterProbeArg + ` "$0"`
+	target := Target{Argv: []string{"sh", "-c", script, exampleServer, dir, os.Args[0]}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{ProbeTimeout: time.Second, RequestTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A silence is found only when a request's timeout ends, and until
+	// then each check run in flight may have taken a process: the run's
+	// own, the legacy side, and at most one for each run in flight (twice
+	// the concurrency, for the runs that mostly wait). Before, about fifty.
+	checkStarts(t, dir, 2+2*check.DefaultConcurrency)
+	said := 0
+	for _, r := range rep.Checks {
+		switch {
+		case r.ID == "DISC-1" && r.Verdict != check.Passed:
+			t.Errorf("DISC-1 = %s (%s): the run's own process answers", r.Verdict, r.Outcome.Message)
+		case strings.HasPrefix(r.ID, "POISON-") && r.Verdict == check.Errored:
+			t.Errorf("%s = %s (%s): it needs no new process", r.ID, r.Verdict, r.Outcome.Message)
+		case strings.Contains(r.Outcome.Message, "answered their probe and then nothing"):
+			said++
+			if r.Verdict != check.Errored || !strings.Contains(r.Outcome.Message, "may not run twice at once") {
+				t.Errorf("%s = %s (%s), want an error with the hint", r.ID, r.Verdict, r.Outcome.Message)
+			}
+		}
+	}
+	if said == 0 {
+		t.Error("no check says that new processes answer their probe and then nothing")
+	}
+}
+
 // A new process that never answers the probe but would answer initialize,
 // busy all the while (so no idle silence ends its wait), fails its start
 // on the probe: the run knows the server is modern, and a legacy session
@@ -350,11 +453,17 @@ func TestNewProcessesAreNotTakenForLegacyServers(t *testing.T) {
 // core, at least two), no more.
 func checkFewStarts(t *testing.T, dir string) {
 	t.Helper()
+	checkStarts(t, dir, 2+freshFailLimit+max(2, runtime.NumCPU()))
+}
+
+// checkStarts checks that the wrapper counted at most most starts in
+// dir/starts.
+func checkStarts(t *testing.T, dir string, most int) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "starts"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	most := 2 + freshFailLimit + max(2, runtime.NumCPU())
 	if n := strings.Count(string(b), "start"); n > most {
 		t.Errorf("%d processes started, want at most %d", n, most)
 	}

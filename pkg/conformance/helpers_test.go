@@ -23,7 +23,7 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg) {
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
@@ -59,6 +59,9 @@ const (
 	// busyLegacyArg: a legacy server that answers initialize and nothing
 	// else, using CPU all the while.
 	busyLegacyArg = "mcpeval-busy-legacy"
+	// afterProbeArg: only the first line is passed on, so the server
+	// answers its probe and then nothing, reading all the while.
+	afterProbeArg = "mcpeval-after-probe"
 )
 
 func busyLegacy() {
@@ -97,8 +100,11 @@ func proxy(mode, server string) {
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
+	for first := true; sc.Scan(); first = false {
 		line := append(sc.Bytes(), '\n')
+		if mode == afterProbeArg && !first {
+			continue
+		}
 		if mode == dropInitializeArg && strings.Contains(string(line), `"method":"initialize"`) {
 			continue
 		}

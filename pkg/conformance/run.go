@@ -309,6 +309,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		env.Stdio = t
 	}
 	env.Facts = check.GatherFacts(ctx, client)
+	pool.setSilentOn(silentAfterProbeOn(env.Facts))
 	tools := env.Facts.Tools
 	if opts.Listed != nil {
 		opts.Listed(tools)
