@@ -75,6 +75,18 @@ func idleSilenceOf(ctx context.Context) time.Duration {
 	return d
 }
 
+// SetFirstIdle gives the requests of the methods in bounds an idle bound
+// (WithIdleSilence) until the server answers a request from now on: for
+// a new process of a server whose first process answered those requests
+// with no outside work, one that reads such a request and sits idle is
+// stuck, not slow. A request whose context carries its own bound, or one
+// marked Raw, keeps its own wait.
+func (t *StdioTransport) SetFirstIdle(bounds map[string]time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.firstIdle, t.answered = bounds, false
+}
+
 // Silenced returns what silenced the server, or nil while it answers.
 // Once a request has timed out with no line at all from the server since
 // it was written, later requests fail after silenceRetry instead of their

@@ -112,6 +112,9 @@ type StdioTransport struct {
 	sinceOut string
 	sinceReq string // sinceOut's method when it was a request sent as one (Silence.SinceRequest)
 	silenced *Silence
+	// firstIdle and answered: see SetFirstIdle.
+	firstIdle map[string]time.Duration
+	answered  bool
 
 	closeOnce sync.Once
 	shutdown  ShutdownReport
@@ -696,6 +699,10 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	// On a silent server, waiting out the deadline again would only say
 	// the same thing: the request gets silenceRetry to revive it.
 	again := t.silenced != nil
+	bound := idleSilenceOf(ctx)
+	if bound <= 0 && !out.Raw && !t.answered {
+		bound = t.firstIdle[out.Method]
+	}
 	if _, dup := t.pending[key]; dup {
 		t.mu.Unlock()
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: fmt.Errorf("id %s is already in flight", out.ID)}
@@ -722,7 +729,7 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	}
 	var resp *jsonrpc.Message
 	var idle <-chan struct{}
-	if bound := idleSilenceOf(ctx); bound > 0 {
+	if bound > 0 {
 		var stop func()
 		idle, stop = t.idleWatch(start, bound)
 		defer stop()
@@ -776,6 +783,7 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	}
 	t.mu.Lock()
 	ex := *p.ex
+	t.answered = true
 	t.mu.Unlock()
 	ex.Response = resp
 	ex.Elapsed = time.Since(start)

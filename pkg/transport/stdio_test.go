@@ -374,6 +374,50 @@ func TestStdioSilenceSaysWhetherARequestBeganIt(t *testing.T) {
 	}
 }
 
+// SetFirstIdle cuts short the wait of the requests it names, sent as
+// requests, on a server that reads them and sits idle, until the server
+// answers one; the others wait their deadline.
+func TestStdioFirstIdleEndsOnceTheServerAnswers(t *testing.T) {
+	waited := func(tr *StdioTransport, o *Outgoing) time.Duration {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if _, err := tr.RoundTrip(ctx, o); err == nil {
+			t.Fatalf("%s was answered", o.Method)
+		}
+		return time.Since(start)
+	}
+	bounds := map[string]time.Duration{"tools/list": 200 * time.Millisecond}
+	raw := req(2, "tools/list")
+	raw.Raw = true
+	// Each on a server of its own: once one is found silent, the next
+	// request there waits silenceRetry whatever it is.
+	for _, o := range []*Outgoing{req(1, "tools/list"), req(3, "resources/read"), raw} {
+		silent := startHelper(t, "silent", nil)
+		silent.SetFirstIdle(bounds)
+		d := waited(silent, o)
+		if cut := o.Method == "tools/list" && !o.Raw; cut && d > time.Second {
+			t.Errorf("tools/list waited %s on an idle server, want about 200ms", d)
+		} else if !cut && d < 1400*time.Millisecond {
+			t.Errorf("%s (raw %v) gave up after %s, want its deadline", o.Method, o.Raw, d)
+		}
+	}
+	answers := startHelper(t, "mute-after-junk", nil)
+	answers.SetFirstIdle(bounds)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := answers.RoundTrip(ctx, req(1, "server/discover")); err != nil {
+		t.Fatal(err)
+	}
+	if err := answers.WriteLine(ctx, []byte("junk")); err != nil {
+		t.Fatal(err)
+	}
+	if d := waited(answers, req(2, "tools/list")); d < time.Second {
+		t.Errorf("tools/list gave up after %s on a server that had answered, want its deadline", d)
+	}
+}
+
 // A server that is computing its answer is not taken for silent.
 func TestStdioIdleSilenceSparesABusyServer(t *testing.T) {
 	tr := startHelper(t, "busy", nil)
