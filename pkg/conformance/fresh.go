@@ -60,10 +60,12 @@ type freshPool struct {
 	brokenCh  chan struct{}
 	// silentRow counts the processes found silent after their probe
 	// (watchAfterProbe) since the last one that answered a request after
-	// its probe; at freshFailLimit the pool breaks too. silentMethods
-	// are the requests such a silence counts on (silentOn).
-	silentRow     int
-	silentMethods map[string]bool
+	// its probe; at freshFailLimit the pool breaks too. afterProbe are
+	// the requests such a silence counts on (silentOn), each with how long
+	// a new process may sit idle on it before it has answered anything
+	// (StdioTransport.SetFirstIdle).
+	silentRow  int
+	afterProbe map[string]time.Duration
 }
 
 // freshFailLimit is how many starts in a row may fail before the pool
@@ -107,35 +109,66 @@ func (p *freshPool) noted(err error) {
 	}
 }
 
-// silentAfterProbeOn are the requests that a new process answering none
-// of after its probe is taken for silent on: those the run's own process
-// answered (server/discover, and each list it served) and that need no
-// outside work. A request that may wait on the network (tools/call,
-// resources/read), one a faulty server may leave unanswered everywhere
-// (initialize on a modern server: REM-2's rule), a notification or a
-// deliberately malformed line (Silence.SinceRequest is "" then) says
-// nothing about whether a new process works.
-func silentAfterProbeOn(f *check.Facts) map[string]bool {
-	on := map[string]bool{"server/discover": true}
+// afterProbeBounds are the requests on which a new process that answers
+// none after its probe is taken for silent: those the run's own process
+// answered (server/discover, and each list it served; took is how long
+// it took at most), which need no outside work. Until it has answered
+// one, a new process that reads one of them and sits idle for the
+// longer of silence (the bound of its probe, freshSilence) and three
+// times what the run's own process took is silent. A request that may
+// wait on the network (tools/call, resources/read), one a faulty server
+// may leave unanswered everywhere (initialize on a modern server: REM-2's
+// rule), a notification or a deliberately malformed line
+// (Silence.SinceRequest is "" then) says nothing about whether a new
+// process works.
+func afterProbeBounds(f *check.Facts, silence time.Duration, took func(method string) time.Duration) map[string]time.Duration {
+	bounds := map[string]time.Duration{}
 	for _, l := range []struct {
 		capability, method string
 		err                error
 	}{
+		{"", "server/discover", nil},
 		{"tools", "tools/list", f.ToolsErr}, {"prompts", "prompts/list", f.PromptsErr},
 		{"resources", "resources/list", f.ResourcesErr}, {"resources", "resources/templates/list", f.TemplatesErr},
 	} {
-		if f.Has(l.capability) && l.err == nil {
-			on[l.method] = true
+		if (l.capability == "" || f.Has(l.capability)) && l.err == nil {
+			bounds[l.method] = max(silence, 3*took(l.method))
 		}
 	}
-	return on
+	return bounds
+}
+
+// methodTimes records how long a connection took at most to answer each
+// method (its watcher, seen).
+type methodTimes struct {
+	mu sync.Mutex
+	m  map[string]time.Duration
+}
+
+func (t *methodTimes) seen(s transport.Seen) {
+	if s.Out == nil || s.Err != nil || s.Exchange == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]time.Duration{}
+	}
+	t.m[s.Out.Method] = max(t.m[s.Out.Method], s.Exchange.Elapsed)
+}
+
+func (t *methodTimes) took(method string) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[method]
 }
 
 // watchAfterProbe watches a process the pool started for the other way
 // a server that cannot run twice at once fails: its new process answers
 // the probe, then nothing (it waits on a lock the first one holds, say).
-// The first request of silentAfterProbeOn that silenced the process
-// before it answered any other counts once (silentAfterProbe); an answer
+// Until the process answers a request, those of afterProbeBounds it reads
+// and sits idle on end after their bound. The first of them that
+// silenced the process before it answered any other counts once (silentAfterProbe); an answer
 // from any process resets the count. Without it every check given such a process waited out its request
 // timeout (30 s), and the run its deadline, with the checks still queued
 // cancelled (120 s in all); with it the run ends once the checks that
@@ -145,6 +178,9 @@ func (p *freshPool) watchAfterProbe(c *mcpclient.Client) {
 	if !ok {
 		return
 	}
+	p.mu.Lock()
+	st.SetFirstIdle(p.afterProbe)
+	p.mu.Unlock()
 	var mu sync.Mutex
 	answered, told := false, false
 	st.Watch(func(s transport.Seen) {
@@ -170,18 +206,20 @@ func (p *freshPool) watchAfterProbe(c *mcpclient.Client) {
 }
 
 // silentOn says whether a new process silent since a request of method
-// counts (silentAfterProbeOn, set by setSilentOn; nothing counts before).
+// counts (set by setAfterProbe; nothing counts before).
 func (p *freshPool) silentOn(method string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return method != "" && p.silentMethods[method]
+	_, ok := p.afterProbe[method]
+	return method != "" && ok
 }
 
-// setSilentOn sets the methods silentOn counts.
-func (p *freshPool) setSilentOn(methods map[string]bool) {
+// setAfterProbe sets the requests silentOn counts and their idle bounds
+// (afterProbeBounds).
+func (p *freshPool) setAfterProbe(bounds map[string]time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.silentMethods = methods
+	p.afterProbe = bounds
 }
 
 // heardAfterProbe: a process answered a request after its probe.

@@ -332,7 +332,7 @@ func TestFreshPoolCountsProcessesSilentAfterTheirProbe(t *testing.T) {
 		return mcpclient.Connect(ctx, tr, mcpclient.Config{ProbeTimeout: 5 * time.Second, KnownModern: true})
 	})
 	defer pool.close()
-	pool.setSilentOn(map[string]bool{"server/discover": true, "tools/list": true})
+	pool.setAfterProbe(map[string]time.Duration{"server/discover": 300 * time.Millisecond, "tools/list": 300 * time.Millisecond})
 	take := func(tg Target) *mcpclient.Client {
 		t.Helper()
 		next.Store(&tg)
@@ -342,14 +342,22 @@ func TestFreshPoolCountsProcessesSilentAfterTheirProbe(t *testing.T) {
 		}
 		return c
 	}
-	// asks each process method; every one of them is silent.
+	// asks each process method; every one of them is silent. The pool's
+	// bound ends the wait of those it names (SetFirstIdle); the others
+	// wait their deadline, long enough to be a silence.
 	silent := func(method string, cs ...*mcpclient.Client) {
 		t.Helper()
 		var wg sync.WaitGroup
 		for _, c := range cs {
 			wg.Go(func() {
-				if _, err := c.Do(transport.WithIdleSilence(ctx, 300*time.Millisecond), method, nil); err == nil {
+				ctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+				defer cancel()
+				start := time.Now()
+				if _, err := c.Do(ctx, method, nil); err == nil {
 					t.Errorf("%s was answered by a process that answers only its probe", method)
+				}
+				if d := time.Since(start); method != "resources/read" && d > 2*time.Second {
+					t.Errorf("%s waited %s on an idle new process, want the pool's bound (300ms)", method, d)
 				}
 			})
 		}
