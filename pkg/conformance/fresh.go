@@ -110,17 +110,17 @@ func (p *freshPool) noted(err error) {
 }
 
 // afterProbeBounds are the requests on which a new process that answers
-// none after its probe is taken for silent: those the run's own process
-// answered (server/discover, and each list it served; took is how long
-// it took at most), which need no outside work. Until it has answered
-// one, a new process that reads one of them and sits idle for the
-// longer of silence (the bound of its probe, freshSilence) and three
-// times what the run's own process took is silent. A request that may
-// wait on the network (tools/call, resources/read), one a faulty server
-// may leave unanswered everywhere (initialize on a modern server: REM-2's
-// rule), a notification or a deliberately malformed line
-// (Silence.SinceRequest is "" then) says nothing about whether a new
-// process works.
+// none after its probe is taken for silent: server/discover and each list
+// the run's own process served (a request that may wait on the network by
+// design, tools/call or resources/read, or one a faulty server may leave
+// unanswered everywhere, initialize on a modern server: REM-2's rule,
+// says nothing about whether a new process works). Each gets an idle
+// bound until the process answers (StdioTransport.SetFirstIdle): the
+// longer of silence, the bound of a new process's probe (freshSilence),
+// and three times what the run's own process took at most (took): a
+// server whose lists wait on an upstream (a gateway) took that long the
+// first time too. server/discover's is silence: the run's own probe came
+// before took was watching.
 func afterProbeBounds(f *check.Facts, silence time.Duration, took func(method string) time.Duration) map[string]time.Duration {
 	bounds := map[string]time.Duration{}
 	for _, l := range []struct {
@@ -139,10 +139,18 @@ func afterProbeBounds(f *check.Facts, silence time.Duration, took func(method st
 }
 
 // methodTimes records how long a connection took at most to answer each
-// method (its watcher, seen).
+// method (its watcher, seen) until freeze.
 type methodTimes struct {
-	mu sync.Mutex
-	m  map[string]time.Duration
+	mu     sync.Mutex
+	m      map[string]time.Duration
+	frozen bool
+}
+
+// freeze ends the recording: what was recorded is what is read.
+func (t *methodTimes) freeze() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.frozen = true
 }
 
 func (t *methodTimes) seen(s transport.Seen) {
@@ -151,6 +159,9 @@ func (t *methodTimes) seen(s transport.Seen) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.frozen {
+		return
+	}
 	if t.m == nil {
 		t.m = map[string]time.Duration{}
 	}
@@ -166,13 +177,13 @@ func (t *methodTimes) took(method string) time.Duration {
 // watchAfterProbe watches a process the pool started for the other way
 // a server that cannot run twice at once fails: its new process answers
 // the probe, then nothing (it waits on a lock the first one holds, say).
-// Until the process answers a request, those of afterProbeBounds it reads
-// and sits idle on end after their bound. The first of them that
-// silenced the process before it answered any other counts once (silentAfterProbe); an answer
-// from any process resets the count. Without it every check given such a process waited out its request
+// The process's requests of afterProbeBounds get their idle bound until
+// it answers one; the first of them that silenced it while alone in
+// flight, before it answered anything, counts once (silentAfterProbe),
+// and an answer from any process, even one counted, resets the count.
+// Without it every check given such a process waited out its request
 // timeout (30 s), and the run its deadline, with the checks still queued
-// cancelled (120 s in all); with it the run ends once the checks that
-// took a process before the third was found silent have waited theirs.
+// cancelled (120 s in all).
 func (p *freshPool) watchAfterProbe(c *mcpclient.Client) {
 	st, ok := c.Transport().(*transport.StdioTransport)
 	if !ok {
@@ -189,16 +200,20 @@ func (p *freshPool) watchAfterProbe(c *mcpclient.Client) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if answered || told {
+		if answered {
 			return
 		}
 		if s.Err == nil && s.Exchange != nil && s.Exchange.Response != nil {
+			// Even after it was counted: a process that answers late
+			// (a request queued behind a long one) works.
 			answered = true
 			p.heardAfterProbe()
 			return
 		}
 		var te *transport.Error
-		if errors.As(s.Err, &te) && te.Kind == transport.KindTimeout && te.Silent != nil && p.silentOn(te.Silent.SinceRequest) {
+		// Only a request that was alone in flight: one that waited behind
+		// another may have been waiting for it.
+		if !told && errors.As(s.Err, &te) && te.Kind == transport.KindTimeout && te.Silent != nil && p.silentOn(te.Silent.SinceRequest) && st.Waiting() == 0 {
 			told = true
 			p.silentAfterProbe(s.Err)
 		}

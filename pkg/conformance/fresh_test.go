@@ -2,8 +2,10 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -365,9 +367,62 @@ func TestFreshPoolCountsProcessesSilentAfterTheirProbe(t *testing.T) {
 	}
 	silent("tools/list", take(deaf))
 	silent("resources/read", take(deaf), take(deaf)) // not counted
+	// One process asked three times counts once.
+	once := take(deaf)
+	silent("tools/list", once)
+	silent("tools/list", once)
+	silent("server/discover", once)
+	if err := pool.broken(); err != nil {
+		t.Fatalf("the pool broke on two silent processes, one of them asked three times: %v", err)
+	}
+	// A request sent while another waits may be queued behind it: it
+	// waits its deadline, and its silence does not count.
+	var queued sync.WaitGroup
+	for _, c := range []*mcpclient.Client{take(deaf), take(deaf), take(deaf)} {
+		queued.Go(func() {
+			// A request the pool counts, with a wait of its own, ended
+			// before its deadline: it says nothing either way.
+			actx, acancel := context.WithCancel(transport.WithIdleSilence(ctx, time.Hour))
+			ahead := make(chan struct{})
+			go func() {
+				defer close(ahead)
+				_, _ = c.Do(actx, "server/discover", nil)
+			}()
+			for c.Transport().(*transport.StdioTransport).Waiting() == 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			qctx, qcancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+			defer qcancel()
+			start := time.Now()
+			_, err := c.Do(qctx, "tools/list", nil)
+			if d := time.Since(start); err == nil || d < 2*time.Second {
+				t.Errorf("tools/list queued behind another request: %v after %s, want no answer by its deadline", err, d)
+			}
+			acancel()
+			<-ahead
+		})
+	}
+	queued.Wait()
+	if err := pool.broken(); err != nil {
+		t.Fatalf("the pool broke on processes whose silent request waited behind another: %v", err)
+	}
 	if _, err := take(healthy).Do(ctx, "server/discover", nil); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := take(healthy).Do(ctx, "server/discover", nil); err != nil {
+		t.Fatal(err)
+	}
+	// A process that answered a request after its probe works, whatever
+	// comes later; its answer resets the count.
+	two := take(Target{Argv: []string{os.Args[0], afterTwoArg, exampleServer}})
+	if _, err := two.Do(ctx, "server/discover", nil); err != nil {
+		t.Fatal(err)
+	}
+	tctx, tcancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+	if _, err := two.Do(tctx, "tools/list", nil); err == nil {
+		t.Error("tools/list was answered by a process that answers two lines")
+	}
+	tcancel()
 	silent("tools/list", take(deaf), take(deaf)) // two since the answer
 	if err := pool.broken(); err != nil {
 		t.Fatalf("the pool broke after two processes silent in a row: %v", err)
@@ -387,6 +442,48 @@ func TestFreshPoolCountsProcessesSilentAfterTheirProbe(t *testing.T) {
 	}
 }
 
+// A new process's request waits idle at most the longer of the probe's
+// bound and three times what the run's own process took, for the
+// requests the run's own process answered.
+func TestAfterProbeBounds(t *testing.T) {
+	f := &check.Facts{
+		Capabilities: map[string]json.RawMessage{"tools": nil, "resources": nil},
+		TemplatesErr: errors.New("method not found"),
+	}
+	took := map[string]time.Duration{"tools/list": 4 * time.Second, "resources/list": 10 * time.Millisecond}
+	got := afterProbeBounds(f, 5*time.Second, func(m string) time.Duration { return took[m] })
+	want := map[string]time.Duration{"server/discover": 5 * time.Second, "tools/list": 12 * time.Second, "resources/list": 5 * time.Second}
+	if !maps.Equal(got, want) {
+		t.Errorf("afterProbeBounds = %v, want %v (no prompts declared, the templates list failed)", got, want)
+	}
+	var mt methodTimes
+	for _, d := range []time.Duration{time.Second, 3 * time.Second, 2 * time.Second} {
+		mt.seen(transport.Seen{Out: &transport.Outgoing{Method: "tools/list"}, Exchange: &transport.Exchange{Elapsed: d}})
+	}
+	mt.freeze()
+	mt.seen(transport.Seen{Out: &transport.Outgoing{Method: "tools/list"}, Exchange: &transport.Exchange{Elapsed: time.Minute}})
+	if d := mt.took("tools/list"); d != 3*time.Second {
+		t.Errorf("took(tools/list) = %s, want the longest before freeze, 3s", d)
+	}
+}
+
+// A server whose lists wait on an upstream (a gateway) is not cut short
+// on a new process: the bound grows with what the run's own process took.
+func TestNewProcessesOfASlowListerAreWaitedFor(t *testing.T) {
+	target := Target{Argv: []string{os.Args[0], slowListArg, exampleServer}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 2, Only: []string{"TOOL-2"}}, ProbeTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Checks {
+		if r.ID == "TOOL-2" && r.Verdict != check.Passed {
+			t.Errorf("TOOL-2 = %s (%s), want a pass: each new process answers tools/list after 0.8 s idle, as the run's own did", r.Verdict, r.Outcome.Message)
+		}
+	}
+}
+
 // A server whose later processes answer their probe and then nothing (a
 // lock the first one holds, taken after the probe) is started no more
 // once three of them were found silent on a request the run's own process
@@ -402,7 +499,7 @@ func TestNewProcessesSilentAfterTheirProbeAreStartedNoMore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A silence is found only when a request's timeout ends, and until
+	// A silence is found only when a request's idle bound ends, and until
 	// then each check run in flight may have taken a process: the run's
 	// own, the legacy side, and at most one for each run in flight (twice
 	// the concurrency, for the runs that mostly wait). Before, about fifty.

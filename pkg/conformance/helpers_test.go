@@ -23,7 +23,7 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg) {
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
@@ -62,6 +62,12 @@ const (
 	// afterProbeArg: only the first line is passed on, so the server
 	// answers its probe and then nothing, reading all the while.
 	afterProbeArg = "mcpeval-after-probe"
+	// afterTwoArg: only the first two lines are passed on: the probe and
+	// one request are answered, then nothing.
+	afterTwoArg = "mcpeval-after-two"
+	// slowListArg: every tools/list is passed on after 0.8 s of doing
+	// nothing, as a gateway waits for its upstream.
+	slowListArg = "mcpeval-slow-list"
 )
 
 func busyLegacy() {
@@ -100,10 +106,13 @@ func proxy(mode, server string) {
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for first := true; sc.Scan(); first = false {
+	for n := 1; sc.Scan(); n++ {
 		line := append(sc.Bytes(), '\n')
-		if mode == afterProbeArg && !first {
+		if mode == afterProbeArg && n > 1 || mode == afterTwoArg && n > 2 {
 			continue
+		}
+		if mode == slowListArg && strings.Contains(string(line), `"method":"tools/list"`) {
+			time.Sleep(800 * time.Millisecond)
 		}
 		if mode == dropInitializeArg && strings.Contains(string(line), `"method":"initialize"`) {
 			continue

@@ -313,6 +313,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		w.Watch(took.seen)
 	}
 	env.Facts = check.GatherFacts(ctx, client)
+	took.freeze()
 	pool.setAfterProbe(afterProbeBounds(env.Facts, silence, took.took))
 	tools := env.Facts.Tools
 	if opts.Listed != nil {

@@ -30,10 +30,11 @@ type Silence struct {
 	// everything and sat idle (see WithIdleSilence).
 	Idle bool
 	// SinceRequest is the method of Since when it was a request sent as
-	// one (RoundTrip, not marked Raw), "" when it was a raw line or a
-	// notification: a server silenced by such a request stopped at a
-	// message any client may send, while one silenced by a deliberately
-	// malformed line may have been broken by it.
+	// one (RoundTrip, not marked Raw) and nothing but such requests was
+	// written since the server last answered one; "" otherwise. A server
+	// silenced then stopped at messages any client may send, while one
+	// that got a raw line or a notification may have been broken by it,
+	// even if it answered the line first.
 	SinceRequest string
 }
 
@@ -77,10 +78,13 @@ func idleSilenceOf(ctx context.Context) time.Duration {
 
 // SetFirstIdle gives the requests of the methods in bounds an idle bound
 // (WithIdleSilence) until the server answers a request from now on: for
-// a new process of a server whose first process answered those requests
-// with no outside work, one that reads such a request and sits idle is
-// stuck, not slow. A request whose context carries its own bound, or one
-// marked Raw, keeps its own wait.
+// a new process of a server whose first process answered them, one that
+// reads such a request and sits idle that long is stuck, not slow. Only
+// a request sent alone, on a server that has been sent nothing but
+// requests since it last answered one, gets it: one queued behind another
+// request, a raw line or a notification may be waiting for it, or broken
+// by it. A request whose context carries its own bound, or one marked
+// Raw, keeps its own wait.
 func (t *StdioTransport) SetFirstIdle(bounds map[string]time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -127,6 +131,9 @@ func (t *StdioTransport) wroteLocked(b []byte, method string) {
 	if t.sinceOut == "" {
 		t.sinceOut, t.sinceReq = describeLine(b), method
 	}
+	if method == "" {
+		t.oddSince = true
+	}
 }
 
 // silentLocked records that op, written at start, got no answer.
@@ -138,6 +145,9 @@ func (t *StdioTransport) silentLocked(op string, start time.Time, after time.Dur
 		since, sinceReq := t.sinceOut, t.sinceReq
 		if since == "" {
 			since = op
+		}
+		if t.oddSince {
+			sinceReq = ""
 		}
 		t.silenced = &Silence{Since: since, Request: op, After: after, Idle: idle, SinceRequest: sinceReq}
 	}

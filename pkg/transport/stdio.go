@@ -112,9 +112,12 @@ type StdioTransport struct {
 	sinceOut string
 	sinceReq string // sinceOut's method when it was a request sent as one (Silence.SinceRequest)
 	silenced *Silence
-	// firstIdle and answered: see SetFirstIdle.
+	// firstIdle and answered: see SetFirstIdle. oddSince: a raw line, a
+	// Raw request or a notification was written since the server last
+	// answered a request sent as one (Silence.SinceRequest).
 	firstIdle map[string]time.Duration
 	answered  bool
+	oddSince  bool
 
 	closeOnce sync.Once
 	shutdown  ShutdownReport
@@ -700,7 +703,7 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	// the same thing: the request gets silenceRetry to revive it.
 	again := t.silenced != nil
 	bound := idleSilenceOf(ctx)
-	if bound <= 0 && !out.Raw && !t.answered {
+	if bound <= 0 && !out.Raw && !t.answered && !t.oddSince && len(t.pending) == 0 {
 		bound = t.firstIdle[out.Method]
 	}
 	if _, dup := t.pending[key]; dup {
@@ -784,6 +787,9 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	t.mu.Lock()
 	ex := *p.ex
 	t.answered = true
+	if !out.Raw {
+		t.oddSince = false
+	}
 	t.mu.Unlock()
 	ex.Response = resp
 	ex.Elapsed = time.Since(start)

@@ -71,6 +71,18 @@ func runHelper(name string) {
 			}
 			reply(in.Text(), `{"resultType":"complete"}`)
 		}
+	case "mute-after-answered-junk":
+		// Answers a line that is not JSON with a parse error, then reads
+		// on and answers nothing.
+		for in.Scan() {
+			if !json.Valid(in.Bytes()) {
+				fmt.Println(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+				for in.Scan() {
+				}
+				return
+			}
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
 	case "sleepy":
 		// Answers every request after 2.5 s without computing.
 		for in.Scan() {
@@ -403,6 +415,40 @@ func TestStdioFirstIdleEndsOnceTheServerAnswers(t *testing.T) {
 			t.Errorf("%s (raw %v) gave up after %s, want its deadline", o.Method, o.Raw, d)
 		}
 	}
+	// Not for a request sent while another waits (it may be queued behind
+	// it), nor after a raw line, and a context's own bound is kept.
+	queued := startHelper(t, "silent", nil)
+	queued.SetFirstIdle(bounds)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, _ = queued.RoundTrip(ctx, req(1, "resources/read"))
+	}()
+	for queued.Waiting() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if d := waited(queued, req(2, "tools/list")); d < 1400*time.Millisecond {
+		t.Errorf("tools/list sent while another request waited gave up after %s, want its deadline", d)
+	}
+	afterRaw := startHelper(t, "silent", nil)
+	afterRaw.SetFirstIdle(bounds)
+	if err := afterRaw.WriteLine(context.Background(), []byte("junk")); err != nil {
+		t.Fatal(err)
+	}
+	if d := waited(afterRaw, req(1, "tools/list")); d < 1400*time.Millisecond {
+		t.Errorf("tools/list after a raw line gave up after %s, want its deadline", d)
+	}
+	own := startHelper(t, "silent", nil)
+	own.SetFirstIdle(bounds)
+	start := time.Now()
+	octx, ocancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer ocancel()
+	if _, err := own.RoundTrip(WithIdleSilence(octx, time.Second), req(1, "tools/list")); err == nil {
+		t.Fatal("tools/list was answered")
+	}
+	if d := time.Since(start); d < 900*time.Millisecond || d > 3*time.Second {
+		t.Errorf("tools/list with an idle bound of 1s of its own gave up after %s", d)
+	}
 	answers := startHelper(t, "mute-after-junk", nil)
 	answers.SetFirstIdle(bounds)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -415,6 +461,32 @@ func TestStdioFirstIdleEndsOnceTheServerAnswers(t *testing.T) {
 	}
 	if d := waited(answers, req(2, "tools/list")); d < time.Second {
 		t.Errorf("tools/list gave up after %s on a server that had answered, want its deadline", d)
+	}
+}
+
+// A server that answered a raw line and then went silent is not taken
+// for one silenced by the request that came next.
+func TestStdioSilenceAfterAnAnsweredRawLineNamesNoRequest(t *testing.T) {
+	tr := startHelper(t, "mute-after-answered-junk", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WriteLine(ctx, []byte("junk")); err != nil {
+		t.Fatal(err)
+	}
+	answered := tr.LastLine()
+	for !tr.LastLine().After(answered) { // the parse error
+		time.Sleep(10 * time.Millisecond)
+	}
+	_, err := tr.RoundTrip(WithIdleSilence(ctx, 200*time.Millisecond), req(2, "tools/list"))
+	var te *Error
+	if !errors.As(err, &te) || te.Silent == nil {
+		t.Fatalf("err = %v, want a silence", err)
+	}
+	if te.Silent.SinceRequest != "" {
+		t.Fatalf("SinceRequest = %q after a raw line the server answered, want \"\"", te.Silent.SinceRequest)
 	}
 }
 
