@@ -43,6 +43,7 @@ type freshPool struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	start  func(context.Context) (*mcpclient.Client, error)
+	spawn  chan struct{}
 	size   int
 	ready  chan freshStart
 
@@ -82,12 +83,13 @@ type freshStart struct {
 	err error
 }
 
-// newFreshPool keeps size processes started by start ahead. They live on
-// ctx (not the taking check's, which may end before the process is
-// closed) until close.
-func newFreshPool(ctx context.Context, size int, start func(context.Context) (*mcpclient.Client, error)) *freshPool {
+// newFreshPool keeps size processes started by start ahead, each in one
+// of the places of spawn (startSlot; nil: no bound). They live on ctx
+// (not the taking check's, which may end before the process is closed)
+// until close.
+func newFreshPool(ctx context.Context, size int, spawn chan struct{}, start func(context.Context) (*mcpclient.Client, error)) *freshPool {
 	pctx, cancel := context.WithCancel(ctx)
-	return &freshPool{ctx: pctx, cancel: cancel, start: start, size: size, ready: make(chan freshStart, max(size, 1)), brokenCh: make(chan struct{})}
+	return &freshPool{ctx: pctx, cancel: cancel, start: start, spawn: spawn, size: size, ready: make(chan freshStart, max(size, 1)), brokenCh: make(chan struct{})}
 }
 
 // noted counts a start's outcome toward freshFailLimit. A start the pool's
@@ -286,6 +288,13 @@ var errNoMoreStarts = errors.New("no more new processes are started")
 func startSlot(ctx context.Context, spawn chan struct{}, stop <-chan struct{}) (release func(), err error) {
 	select {
 	case spawn <- struct{}{}:
+		// A place and stop may both be ready: select picks either.
+		select {
+		case <-stop:
+			<-spawn
+			return nil, errNoMoreStarts
+		default:
+		}
 		return func() { <-spawn }, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -315,8 +324,7 @@ func (p *freshPool) fill() {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		c, err := p.start(p.ctx)
-		p.noted(err)
+		c, err := p.startOne()
 		if c != nil && err == nil {
 			p.watchAfterProbe(c)
 		}
@@ -328,6 +336,23 @@ func (p *freshPool) fill() {
 			}
 		}
 	}()
+}
+
+// startOne starts a process in a place of spawn and counts the outcome
+// (noted) before it gives the place back: a start queued for it then
+// finds the pool broken by the failure before it (startSlot), instead of
+// starting while the failure is being counted.
+func (p *freshPool) startOne() (*mcpclient.Client, error) {
+	if p.spawn != nil {
+		release, err := startSlot(p.ctx, p.spawn, p.brokenCh)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	c, err := p.start(p.ctx)
+	p.noted(err)
+	return c, err
 }
 
 // take returns a started, probed process no one has used (or the error

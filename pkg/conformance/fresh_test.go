@@ -37,7 +37,7 @@ func testFreshPool(t *testing.T, size int) {
 	var started atomic.Int32
 	var mu sync.Mutex
 	var all []*mcpclient.Client
-	pool := newFreshPool(ctx, size, func(ctx context.Context) (*mcpclient.Client, error) {
+	pool := newFreshPool(ctx, size, nil, func(ctx context.Context) (*mcpclient.Client, error) {
 		started.Add(1)
 		tr, err := target.Open(ctx, true)
 		if err != nil {
@@ -140,7 +140,7 @@ func TestFreshPoolClosesWithAbandonedStarts(t *testing.T) {
 	for _, size := range []int{0, 1} {
 		t.Run(fmt.Sprintf("ahead=%d", size), func(t *testing.T) {
 			var started atomic.Int32
-			pool := newFreshPool(context.Background(), size, func(ctx context.Context) (*mcpclient.Client, error) {
+			pool := newFreshPool(context.Background(), size, nil, func(ctx context.Context) (*mcpclient.Client, error) {
 				started.Add(1)
 				time.Sleep(20 * time.Millisecond)
 				return nil, context.Canceled
@@ -188,7 +188,7 @@ func TestFreshPoolStopsStartingAfterFailuresInARow(t *testing.T) {
 	plan := []bool{true, false, false, true, false, false, false}
 	var started atomic.Int32
 	target := refTarget(t, "stdio")
-	pool := newFreshPool(ctx, 0, func(ctx context.Context) (*mcpclient.Client, error) {
+	pool := newFreshPool(ctx, 0, nil, func(ctx context.Context) (*mcpclient.Client, error) {
 		n := int(started.Add(1)) - 1
 		if n < len(plan) && plan[n] {
 			tr, err := target.Open(ctx, true)
@@ -224,7 +224,7 @@ func TestFreshPoolStopsStartingAfterFailuresInARow(t *testing.T) {
 	// under way; when the limit is reached nothing more starts, and every
 	// waiting taker must still get an answer.
 	var failing atomic.Int32
-	ahead := newFreshPool(ctx, 2, func(ctx context.Context) (*mcpclient.Client, error) {
+	ahead := newFreshPool(ctx, 2, nil, func(ctx context.Context) (*mcpclient.Client, error) {
 		failing.Add(1)
 		time.Sleep(20 * time.Millisecond)
 		return nil, errors.New("server process exited with code 1")
@@ -326,7 +326,7 @@ func TestFreshPoolCountsProcessesSilentAfterTheirProbe(t *testing.T) {
 	deaf := Target{Argv: []string{os.Args[0], afterProbeArg, exampleServer}}
 	healthy := Target{Argv: []string{exampleServer}}
 	var next atomic.Pointer[Target]
-	pool := newFreshPool(ctx, 0, func(ctx context.Context) (*mcpclient.Client, error) {
+	pool := newFreshPool(ctx, 0, nil, func(ctx context.Context) (*mcpclient.Client, error) {
 		tr, err := next.Load().Open(ctx, true)
 		if err != nil {
 			return nil, err
@@ -580,13 +580,7 @@ func checkStarts(t *testing.T, dir string, most int) {
 func TestFreshPoolDropsStartsQueuedWhenItBreaks(t *testing.T) {
 	spawn := make(chan struct{}, 2)
 	var started atomic.Int32
-	var pool *freshPool
-	pool = newFreshPool(context.Background(), 0, func(ctx context.Context) (*mcpclient.Client, error) {
-		release, err := startSlot(ctx, spawn, pool.brokenCh)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
+	pool := newFreshPool(context.Background(), 0, spawn, func(ctx context.Context) (*mcpclient.Client, error) {
 		started.Add(1)
 		time.Sleep(30 * time.Millisecond)
 		return nil, errors.New("server process exited with code 1")

@@ -168,26 +168,29 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		return rep, nil, nil
 	}
 	spawn := make(chan struct{}, max(2, runtime.NumCPU()))
-	// open starts a new connection and connects it with cfg. Starting stdio
-	// processes is bounded by the cores: a runtime such as Node takes a few
-	// hundred ms of CPU to start, and starting many at once makes every one
-	// of them slower. Only the start (spawn and probe) is bounded, not the
-	// use.
-	// A start still waiting for a core when stop closes is not made.
-	open := func(ctx context.Context, cfg mcpclient.Config, stop <-chan struct{}) (*mcpclient.Client, error) {
-		if target.Kind() == "stdio" {
-			release, err := startSlot(ctx, spawn, stop)
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-		}
+	// openIn starts a new connection and connects it with cfg; open does
+	// so in one of the places of spawn. Starting stdio processes is
+	// bounded by the cores: a runtime such as Node takes a few hundred ms
+	// of CPU to start, and starting many at once makes every one of them
+	// slower. Only the start (spawn and probe) is bounded, not the use.
+	// The fresh pool takes its places itself (freshPool.startOne).
+	openIn := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
 		t, err := target.Open(ctx, true)
 		if err != nil {
 			return nil, err
 		}
 		watch(t)
 		return mcpclient.Connect(ctx, t, cfg)
+	}
+	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
+		if target.Kind() == "stdio" {
+			release, err := startSlot(ctx, spawn, nil)
+			if err != nil {
+				return nil, err
+			}
+			defer release()
+		}
+		return openIn(ctx, cfg)
 	}
 	// The legacy handshake goes out as a 2025-11-25 client sends it: no
 	// _meta at all, so no trace context either.
@@ -198,7 +201,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		// and what it answers (or not) to initialize is what META-1 and
 		// REM-2 judge, so a start slower than the first (docker run -i
 		// looks idle while the daemon works) must not pass for silence.
-		c, err := open(ctx, legacyCfg, nil)
+		c, err := open(ctx, legacyCfg)
 		if c == nil {
 			return nil, nil, err
 		}
@@ -244,9 +247,8 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	freshCfg := ccfg
 	freshCfg.KnownModern = true
-	var pool *freshPool
-	pool = newFreshPool(ctx, ahead, func(ctx context.Context) (*mcpclient.Client, error) {
-		return open(transport.WithIdleSilence(ctx, silence), freshCfg, pool.brokenCh)
+	pool := newFreshPool(ctx, ahead, spawn, func(ctx context.Context) (*mcpclient.Client, error) {
+		return openIn(transport.WithIdleSilence(ctx, silence), freshCfg)
 	})
 	defer pool.close()
 	plan := planFor(dear)
