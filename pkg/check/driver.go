@@ -374,3 +374,30 @@ func (f *Facts) sawList(method, key string, lr *mcpclient.ListResult, failed boo
 }
 
 func (f *Facts) saw(k observeKey, v observed) { f.seen = append(f.seen, seenFact{k, v}) }
+
+// Took is how long the slowest answer to a request of method took among
+// those GatherFacts read (every page of a list; 0 when it read none).
+func (f *Facts) Took(method string) time.Duration {
+	var d time.Duration
+	took := func(r *mcpclient.Response) {
+		if r != nil && r.Exchange != nil {
+			d = max(d, r.Exchange.Elapsed)
+		}
+	}
+	for _, s := range f.seen {
+		if s.key.method != method {
+			continue
+		}
+		took(s.v.resp)
+		list := s.v.list
+		if s.v.tools != nil {
+			list = s.v.tools.List
+		}
+		if list != nil {
+			for _, pg := range list.Pages {
+				took(pg.Response)
+			}
+		}
+	}
+	return d
+}

@@ -119,10 +119,11 @@ func (p *freshPool) noted(err error) {
 // says nothing about whether a new process works). Each gets an idle
 // bound until the process answers (StdioTransport.SetFirstIdle): the
 // longer of silence, the bound of a new process's probe (freshSilence),
-// and three times what the run's own process took at most (took): a
-// server whose lists wait on an upstream (a gateway) took that long the
-// first time too. server/discover's is silence: the run's own probe came
-// before took was watching.
+// and three times what the run's own process took at most (took,
+// Facts.Took): a server whose lists wait on an upstream (a gateway) took
+// that long the first time too. server/discover's comes to silence: the
+// run's first start, which silence is at least three times, includes its
+// probe.
 func afterProbeBounds(f *check.Facts, silence time.Duration, took func(method string) time.Duration) map[string]time.Duration {
 	bounds := map[string]time.Duration{}
 	for _, l := range []struct {
@@ -138,42 +139,6 @@ func afterProbeBounds(f *check.Facts, silence time.Duration, took func(method st
 		}
 	}
 	return bounds
-}
-
-// methodTimes records how long a connection took at most to answer each
-// method (its watcher, seen) until freeze.
-type methodTimes struct {
-	mu     sync.Mutex
-	m      map[string]time.Duration
-	frozen bool
-}
-
-// freeze ends the recording: what was recorded is what is read.
-func (t *methodTimes) freeze() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.frozen = true
-}
-
-func (t *methodTimes) seen(s transport.Seen) {
-	if s.Out == nil || s.Err != nil || s.Exchange == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.frozen {
-		return
-	}
-	if t.m == nil {
-		t.m = map[string]time.Duration{}
-	}
-	t.m[s.Out.Method] = max(t.m[s.Out.Method], s.Exchange.Elapsed)
-}
-
-func (t *methodTimes) took(method string) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.m[method]
 }
 
 // watchAfterProbe watches a process the pool started for the other way
@@ -228,7 +193,7 @@ func (p *freshPool) silentOn(method string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.afterProbe[method]
-	return method != "" && ok
+	return ok
 }
 
 // setAfterProbe sets the requests silentOn counts and their idle bounds

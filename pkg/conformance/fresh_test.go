@@ -456,14 +456,31 @@ func TestAfterProbeBounds(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("afterProbeBounds = %v, want %v (no prompts declared, the templates list failed)", got, want)
 	}
-	var mt methodTimes
-	for _, d := range []time.Duration{time.Second, 3 * time.Second, 2 * time.Second} {
-		mt.seen(transport.Seen{Out: &transport.Outgoing{Method: "tools/list"}, Exchange: &transport.Exchange{Elapsed: d}})
+}
+
+// Facts.Took, which Run gives afterProbeBounds, is how long the run's own
+// process took to answer each list while the facts were read.
+func TestFactsTookIsTheSlowestAnswer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := Target{Argv: []string{os.Args[0], slowListArg, exampleServer}}.Open(ctx, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	mt.freeze()
-	mt.seen(transport.Seen{Out: &transport.Outgoing{Method: "tools/list"}, Exchange: &transport.Exchange{Elapsed: time.Minute}})
-	if d := mt.took("tools/list"); d != 3*time.Second {
-		t.Errorf("took(tools/list) = %s, want the longest before freeze, 3s", d)
+	c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{ProbeTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f := check.GatherFacts(ctx, c)
+	if d := f.Took("tools/list"); d < 800*time.Millisecond {
+		t.Errorf("Took(tools/list) = %s, want at least the 0.8 s the server waits", d)
+	}
+	if d := f.Took("prompts/list"); d <= 0 || d >= 800*time.Millisecond {
+		t.Errorf("Took(prompts/list) = %s, want the quick answer it got", d)
+	}
+	if d := f.Took("tools/call"); d != 0 {
+		t.Errorf("Took(tools/call) = %s, want 0: the facts call no tool", d)
 	}
 }
 

@@ -310,13 +310,8 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	case *transport.StdioTransport:
 		env.Stdio = t
 	}
-	var took methodTimes
-	if w, ok := client.Transport().(transport.Watchable); ok {
-		w.Watch(took.seen)
-	}
 	env.Facts = check.GatherFacts(ctx, client)
-	took.freeze()
-	pool.setAfterProbe(afterProbeBounds(env.Facts, silence, took.took))
+	pool.setAfterProbe(afterProbeBounds(env.Facts, silence, env.Facts.Took))
 	tools := env.Facts.Tools
 	if opts.Listed != nil {
 		opts.Listed(tools)
