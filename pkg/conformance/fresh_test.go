@@ -625,3 +625,64 @@ func TestFreshPoolDropsStartsQueuedWhenItBreaks(t *testing.T) {
 		}
 	}
 }
+
+// A spare process starts beside the run's own where the command is run
+// directly. A server that runs once at a time may give its port or lock to
+// the spare: the run's own start, which then fails, is made again alone
+// once the spare has exited, and the run goes on as where nothing starts
+// beside it. (Which of the two starts first is the kernel's choice: in a
+// run where the run's own got the lock, this passes without the second
+// start.)
+func TestRunsOwnStartIsMadeAgainAloneWhenTheSpareGotTheServer(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("nothing starts beside the run's own on one core")
+	}
+	dir := t.TempDir()
+	target := Target{Argv: []string{os.Args[0], oneAtATimeArg, exampleServer, dir}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 1, Only: []string{"DISC-1", "META-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatalf("the run's own start failed for good: %v", err)
+	}
+	for _, r := range rep.Checks {
+		if r.ID == "DISC-1" && r.Verdict != check.Passed {
+			t.Errorf("DISC-1 = %s (%s)", r.Verdict, r.Outcome.Message)
+		}
+	}
+}
+
+func TestStartsBeside(t *testing.T) {
+	for argv, want := range map[string]bool{
+		"node dist/index.js":                  true,
+		"/usr/local/bin/my-server --stdio":    true,
+		"python3 -m server":                   true,
+		"npx -y @modelcontextprotocol/server": false,
+		"/usr/bin/NPX -y pkg":                 false,
+		"uvx mcp-server-fetch":                false,
+		"go run ./cmd/server":                 false,
+		"docker run -i --rm ghcr.io/x/server": false,
+		"sh -c node dist/index.js":            false,
+		"./start.sh":                          false,
+		"env FOO=1 node dist/index.js":        false,
+		"bunx some-server":                    false,
+	} {
+		if got := startsBeside(strings.Fields(argv)); got != want {
+			t.Errorf("startsBeside(%q) = %v, want %v", argv, got, want)
+		}
+	}
+	if startsBeside(nil) {
+		t.Error("startsBeside(nil) = true")
+	}
+}
+
+// A command that cannot be started is the run's error, whether a spare
+// would have started beside the run's own or not.
+func TestRunCannotStartTheCommand(t *testing.T) {
+	for _, only := range [][]string{nil, {"DISC-1"}} {
+		_, _, err := Run(t.Context(), Target{Argv: []string{filepath.Join(t.TempDir(), "no-such-server")}}, Options{Options: check.Options{Only: only}})
+		if err == nil || !strings.Contains(err.Error(), "no-such-server") {
+			t.Errorf("--only %v: err = %v, want one that names the command", only, err)
+		}
+	}
+}

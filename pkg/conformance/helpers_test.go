@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +26,10 @@ var exampleServer string
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg) {
 		proxy(os.Args[1], os.Args[2])
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == oneAtATimeArg {
+		oneAtATime(os.Args[2], os.Args[3])
 		return
 	}
 	if len(os.Args) == 2 && os.Args[1] == busyLegacyArg {
@@ -68,7 +73,41 @@ const (
 	// slowListArg: every tools/list is passed on after 0.8 s of doing
 	// nothing, as a gateway waits for its upstream.
 	slowListArg = "mcpeval-slow-list"
+	// oneAtATimeArg (with the server and a directory): a server that
+	// runs once at a time, as one that binds a fixed port as it starts
+	// does: it takes a lock in the directory, or exits 1 when another
+	// process holds it. The first process started takes it at once, the
+	// others after 0.3 s, so that a process started beside the run's own
+	// (the spare, started first) holds it when the run's own asks.
+	oneAtATimeArg = "mcpeval-one-at-a-time"
 )
+
+func oneAtATime(server, dir string) {
+	if f, err := os.OpenFile(filepath.Join(dir, "starts"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+		fmt.Fprintln(f, "start")
+		f.Close()
+	}
+	if f, err := os.OpenFile(filepath.Join(dir, "first"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
+		f.Close()
+	} else {
+		time.Sleep(300 * time.Millisecond)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		// Held until the process ends, however it ends.
+		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "another process of this server is running:", err)
+		os.Exit(1)
+	}
+	cmd := exec.Command(server)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
 
 func busyLegacy() {
 	go func() {
