@@ -113,24 +113,24 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// one core.
 	wantLegacySide := target.Kind() == "stdio" && slices.ContainsFunc(selected, func(c *check.Check) bool { return c == META1 || c == REM2 })
 	var spare *spareStart
-	if wantLegacySide && runtime.NumCPU() > 1 && startsBeside(target.Argv) {
+	if wantLegacySide && runtime.NumCPU() > 1 && startsBeside(target.Argv, target.Dir) {
 		if t, err := target.Open(ctx, true); err == nil {
 			watch(t)
 			spare = &spareStart{t: t}
 			defer spare.close()
 		}
 	}
-	// openNew starts a new connection: the spare, the first time.
-	openNew := func(ctx context.Context) (transport.Transport, error) {
+	// openNew starts a new connection: the spare, the first time (spare
+	// says so).
+	openNew := func(ctx context.Context) (t transport.Transport, fromSpare bool, err error) {
 		if t := spare.take(); t != nil {
-			return t, nil
+			return t, true, nil
 		}
-		t, err := target.Open(ctx, true)
-		if err != nil {
-			return nil, err
+		if t, err = target.Open(ctx, true); err != nil {
+			return nil, false, err
 		}
 		watch(t)
-		return t, nil
+		return t, false, nil
 	}
 	// startOwn starts the run's own process (or connection) and probes
 	// it. What the start cost (spawn and probe on stdio) sets how many
@@ -149,12 +149,14 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		return tr, client, time.Since(opened), cpu, err
 	}
 	tr, client, firstStart, startCPU, err := startOwn()
-	if spare != nil && tr != nil && ownStartFailed(err) {
+	var startedAgain string
+	if spare != nil && tr != nil && ctx.Err() == nil && startFailedBeside(err) && !spare.exited() {
 		// A server that runs once at a time (a port, a lock) may have given
 		// what it holds to the spare: the run's own is started again, alone,
-		// once the spare has exited, as where nothing starts beside it.
-		spare.close()
-		tr.Close()
+		// once the spare has exited, as where nothing starts beside it. (Both
+		// gone: the server does not start, beside another or not.)
+		startedAgain = err.Error()
+		closeBeside(tr, spare)
 		tr, client, firstStart, startCPU, err = startOwn()
 	}
 	if tr == nil {
@@ -176,14 +178,15 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	var fallbackNote string
 	var firstProbe []mcpclient.ProbeStep
 	if err != nil {
-		tr.Close()
 		// A server that answered the probe with a JSON-RPC error and then
 		// rejected initialize too speaks JSON-RPC but is not legacy: most
 		// likely a modern server without (a usable) server/discover, which
 		// DISC-1 and DISC-3 should report rather than the run dying.
 		if !errors.Is(err, mcpclient.ErrInitializeRejected) {
+			closeBeside(tr, spare) // each may wait out its shutdown grace
 			return nil, nil, err
 		}
+		tr.Close()
 		firstProbe = client.Info().Probe
 		fallbackNote = "the server answered neither server/discover usefully nor initialize (" + err.Error() + "); checked as a modern server"
 		if tr, err = target.Open(ctx, false); err != nil {
@@ -204,9 +207,15 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if fallbackNote != "" {
 		rep.Notes = append(rep.Notes, fallbackNote)
 	}
+	if startedAgain != "" {
+		rep.Notes = append(rep.Notes, "the server's first process ended as a second one started beside it ("+startedAgain+"); it was started again alone: the server may not run twice at once")
+	}
 	if info.Era == mcpclient.EraLegacy {
 		rep.Verdict = VerdictLegacy
-		rep.Legacy = legacyReport(ctx, client, openNew, ccfg)
+		rep.Legacy = legacyReport(ctx, client, func(ctx context.Context) (transport.Transport, error) {
+			t, _, err := openNew(ctx)
+			return t, err
+		}, ccfg)
 		rep.DurationMs = ms(time.Since(start))
 		return rep, nil, nil
 	}
@@ -217,13 +226,27 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// of CPU to start, and starting many at once makes every one of them
 	// slower. Only the start (spawn and probe) is bounded, not the use.
 	// The fresh pool takes its places itself (freshPool.startOne).
-	// The first new process is the spare, where there is one.
+	// The first new process is the spare, where there is one; one that
+	// ends before it answers is replaced by a process started now, as it
+	// may have lost a port or a lock to the run's own as both started.
 	openIn := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
-		t, err := openNew(ctx)
+		t, fromSpare, err := openNew(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return mcpclient.Connect(ctx, t, cfg)
+		c, err := mcpclient.Connect(ctx, t, cfg)
+		if fromSpare && ctx.Err() == nil && startFailedBeside(err) {
+			if c != nil {
+				c.Close()
+			} else {
+				t.Close()
+			}
+			if t, _, err = openNew(ctx); err != nil {
+				return nil, err
+			}
+			c, err = mcpclient.Connect(ctx, t, cfg)
+		}
+		return c, err
 	}
 	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
 		if target.Kind() == "stdio" {
