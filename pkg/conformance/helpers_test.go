@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,14 +25,6 @@ var exampleServer string
 func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg) {
 		proxy(os.Args[1], os.Args[2])
-		return
-	}
-	if len(os.Args) == 4 && os.Args[1] == oneAtATimeArg {
-		oneAtATime(os.Args[2], os.Args[3])
-		return
-	}
-	if len(os.Args) == 4 && os.Args[1] == migrateOnceArg {
-		migrateOnce(os.Args[2], os.Args[3])
 		return
 	}
 	if len(os.Args) == 2 && os.Args[1] == busyLegacyArg {
@@ -78,102 +68,7 @@ const (
 	// slowListArg: every tools/list is passed on after 0.8 s of doing
 	// nothing, as a gateway waits for its upstream.
 	slowListArg = "mcpeval-slow-list"
-	// oneAtATimeArg (with the server and a directory): a server that
-	// runs once at a time, as one that binds a fixed port as it starts
-	// does: it takes a lock in the directory, or exits 1 when another
-	// process holds it. The first process started takes it at once, the
-	// others after 0.3 s, so that a process started beside the run's own
-	// (the spare, started first) holds it when the run's own asks.
-	oneAtATimeArg = "mcpeval-one-at-a-time"
-	// migrateOnceArg (with the server and a directory): a server whose
-	// first start migrates its state under a lock for 0.3 s and exits 1
-	// when another process is migrating ("database is locked"); once
-	// migrated, any number run at once. A process sent nothing in its
-	// first 0.15 s (a spare) takes the lock only then, so that the run's
-	// own, sent its probe at once, migrates, and the spare is locked out.
-	migrateOnceArg = "mcpeval-migrate-once"
 )
-
-func migrateOnce(server, dir string) {
-	in := bufio.NewReader(os.Stdin)
-	first := make(chan []byte, 1)
-	go func() {
-		line, _ := in.ReadBytes('\n')
-		first <- line
-	}()
-	var line []byte
-	got := false
-	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {
-		select {
-		case line = <-first:
-			got = true
-		case <-time.After(150 * time.Millisecond):
-		}
-		lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-		if err == nil {
-			err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "database is locked:", err)
-			os.Exit(1)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {
-			time.Sleep(300 * time.Millisecond)
-			if err := os.WriteFile(filepath.Join(dir, "done"), nil, 0o600); err != nil {
-				os.Exit(1)
-			}
-		}
-		lock.Close()
-	}
-	cmd := exec.Command(server)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	w, err := cmd.StdinPipe()
-	if err == nil {
-		err = cmd.Start()
-	}
-	if err != nil {
-		os.Exit(1)
-	}
-	go func() {
-		if !got {
-			line = <-first
-		}
-		_, _ = w.Write(line)
-		_, _ = io.Copy(w, in)
-		w.Close()
-	}()
-	if err := cmd.Wait(); err != nil {
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
-func oneAtATime(server, dir string) {
-	if f, err := os.OpenFile(filepath.Join(dir, "starts"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-		fmt.Fprintln(f, "start")
-		f.Close()
-	}
-	if f, err := os.OpenFile(filepath.Join(dir, "first"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600); err == nil {
-		f.Close()
-	} else {
-		time.Sleep(300 * time.Millisecond)
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err == nil {
-		// Held until the process ends, however it ends.
-		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "another process of this server is running:", err)
-		os.Exit(1)
-	}
-	cmd := exec.Command(server)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
 
 func busyLegacy() {
 	go func() {

@@ -8,7 +8,6 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
-	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // LegacyReport is what a 2025-11-25 (or older) server must change to serve
@@ -20,7 +19,7 @@ type LegacyBlocker = report.LegacyBlocker
 
 // legacyReport lists what blocks 2026-07-28 on a legacy server, from what
 // the probe saw and a few legacy requests (spec-checklist.md §2, changelog).
-func legacyReport(ctx context.Context, c *mcpclient.Client, open func(context.Context) (transport.Transport, error), cfg mcpclient.Config) *LegacyReport {
+func legacyReport(ctx context.Context, c *mcpclient.Client, target Target, cfg mcpclient.Config) *LegacyReport {
 	info := c.Info()
 	rep := &LegacyReport{Speaks: info.ProtocolVersion, Blockers: []LegacyBlocker{}}
 	add := func(id, found, instead, ev string) {
@@ -56,7 +55,7 @@ func legacyReport(ctx context.Context, c *mcpclient.Client, open func(context.Co
 	}
 	// An unsupported version in initialize: legacy servers answer -32602;
 	// 2026-07-28 has -32022 with data.supported and data.requested.
-	if fc, done := freshLegacy(ctx, open, cfg); fc != nil {
+	if fc, done := freshLegacy(ctx, target, cfg); fc != nil {
 		resp, err := fc.Do(ctx, "initialize", map[string]any{"protocolVersion": "1900-01-01", "capabilities": map[string]any{}, "clientInfo": cfg.ClientInfo})
 		if err == nil && resp.Error != nil && resp.Error.Code == jsonrpc.CodeInvalidParams {
 			add("version-32602", "an unsupported version gets -32602", "return -32022 (HTTP 400) with data.supported and data.requested", fmt.Sprintf("error %d: %s", resp.Error.Code, resp.Error.Message))
@@ -89,8 +88,8 @@ func preGA(code int64, add func(id, found, instead, ev string)) {
 
 // freshLegacy opens a new connection in the legacy era, with no handshake
 // yet: some servers fix their era per process on the first message.
-func freshLegacy(ctx context.Context, open func(context.Context) (transport.Transport, error), cfg mcpclient.Config) (*mcpclient.Client, func()) {
-	t, err := open(ctx)
+func freshLegacy(ctx context.Context, target Target, cfg mcpclient.Config) (*mcpclient.Client, func()) {
+	t, err := target.Open(ctx, true)
 	if err != nil {
 		return nil, nil
 	}

@@ -102,66 +102,21 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 			w.Watch(monitors.Watcher())
 		}
 	}
-	// On stdio a spare process of the server starts beside the run's own,
-	// which otherwise starts alone (a Node server: 0.4-0.6 s of a 4.3 s
-	// run), and is sent nothing until a new process is asked for: the legacy
-	// side of a modern server (META-1, REM-2), a legacy server's version
-	// probe (legacyReport). Sent nothing, it is what a process started when
-	// asked for would be. Only where it will be used (the legacy side's
-	// checks selected; a legacy server has a use for one anyway), where
-	// the command may start twice at once (startsBeside), and on more than
-	// one core.
-	wantLegacySide := target.Kind() == "stdio" && slices.ContainsFunc(selected, func(c *check.Check) bool { return c == META1 || c == REM2 })
-	var spare *spareStart
-	if wantLegacySide && runtime.NumCPU() > 1 && startsBeside(target.Argv, target.Dir) {
-		if t, err := target.Open(ctx, true); err == nil {
-			watch(t)
-			spare = &spareStart{t: t}
-			defer spare.close()
-		}
+	opened := time.Now()
+	tr, err := target.Open(ctx, false)
+	if err != nil {
+		return nil, nil, err
 	}
-	// openNew starts a new connection: the spare, the first time (spare
-	// says so).
-	openNew := func(ctx context.Context) (t transport.Transport, fromSpare bool, err error) {
-		if t := spare.take(); t != nil {
-			return t, true, nil
-		}
-		if t, err = target.Open(ctx, true); err != nil {
-			return nil, false, err
-		}
-		watch(t)
-		return t, false, nil
+	watch(tr)
+	client, err := mcpclient.Connect(ctx, tr, ccfg)
+	// What a start costs (spawn and probe on stdio): how many quiet
+	// processes a repetition opens, and how many waiting runs are in
+	// flight, depend on it (quiet.go).
+	var startCPU time.Duration
+	if st, ok := tr.(*transport.StdioTransport); ok {
+		startCPU, _ = st.CPU()
 	}
-	// startOwn starts the run's own process (or connection) and probes
-	// it. What the start cost (spawn and probe on stdio) sets how many
-	// quiet processes a repetition opens and how many waiting runs are in
-	// flight (quiet.go).
-	startOwn := func() (tr transport.Transport, client *mcpclient.Client, took, cpu time.Duration, err error) {
-		opened := time.Now()
-		if tr, err = target.Open(ctx, false); err != nil {
-			return nil, nil, 0, 0, err
-		}
-		watch(tr)
-		client, err = mcpclient.Connect(ctx, tr, ccfg)
-		if st, ok := tr.(*transport.StdioTransport); ok {
-			cpu, _ = st.CPU()
-		}
-		return tr, client, time.Since(opened), cpu, err
-	}
-	tr, client, firstStart, startCPU, err := startOwn()
-	var startedAgain string
-	if spare != nil && tr != nil && ctx.Err() == nil && startFailedBeside(err) && !spare.exited() {
-		// A server that runs once at a time (a port, a lock) may have given
-		// what it holds to the spare: the run's own is started again, alone,
-		// once the spare has exited, as where nothing starts beside it. (Both
-		// gone: the server does not start, beside another or not.)
-		startedAgain = err.Error()
-		closeBeside(tr, spare)
-		tr, client, firstStart, startCPU, err = startOwn()
-	}
-	if tr == nil {
-		return nil, nil, err // nothing started: the command, its directory, the URL
-	}
+	firstStart := time.Since(opened)
 	dear := dearStart(target.Kind(), firstStart, startCPU)
 	probeWait := opts.ProbeTimeout
 	if probeWait <= 0 {
@@ -178,15 +133,14 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	var fallbackNote string
 	var firstProbe []mcpclient.ProbeStep
 	if err != nil {
+		tr.Close()
 		// A server that answered the probe with a JSON-RPC error and then
 		// rejected initialize too speaks JSON-RPC but is not legacy: most
 		// likely a modern server without (a usable) server/discover, which
 		// DISC-1 and DISC-3 should report rather than the run dying.
 		if !errors.Is(err, mcpclient.ErrInitializeRejected) {
-			closeBeside(tr, spare) // each may wait out its shutdown grace
 			return nil, nil, err
 		}
-		tr.Close()
 		firstProbe = client.Info().Probe
 		fallbackNote = "the server answered neither server/discover usefully nor initialize (" + err.Error() + "); checked as a modern server"
 		if tr, err = target.Open(ctx, false); err != nil {
@@ -207,15 +161,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if fallbackNote != "" {
 		rep.Notes = append(rep.Notes, fallbackNote)
 	}
-	if startedAgain != "" {
-		rep.Notes = append(rep.Notes, "the server's first process ended as a second one started beside it ("+startedAgain+"); it was started again alone: the server may not run twice at once")
-	}
 	if info.Era == mcpclient.EraLegacy {
 		rep.Verdict = VerdictLegacy
-		rep.Legacy = legacyReport(ctx, client, func(ctx context.Context) (transport.Transport, error) {
-			t, _, err := openNew(ctx)
-			return t, err
-		}, ccfg)
+		rep.Legacy = legacyReport(ctx, client, target, ccfg)
 		rep.DurationMs = ms(time.Since(start))
 		return rep, nil, nil
 	}
@@ -226,27 +174,13 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// of CPU to start, and starting many at once makes every one of them
 	// slower. Only the start (spawn and probe) is bounded, not the use.
 	// The fresh pool takes its places itself (freshPool.startOne).
-	// The first new process is the spare, where there is one; one that
-	// ends before it answers is replaced by a process started now, as it
-	// may have lost a port or a lock to the run's own as both started.
 	openIn := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
-		t, fromSpare, err := openNew(ctx)
+		t, err := target.Open(ctx, true)
 		if err != nil {
 			return nil, err
 		}
-		c, err := mcpclient.Connect(ctx, t, cfg)
-		if fromSpare && ctx.Err() == nil && startFailedBeside(err) {
-			if c != nil {
-				c.Close()
-			} else {
-				t.Close()
-			}
-			if t, _, err = openNew(ctx); err != nil {
-				return nil, err
-			}
-			c, err = mcpclient.Connect(ctx, t, cfg)
-		}
-		return c, err
+		watch(t)
+		return mcpclient.Connect(ctx, t, cfg)
 	}
 	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
 		if target.Kind() == "stdio" {
@@ -277,12 +211,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// process is up, before any repetition asks for one, not when META-1
 	// or REM-2 first asks: a start that waits for a core then held up the
 	// first repetition's META-1 and every REM-2 behind the others (a Node
-	// server: its start came last, at 3.2 s of a 3.9 s run). It is sent
-	// only once the run's own answered (its process may be the spare,
-	// started beside that one): a server answering under wrong ids or a
-	// legacy one needs no legacy side.
+	// server: its start came last, at 3.2 s of a 3.9 s run). Not beside
+	// the run's own start: that one stays alone (two cold `npx -y` or `go
+	// run` starts at once share a cache, and dearStart times it).
 	memo := &check.Memo{}
-	if wantLegacySide {
+	if target.Kind() == "stdio" && slices.ContainsFunc(selected, func(c *check.Check) bool { return c == META1 || c == REM2 }) {
 		// legacySideOf's entry: a check that asks waits for this.
 		defer beside(ctx, memo, legacySideKey{}, func(ctx context.Context) any {
 			return observeLegacySide(ctx, check.Env{FreshLegacy: freshLegacy})
