@@ -544,6 +544,21 @@ func servesDiscover(ctx context.Context, c *mcpclient.Client) bool {
 	return err == nil && r != nil && (r.Result != nil || r.Error != nil)
 }
 
+// answersAgain is nil when c, a new process that has answered its probe
+// and nothing since, answers server/discover once more (servesDiscover):
+// a check that judges what such a process does after its own requests
+// (RPC-5's malformed lines, STATE-1's and META-1's requests without a
+// field) first makes sure it answers at all. One that answers its probe
+// and then nothing (a server that cannot run twice at once, waiting on
+// the first process's lock) would otherwise read as a server that those
+// requests silenced or left without a baseline; it is the run's error.
+func answersAgain(p *check.Pass, c *mcpclient.Client) error {
+	if servesDiscover(p.Ctx, c) {
+		return nil
+	}
+	return fmt.Errorf("a new process of the server answered its probe and then not server/discover within %v of silence, before %s sent anything of its own: there is no process that answers to judge (the server may not run twice at once)", servesIdle, p.Check.ID)
+}
+
 // servesIdle: a server that reads a request and writes nothing for
 // this long has stopped answering (it needs no outside work for
 // server/discover).

@@ -540,6 +540,28 @@ func TestNewProcessesSilentAfterTheirProbeAreStartedNoMore(t *testing.T) {
 	}
 }
 
+// RPC-5, STATE-1 and META-1 judge what a new process does after requests
+// of their own only once it has answered one more request: a process that
+// answers its probe and then nothing is the run's error, not a server that
+// malformed lines silenced (RPC-5's false fail) or that left no baseline
+// (STATE-1's false skip), as on a server that cannot run twice at once.
+func TestChecksJudgeNoProcessSilentBeforeTheirRequests(t *testing.T) {
+	dir := t.TempDir()
+	script := `echo start >> "$1/starts"; if mkdir "$1/lock" 2>/dev/null; then exec "$0"; fi; exec "$2" ` + afterProbeArg + ` "$0"`
+	target := Target{Argv: []string{"sh", "-c", script, exampleServer, dir, os.Args[0]}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 2, Only: []string{"RPC-5", "STATE-1", "META-1"}}, ProbeTimeout: time.Second, RequestTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Checks {
+		if r.Verdict != check.Errored {
+			t.Errorf("%s = %s (%s), want an error: no new process answered after its probe", r.ID, r.Verdict, r.Outcome.Message)
+		}
+	}
+}
+
 // A new process that never answers the probe but would answer initialize,
 // busy all the while (so no idle silence ends its wait), fails its start
 // on the probe: the run knows the server is modern, and a legacy session

@@ -113,11 +113,18 @@ var META1 = &check.Check{
 		// tools/list as its opening here, and META-1's on a new process.
 		c := p.Env.Client
 		if p.Env.Transport == "stdio" {
-			fc, closeFresh, _, err := takeHandedOn(p)
+			fc, closeFresh, handed, err := takeHandedOn(p)
 			if err != nil {
 				return err
 			}
 			defer handOn(p, fc, closeFresh)
+			if !handed {
+				// A complete server/discover, as STATE-1's first: the
+				// opening the comment above relies on still holds.
+				if err := answersAgain(p, fc); err != nil {
+					return err
+				}
+			}
 			c = fc
 		}
 		var dualEra bool

@@ -511,13 +511,15 @@ var RPC5 = &check.Check{
 		// reader died may still be alive, and would not see EOF.
 		var fc *mcpclient.Client
 		var closeFresh func()
-		answered := false
+		answered, serves := false, false
 		if p.Env.Memo != nil && quietPlanOf(p.Env.Memo).chainRPC5 {
 			var handed bool
 			fc, closeFresh, handed, err = takeHandedOn(p)
-			if err == nil && handed && !servesDiscover(p.Ctx, fc) {
-				closeFresh()
-				fc, closeFresh, err = p.Env.Fresh(p.Ctx)
+			if err == nil && handed {
+				if serves = servesDiscover(p.Ctx, fc); !serves {
+					closeFresh()
+					fc, closeFresh, err = p.Env.Fresh(p.Ctx)
+				}
 			}
 			if err != nil {
 				return err
@@ -538,6 +540,13 @@ var RPC5 = &check.Check{
 		st, ok := fc.Transport().(*transport.StdioTransport)
 		if !ok {
 			return fmt.Errorf("fresh stdio connection has transport %T", fc.Transport())
+		}
+		// A new process that then answered nothing at all would read as
+		// one the malformed lines silenced.
+		if !serves {
+			if err := answersAgain(p, fc); err != nil {
+				return err
+			}
 		}
 		// stdio.mdx forbids the client to write such lines, so on stdio the
 		// rule is robustness: a wrong or missing error is a warning, a

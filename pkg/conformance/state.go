@@ -39,6 +39,11 @@ var STATE1 = &check.Check{
 				return err
 			}
 			defer handOn(p, fc, closeFresh)
+			// A complete server/discover, as its own first requests: it
+			// pins no era.
+			if err := answersAgain(p, fc); err != nil {
+				return err
+			}
 			c = fc
 		}
 		var ok passTally
