@@ -545,18 +545,27 @@ func servesDiscover(ctx context.Context, c *mcpclient.Client) bool {
 }
 
 // answersAgain is nil when c, a new process that has answered its probe
-// and nothing since, answers server/discover once more (servesDiscover):
-// a check that judges what such a process does after its own requests
-// (RPC-5's malformed lines, STATE-1's and META-1's requests without a
-// field) first makes sure it answers at all. One that answers its probe
-// and then nothing (a server that cannot run twice at once, waiting on
-// the first process's lock) would otherwise read as a server that those
-// requests silenced or left without a baseline; it is the run's error.
+// and nothing since, answers server/discover once more: a check that
+// judges what such a process does after its own requests (RPC-5's
+// malformed lines, STATE-1's and META-1's requests without a field) first
+// makes sure it answers at all. One that answers its probe and then nothing
+// (a server that cannot run twice at once, waiting on the first process's
+// lock) would otherwise read as a server that those requests silenced or
+// left without a baseline; it is the run's error. The wait is the pool's
+// for a new process's first server/discover (afterProbeBounds), not
+// servesIdle: a gateway's server/discover may wait on its upstreams.
 func answersAgain(p *check.Pass, c *mcpclient.Client) error {
-	if servesDiscover(p.Ctx, c) {
+	ctx, cancel := context.WithTimeout(p.Ctx, wireTimeout)
+	defer cancel()
+	r, err := c.Do(ctx, "server/discover", nil)
+	if err == nil && r != nil && (r.Result != nil || r.Error != nil) {
 		return nil
 	}
-	return fmt.Errorf("a new process of the server answered its probe and then not server/discover within %v of silence, before %s sent anything of its own: there is no process that answers to judge (the server may not run twice at once)", servesIdle, p.Check.ID)
+	why := "no answer"
+	if err != nil {
+		why = err.Error()
+	}
+	return fmt.Errorf("a new process of the server answered its probe and then not server/discover (%s), before %s sent anything of its own: there is no process that answers to judge (the server may not run twice at once)", why, p.Check.ID)
 }
 
 // servesIdle: a server that reads a request and writes nothing for

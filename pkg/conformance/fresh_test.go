@@ -562,6 +562,25 @@ func TestChecksJudgeNoProcessSilentBeforeTheirRequests(t *testing.T) {
 	}
 }
 
+// The request that makes sure a new process answers waits as long as the
+// pool lets a new process's first server/discover wait, not the 0.5 s of
+// a process that was already answering: a gateway's server/discover may
+// wait on its upstreams, idle all the while.
+func TestChecksWaitForAGatewaysSlowDiscover(t *testing.T) {
+	target := Target{Argv: []string{os.Args[0], slowDiscoverArg, exampleServer}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 1, Only: []string{"STATE-1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Checks {
+		if r.Verdict != check.Passed {
+			t.Errorf("%s = %s (%s), want pass", r.ID, r.Verdict, r.Outcome.Message)
+		}
+	}
+}
+
 // A new process that never answers the probe but would answer initialize,
 // busy all the while (so no idle silence ends its wait), fails its start
 // on the probe: the run knows the server is modern, and a legacy session

@@ -23,7 +23,7 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg) {
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
@@ -68,6 +68,10 @@ const (
 	// slowListArg: every tools/list is passed on after 0.8 s of doing
 	// nothing, as a gateway waits for its upstream.
 	slowListArg = "mcpeval-slow-list"
+	// slowDiscoverArg: every server/discover after the first line is
+	// passed on after 0.8 s of doing nothing, as a gateway asks its
+	// upstreams.
+	slowDiscoverArg = "mcpeval-slow-discover"
 )
 
 func busyLegacy() {
@@ -111,7 +115,7 @@ func proxy(mode, server string) {
 		if mode == afterProbeArg && n > 1 || mode == afterTwoArg && n > 2 {
 			continue
 		}
-		if mode == slowListArg && strings.Contains(string(line), `"method":"tools/list"`) {
+		if mode == slowListArg && strings.Contains(string(line), `"method":"tools/list"`) || mode == slowDiscoverArg && n > 1 && strings.Contains(string(line), `"method":"server/discover"`) {
 			time.Sleep(800 * time.Millisecond)
 		}
 		if mode == dropInitializeArg && strings.Contains(string(line), `"method":"initialize"`) {
