@@ -172,9 +172,18 @@ func NewRequest(id json.RawMessage, method string, params any) (*Message, error)
 	return m, nil
 }
 
-// Encode marshals m on one line, as both transports need it.
+// Encode marshals m on one line, as both transports need it. Without
+// json.Marshal's HTML escaping, which rewrote the raw values it carries:
+// an id {"&":[]} the server sent went back as {"\u0026":[]}, another id
+// by the bytes (IDKey; FuzzDecode found it).
 func (m *Message) Encode() ([]byte, error) {
-	return json.Marshal(m)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // IntID and StringID make request ids of either JSON type.
