@@ -538,10 +538,23 @@ func handedOnIn(p *check.Pass) *handedOn {
 // servesDiscover: c answers server/discover with a result or an error
 // within servesIdle of silence.
 func servesDiscover(ctx context.Context, c *mcpclient.Client) bool {
-	ctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, servesIdle), wireTimeout)
+	return discoverAnswered(transport.WithIdleSilence(ctx, servesIdle), c) == nil
+}
+
+// discoverAnswered is nil when c answers server/discover with a result or
+// an error within wireTimeout (and whatever idle bound ctx or c's process
+// sets); else what happened instead.
+func discoverAnswered(ctx context.Context, c *mcpclient.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, wireTimeout)
 	defer cancel()
 	r, err := c.Do(ctx, "server/discover", nil)
-	return err == nil && r != nil && (r.Result != nil || r.Error != nil)
+	switch {
+	case err != nil:
+		return err
+	case r == nil || r.Result == nil && r.Error == nil:
+		return errors.New("no answer")
+	}
+	return nil
 }
 
 // answersAgain is nil when c, a new process that has answered its probe
@@ -555,17 +568,10 @@ func servesDiscover(ctx context.Context, c *mcpclient.Client) bool {
 // for a new process's first server/discover (afterProbeBounds), not
 // servesIdle: a gateway's server/discover may wait on its upstreams.
 func answersAgain(p *check.Pass, c *mcpclient.Client) error {
-	ctx, cancel := context.WithTimeout(p.Ctx, wireTimeout)
-	defer cancel()
-	r, err := c.Do(ctx, "server/discover", nil)
-	if err == nil && r != nil && (r.Result != nil || r.Error != nil) {
-		return nil
+	if err := discoverAnswered(p.Ctx, c); err != nil {
+		return fmt.Errorf("a new process of the server answered its probe and then not server/discover (%v), before %s sent anything of its own: there is no process that answers to judge (the server may not run twice at once)", err, p.Check.ID)
 	}
-	why := "no answer"
-	if err != nil {
-		why = err.Error()
-	}
-	return fmt.Errorf("a new process of the server answered its probe and then not server/discover (%s), before %s sent anything of its own: there is no process that answers to judge (the server may not run twice at once)", why, p.Check.ID)
+	return nil
 }
 
 // servesIdle: a server that reads a request and writes nothing for
