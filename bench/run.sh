@@ -23,7 +23,7 @@ echo "== setup (idempotent)" >&2
 bash scripts/setup-interop.sh >&2
 bash scripts/official-suite.sh --install-only
 go build -o "$CACHE/bin/mcp-eval" ./cmd/mcp-eval
-go build -o "$CACHE/bin/example-server" ./golden-examples/cmd/example-server
+go build -tags netgo -o "$CACHE/bin/example-server" ./golden-examples/cmd/example-server   # as golden-examples/mcp-eval.yaml builds it
 
 suite_js=$SUITE_CACHE/node_modules/@modelcontextprotocol/conformance/dist/index.js
 hook=()

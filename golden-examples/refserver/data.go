@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,7 +20,7 @@ func hash64(parts ...string) uint64 {
 	return h.Sum64()
 }
 
-var customerIDPattern = regexp.MustCompile(`^C[0-9]{4}$`)
+var customerIDPattern = lazyRegexp(`^C[0-9]{4}$`)
 
 // invoice is one fake invoice; the JSON names match search_invoices' outputSchema.
 type invoice struct {
@@ -72,13 +71,13 @@ var weatherConditions = []string{"sunny", "partly cloudy", "cloudy", "light rain
 
 // knownLocation accepts plausible place names: a letter first, then letters,
 // digits, spaces and the punctuation of names like "St. John's, NL".
-var knownLocation = regexp.MustCompile(`^\pL[\pL\pM0-9 .,'()-]*$`)
+var knownLocation = lazyRegexp(`^\pL[\pL\pM0-9 .,'()-]*$`)
 
 // fakeWeather returns the weather for a location, or ok=false when the
 // location is blank or not a plausible place name.
 func fakeWeather(location, units string) (temp float64, conditions string, ok bool) {
 	norm := strings.ToLower(strings.Join(strings.Fields(location), " "))
-	if norm == "" || utf8.RuneCountInString(norm) > 100 || !knownLocation.MatchString(norm) {
+	if norm == "" || utf8.RuneCountInString(norm) > 100 || !knownLocation().MatchString(norm) {
 		return 0, "", false
 	}
 	h := hash64("weather", norm)

@@ -139,7 +139,9 @@ func TestHTTPToolCalls(t *testing.T) {
 	ht := newHTTPTarget(t, testOptions())
 	outputs := map[string]*schema{}
 	for _, tl := range ht.srv.tools {
-		outputs[tl.name] = tl.output
+		if tl.output != nil {
+			outputs[tl.name] = tl.output()
+		}
 	}
 	call := func(name string, args map[string]any) map[string]any {
 		t.Helper()

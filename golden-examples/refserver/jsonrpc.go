@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"unicode/utf8"
 )
@@ -125,7 +124,7 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-var integerLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+var integerLiteral = lazyRegexp(`^-?(0|[1-9][0-9]*)$`)
 
 // ParseMessage decodes one JSON-RPC message. On failure it returns the error
 // response to send: -32700 for bytes that are not JSON (RPC-5, RPC-6: invalid
@@ -196,7 +195,7 @@ func canonicalID(raw json.RawMessage) (json.RawMessage, bool) {
 		out, err := marshal(s)
 		return out, err == nil
 	default:
-		if !integerLiteral.Match(raw) {
+		if !integerLiteral().Match(raw) {
 			return nil, false
 		}
 		if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {

@@ -121,7 +121,7 @@ func (s *Server) mrtrItemTools() []*tool {
 			continue
 		}
 		def := mrtrItemToolDef(it.Name)
-		out = append(out, &tool{name: it.Name, def: def, input: mustCompile(def["inputSchema"]), run: func(_ context.Context, r *request, args map[string]any) (map[string]any, *Error) {
+		out = append(out, &tool{name: it.Name, def: def, input: lazySchema(def["inputSchema"]), run: func(_ context.Context, r *request, args map[string]any) (map[string]any, *Error) {
 			return s.askItem(it, r, args, func(answer string) map[string]any {
 				return toolText(fmt.Sprintf("%s: the user answered %q.", it.Name, answer))
 			})

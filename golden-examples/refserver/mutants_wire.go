@@ -110,7 +110,7 @@ func (s *Server) mutRequestSide(r *request) {
 // mutResponse edits a response: RPC-1 answers a string id of digits with a
 // number, RPC-2 leaves the id out of errors.
 func (s *Server) mutResponse(resp *Response) *Response {
-	if s.opts.breaks("RPC-1") && len(resp.ID) > 2 && resp.ID[0] == '"' && integerLiteral.Match(resp.ID[1:len(resp.ID)-1]) {
+	if s.opts.breaks("RPC-1") && len(resp.ID) > 2 && resp.ID[0] == '"' && integerLiteral().Match(resp.ID[1:len(resp.ID)-1]) {
 		resp.ID = append(json.RawMessage(nil), resp.ID[1:len(resp.ID)-1]...)
 	}
 	if s.opts.breaks(MutantWrongID) && len(resp.ID) > 0 && string(resp.ID) != "null" {

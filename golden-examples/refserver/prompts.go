@@ -55,7 +55,7 @@ func (s *Server) getPrompt(_ context.Context, r *request) (map[string]any, *Erro
 	if !ok {
 		return nil, errorf(CodeInvalidParams, "Invalid params: missing required argument customer_id")
 	}
-	if !customerIDPattern.MatchString(customer) {
+	if !customerIDPattern().MatchString(customer) {
 		return nil, errorf(CodeInvalidParams, "Invalid params: customer_id must look like C1234, got %q", truncate(customer, 64))
 	}
 	uri := customerURIPrefix + customer

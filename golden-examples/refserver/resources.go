@@ -81,7 +81,7 @@ func resourceText(uri string) (mime, text string, ok bool) {
 	if uri == summaryURI {
 		return "text/markdown", invoiceSummary(), true
 	}
-	if id, found := strings.CutPrefix(uri, customerURIPrefix); found && customerIDPattern.MatchString(id) {
+	if id, found := strings.CutPrefix(uri, customerURIPrefix); found && customerIDPattern().MatchString(id) {
 		body, err := marshal(map[string]any{"customer_id": id, "invoices": invoicesFor(id)})
 		if err != nil {
 			return "", "", false

@@ -5,15 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 )
 
 // tool is one served tool: its wire definition, its compiled schemas, the
 // x-mcp-header parameters HTTP must validate, and its implementation.
 type tool struct {
-	name    string
-	def     map[string]any // the Tool object returned by tools/list
-	input   *schema
-	output  *schema // nil when the tool declares no outputSchema
+	name string
+	def  map[string]any // the Tool object returned by tools/list
+	// The schemas are compiled on first use, not when the server is made:
+	// a conformance run starts the server tens of times, and most of its
+	// processes call no tool (compiling them was a tenth of a start's CPU).
+	input   func() *schema
+	output  func() *schema // nil when the tool declares no outputSchema
 	headers []paramHeader
 	run     toolFunc
 }
@@ -54,14 +58,19 @@ func (s *Server) buildTools() []*tool {
 			def["description"] = d
 		}
 		t := &tool{name: def["name"].(string), def: def, run: spec.run}
-		t.input = mustCompile(def["inputSchema"])
+		t.input = lazySchema(def["inputSchema"])
 		if out, ok := def["outputSchema"]; ok {
-			t.output = mustCompile(out)
+			t.output = lazySchema(out)
 		}
 		t.headers = collectParamHeaders(def["inputSchema"].(map[string]any), nil)
 		tools = append(tools, t)
 	}
 	return tools
+}
+
+// lazySchema compiles v, a schema of the server's own, when first asked.
+func lazySchema(v any) func() *schema {
+	return sync.OnceValue(func() *schema { return mustCompile(v) })
 }
 
 func mustCompile(v any) *schema {
@@ -144,7 +153,7 @@ func (s *Server) callTool(ctx context.Context, r *request) (map[string]any, *Err
 		}
 		args = obj
 	}
-	if verr := t.input.validate(args); verr != nil {
+	if verr := t.input().validate(args); verr != nil {
 		if res := s.mutInvalidArgs(); res != nil {
 			return res, nil
 		}

@@ -30,6 +30,12 @@ func TestToolDefinitions(t *testing.T) {
 			t.Errorf("%s: readOnlyHint not set", tl.name)
 		}
 		checkHeaderAnnotations(t, tl.name, asMap(tl.def["inputSchema"]), "", true, map[string]bool{})
+		// Compiled on first use: a definition the validator refuses
+		// panics here, not in a user's run.
+		tl.input()
+		if tl.output != nil {
+			tl.output()
+		}
 	}
 	if strings.Join(names, ",") != strings.Join(wantOrder, ",") {
 		t.Errorf("tools = %v, want %v", names, wantOrder)
