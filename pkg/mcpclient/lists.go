@@ -44,14 +44,12 @@ func (c *Client) List(ctx context.Context, method, key string, opts ...CallOptio
 		if err != nil {
 			return out, err
 		}
-		var body struct {
-			NextCursor *string `json:"nextCursor"`
-		}
+		// One pass over the page, split by member: a page of 1,000 tools
+		// is about 370 KB, and the cursor was found by a second pass.
 		var items map[string]json.RawMessage
 		if err := json.Unmarshal(resp.Result, &items); err != nil {
 			return out, fmt.Errorf("%s: result is not a JSON object: %w", method, err)
 		}
-		_ = json.Unmarshal(resp.Result, &body)
 		var entries []json.RawMessage
 		if raw, ok := items[key]; ok {
 			if err := json.Unmarshal(raw, &entries); err != nil {
@@ -59,17 +57,23 @@ func (c *Client) List(ctx context.Context, method, key string, opts ...CallOptio
 			}
 		}
 		out.Items = append(out.Items, entries...)
-		if body.NextCursor == nil {
+		// Exactly "nextCursor": decoding into a struct also took any other
+		// case of it ("NextCursor"), which is no member of the spec's.
+		var next *string
+		if raw, ok := items["nextCursor"]; ok {
+			_ = json.Unmarshal(raw, &next)
+		}
+		if next == nil {
 			return out, nil
 		}
-		if seen[*body.NextCursor] {
+		if seen[*next] {
 			// A cursor seen before would loop forever.
-			c.note("%s: nextCursor %q repeats an earlier cursor; stopped", method, *body.NextCursor)
+			c.note("%s: nextCursor %q repeats an earlier cursor; stopped", method, *next)
 			out.Truncated = true
 			return out, nil
 		}
-		seen[*body.NextCursor] = true
-		cursor = body.NextCursor
+		seen[*next] = true
+		cursor = next
 	}
 }
 
