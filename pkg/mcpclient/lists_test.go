@@ -72,6 +72,25 @@ func TestListStopsOnRepeatedCursor(t *testing.T) {
 	}
 }
 
+// A member spelt otherwise than nextCursor is no cursor: the walk ends
+// there rather than following a key the spec does not have.
+func TestListFollowsOnlyNextCursor(t *testing.T) {
+	s := &seen{}
+	pages := map[string]string{
+		"<none>": `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"a","inputSchema":{"type":"object"}}],"nextCursor":"p2"}`,
+		"p2":     `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"b","inputSchema":{"type":"object"}}],"NextCursor":"p3"}`,
+		"p3":     `{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"c","inputSchema":{"type":"object"}}]}`,
+	}
+	c, err := connectTo(t, modernFake(s, pages), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := c.List(context.Background(), "tools/list", "tools")
+	if err != nil || lr.Truncated || len(lr.Pages) != 2 || len(lr.Items) != 2 {
+		t.Fatalf("err %v truncated %v pages %d items %d: want the two pages up to the one whose cursor is spelt NextCursor", err, lr.Truncated, len(lr.Pages), len(lr.Items))
+	}
+}
+
 var traceparentRE = regexp.MustCompile(`^00-([0-9a-f]{32})-([0-9a-f]{16})-01$`)
 
 func TestTraceContextOneTraceNewSpanPerRequest(t *testing.T) {
