@@ -3,7 +3,6 @@ package poison
 import (
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
 )
 
@@ -17,11 +16,11 @@ import (
 // normalized (lower case).
 
 var (
-	urlPattern      = regexp.MustCompile("\\b(?:https?|ftp|wss?)://[^\\s\"'<>`\\])]+")
-	imagePattern    = regexp.MustCompile(`!\[[^\]]{0,200}\]\(\s*(?:https?)://[^)\s]*\?`)
-	sendBefore      = regexp.MustCompile(`\b(send|post|upload|forward|submit|transmit|exfiltrate|deliver|beacon)\b[^.\n]{0,60}\b(it|this|them|all|everything|users?'?s?|the\s+(result|results|output|data|response|content|contents|conversation|history|file|files|key|keys|token|tokens|messages?|arguments?))\b[^.\n]{0,40}\b(to|at)\s*$`)
-	emailCopy       = regexp.MustCompile(`\b(bcc|cc|forward(\s+a\s+copy)?|(also|secretly|silently|quietly)\s+(send|email|copy)|send\s+a\s+copy|copy\s+all)\b[^.\n]{0,60}?\b([a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)+)`)
-	placeholderPart = regexp.MustCompile(`\{|\}|%7b|%7d|\$[a-z_({]|%s\b|<[a-z_]+>|\[(data|secret|token|key|content)\]`)
+	urlPattern      = lazy("\\b(?:https?|ftp|wss?)://[^\\s\"'<>`\\])]+")
+	imagePattern    = lazy(`!\[[^\]]{0,200}\]\(\s*(?:https?)://[^)\s]*\?`)
+	sendBefore      = lazy(`\b(send|post|upload|forward|submit|transmit|exfiltrate|deliver|beacon)\b[^.\n]{0,60}\b(it|this|them|all|everything|users?'?s?|the\s+(result|results|output|data|response|content|contents|conversation|history|file|files|key|keys|token|tokens|messages?|arguments?))\b[^.\n]{0,40}\b(to|at)\s*$`)
+	emailCopy       = lazy(`\b(bcc|cc|forward(\s+a\s+copy)?|(also|secretly|silently|quietly)\s+(send|email|copy)|send\s+a\s+copy|copy\s+all)\b[^.\n]{0,60}?\b([a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)+)`)
+	placeholderPart = lazy(`\{|\}|%7b|%7d|\$[a-z_({]|%s\b|<[a-z_]+>|\[(data|secret|token|key|content)\]`)
 )
 
 // collectorHosts receive arbitrary requests and show them to whoever made
@@ -56,12 +55,12 @@ func dataParam(k string) bool {
 }
 
 func exfil(fs *findings, tool, where, s string) {
-	if loc := imagePattern.FindStringIndex(s); loc != nil {
+	if loc := imagePattern().FindStringIndex(s); loc != nil {
 		fs.add(Finding{Rule: RuleExfilURL, Tool: tool, Where: where, Excerpt: excerpt(s, loc[0], loc[1]-loc[0]),
 			Detail: "an image link with a query string: a host that renders it sends the query out"})
 		return
 	}
-	for _, loc := range urlPattern.FindAllStringIndex(s, 20) {
+	for _, loc := range urlPattern().FindAllStringIndex(s, 20) {
 		u := s[loc[0]:loc[1]]
 		if why := suspiciousURL(u, s[:loc[0]]); why != "" {
 			fs.add(Finding{Rule: RuleExfilURL, Tool: tool, Where: where, Excerpt: excerpt(s, loc[0], loc[1]-loc[0]),
@@ -69,7 +68,7 @@ func exfil(fs *findings, tool, where, s string) {
 			return
 		}
 	}
-	if m := emailCopy.FindStringSubmatchIndex(s); m != nil {
+	if m := emailCopy().FindStringSubmatchIndex(s); m != nil {
 		addr := s[m[10]:m[11]]
 		if !exampleDomain(addr) {
 			fs.add(Finding{Rule: RuleExfilURL, Tool: tool, Where: where, Excerpt: excerpt(s, m[0], m[1]-m[0]),
@@ -81,7 +80,7 @@ func exfil(fs *findings, tool, where, s string) {
 // suspiciousURL says why a URL looks built to carry data out ("" when it
 // looks like a plain link). before is the text up to the URL.
 func suspiciousURL(raw, before string) string {
-	if placeholderPart.MatchString(raw) {
+	if placeholderPart().MatchString(raw) {
 		return "a URL with a placeholder for data"
 	}
 	u, err := url.Parse(strings.TrimRight(raw, ".,;:!?"))
@@ -105,7 +104,7 @@ func suspiciousURL(raw, before string) string {
 			return "a URL with an empty " + k + " parameter for the model to fill"
 		}
 	}
-	if sendBefore.MatchString(before) {
+	if sendBefore().MatchString(before) {
 		return "a URL the text tells the model to send something to"
 	}
 	return ""
