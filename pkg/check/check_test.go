@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -369,6 +370,46 @@ func TestFollowsOrdersTheRunsOfARepetition(t *testing.T) {
 				t.Errorf("%s over %s (follow %v): %s %s", r.ID, tc.transport, tc.follow, r.Verdict, r.Outcome.Message)
 			}
 		}
+	}
+}
+
+// Returned hears of every run once, the quick, waiting and exclusive
+// ones, after the run and before a run that follows it begins.
+func TestReturnedHearsOfEveryRunBeforeItsFollowers(t *testing.T) {
+	var mu sync.Mutex
+	heard := map[string]int{}
+	key := func(id string, run int) string { return id + "/" + string(rune('0'+run)) }
+	mk := func(id string, level Level, waits bool, excl Transports, follows []string) *Check {
+		return &Check{ID: id, Level: level, Transports: Both, Spec: "s", Doc: "d", Waits: waits, Exclusive: excl,
+			Follows: Follows{On: Stdio, IDs: follows}, Run: func(p *Pass) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, f := range follows {
+					if heard[key(f, p.Run)] != 1 {
+						t.Errorf("%s run %d began before Returned heard of %s's run", id, p.Run, f)
+					}
+				}
+				return nil
+			}}
+	}
+	a := mk("A-1", Must, true, 0, nil)
+	b := mk("B-1", Must, false, 0, []string{"A-1"})
+	s := mk("S-1", Should, false, 0, nil)
+	x := mk("X-1", Must, false, Both, nil)
+	reg := Registry{Families: []Family{{"A", "a"}, {"B", "b"}, {"S", "s"}, {"X", "x"}}, Checks: []*Check{a, b, s, x}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := Execute(ctx, reg, Env{Transport: "stdio"}, Options{Runs: 3, Follow: func(c *Check) bool { return c == b }, Returned: func(c *Check, run int) {
+		mu.Lock()
+		heard[key(c.ID, run)]++
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"A-1/0": 1, "A-1/1": 1, "A-1/2": 1, "B-1/0": 1, "B-1/1": 1, "B-1/2": 1, "S-1/0": 1, "X-1/0": 1, "X-1/1": 1, "X-1/2": 1}
+	if !maps.Equal(heard, want) {
+		t.Errorf("Returned heard %v, want %v", heard, want)
 	}
 }
 

@@ -45,6 +45,11 @@ type Options struct {
 	// conformance.Run keeps it where a check gains more from taking over
 	// what others are done with than waiting for them costs.
 	Follow func(*Check) bool
+	// Returned, when set, is told when run r of c has returned (or was
+	// cancelled), on the goroutine that ran it, before the runs that
+	// follow it start: conformance.Run stops a repetition's shared stdio
+	// process once no check left in the repetition can use it.
+	Returned func(c *Check, run int)
 }
 
 // Result is one check's aggregated outcome over its runs.
@@ -111,6 +116,9 @@ func Execute(ctx context.Context, registry Registry, env Env, opts Options) ([]R
 		outcomes[i][r], located[i][r] = o, all
 		took[i] += time.Since(start)
 		mu.Unlock()
+		if opts.Returned != nil {
+			opts.Returned(c, r)
+		}
 	}
 	waits, quick, alone := schedule(selected, env.Transport, opts.Runs)
 	for i, c := range selected {

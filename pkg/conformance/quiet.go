@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,8 +65,9 @@ import (
 // MUST checks still observe anew in each repetition. A repetition has at
 // most quietLanes of them at once, each holding one turn at a time, then
 // the repetition's SUB listens. The
-// processes outlive their turns; the fresh pool stops them when the run
-// ends (freshPool.close), after every check has returned.
+// processes outlive their turns; they are stopped once the last check of
+// the repetition that could use them has returned (quietUsers), and
+// whatever is left when the run ends by the fresh pool (freshPool.close).
 type quietKey struct{ run int }
 
 // quietLanes is how many quiet processes a repetition runs turns on at
@@ -169,7 +171,11 @@ func quietOf(p *check.Pass) *quietProc {
 	if p.Env.Memo == nil {
 		return nil
 	}
-	q, _ := p.Env.Memo.Do(quietKey{run: p.Run}, func() any {
+	return quietProcOf(p.Env.Memo, p.Run)
+}
+
+func quietProcOf(memo *check.Memo, run int) *quietProc {
+	q, _ := memo.Do(quietKey{run: run}, func() any {
 		q := &quietProc{lanes: make(chan *quietLane, quietLanes), walked: make(chan struct{})}
 		for range quietLanes {
 			q.lanes <- &quietLane{}
@@ -289,8 +295,9 @@ func (q *quietProc) open(p *check.Pass, l *quietLane) error {
 		if err != nil {
 			return err
 		}
-		// Not closed here: the pool stops it at the end of the run, or end
-		// closes it once it is of no use.
+		// Not closed here: quietUsers stops it when the repetition is
+		// done with it, the pool at the end of the run, or end once it is
+		// of no use.
 		l.c = c
 	}
 	if es := progEmittersOf(p.Env.Memo); es != nil && es.wanted.Load() && quietPlanOf(p.Env.Memo).share {
@@ -458,4 +465,84 @@ func stdioGone(st *transport.StdioTransport) bool {
 	default:
 	}
 	return st.Silenced() != nil
+}
+
+// quietUsers counts, per repetition, the check runs that may still take
+// or open its quiet process, so that the process is stopped when the last
+// has returned rather than when the run ends: a run of five repetitions
+// otherwise kept five idle processes of the server (five Node processes
+// of a TS SDK server, some 50 MB each) until its last check, and stopped
+// them all at once at the end, on the run's wall time.
+type quietUsers struct {
+	mu   sync.Mutex
+	left map[int]int // runs of the repetition's users still to return
+}
+
+// quietUser says whether c's runs may use a repetition's quiet process:
+// its turns (quietTurnChecks), the SUB listens it hosts, the readers of
+// its walk (freshList), those who ask for the emitter search it makes
+// (progSearchChecks) and REM's exchange that opens it. A check not named
+// here that opens it anyway after it was stopped gets a new one (open), so
+// a missing name costs a start, not a verdict.
+func quietUser(c *check.Check) bool {
+	switch c {
+	case TOOL2, RSRC1, PROMPT1, REM2, REM3:
+		return true
+	}
+	return slices.Contains(quietTurnChecks, c.ID) || slices.Contains(progSearchChecks, c.ID) || subUsesHost(c)
+}
+
+// quietCount registers the users among selected for each repetition; nil
+// where no process is shared (HTTP, or a plan that shares nothing).
+func quietCount(kind string, plan quietPlan, selected []*check.Check, runs int) *quietUsers {
+	if kind != "stdio" || !plan.share {
+		return nil
+	}
+	u := &quietUsers{left: map[int]int{}}
+	for _, c := range selected {
+		if !quietUser(c) {
+			continue
+		}
+		n := 1
+		if c.Level == check.Must {
+			n = runs
+		}
+		for r := range n {
+			u.left[r]++
+		}
+	}
+	return u
+}
+
+// returned is told that run of c returned; after the repetition's last
+// user it stops the repetition's quiet processes (check.Options.Returned).
+func (u *quietUsers) returned(memo *check.Memo, c *check.Check, run int) {
+	if u == nil || !quietUser(c) {
+		return
+	}
+	u.mu.Lock()
+	u.left[run]--
+	last := u.left[run] == 0
+	u.mu.Unlock()
+	if !last {
+		return
+	}
+	q := quietProcOf(memo, run)
+	// Every user has returned, so every lane is back; one that is not
+	// (a turn a panic left holding it) keeps its process until the pool
+	// stops it.
+	for range quietLanes {
+		select {
+		case l := <-q.lanes:
+			if l.c != nil {
+				// Not waited for here, where the runs that follow this
+				// one wait: the pool's close at the end of the run
+				// waits for it (a second Close waits for the first).
+				go l.c.Close()
+				l.c = nil
+			}
+			q.lanes <- l
+		default:
+		}
+	}
 }

@@ -617,3 +617,59 @@ func TestSettleWaitsOutLinesWrittenWhileSettling(t *testing.T) {
 		t.Fatalf("settle returned %s after the process's last line, want ≥ %s", since, stdioQuiet)
 	}
 }
+
+// A repetition's quiet process is stopped once the last check that can
+// use it has returned, not when the run ends: VER-3, which runs alone
+// after every other check, finds every process that had a turn or a walk
+// gone (the old code stopped them only after VER-3).
+func TestQuietProcessesStopWhenTheirRepetitionIsDone(t *testing.T) {
+	dir := t.TempDir()
+	target := Target{Argv: []string{"sh", "-c", `tee "$1/$$.in" | exec "$0"`, exampleServer, dir}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var alive []string
+	checked, quiet := false, 0
+	returned := func(c *check.Check, run int) {
+		if c != VER3 {
+			return
+		}
+		checked = true
+		files, _ := filepath.Glob(filepath.Join(dir, "*.in"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil || !bytes.Contains(b, []byte(`"io.modelcontextprotocol/logLevel":"notice"`)) && !bytes.Contains(b, []byte(`"progressToken":424242`)) {
+				continue // not a quiet process: the run's own, the legacy side
+			}
+			quiet++
+			pid, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(f), ".in"))
+			// The stop is not waited for where it is asked: give the
+			// process the time an exit takes.
+			gone := false
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+					gone = true
+					break
+				}
+			}
+			if !gone {
+				alive = append(alive, filepath.Base(f))
+			}
+		}
+	}
+	only := []string{"LOG-1", "LOG-2", "PROG-1", "TOOL-2", "RSRC-1", "PROMPT-1", "REM-2", "REM-3", "VER-3"}
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 2, Only: only, Returned: returned}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Checks {
+		if r.Verdict != check.Passed {
+			t.Errorf("%s = %s (%s), want pass on the reference server", r.ID, r.Verdict, r.Outcome.Message)
+		}
+	}
+	if !checked || quiet < 2 {
+		t.Fatalf("VER-3 returned: %v, after %d quiet processes; want it to, after one per repetition at least", checked, quiet)
+	}
+	if len(alive) > 0 {
+		t.Errorf("quiet processes still running when VER-3, the last check, returned: %v", alive)
+	}
+}

@@ -347,6 +347,15 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// The order Check.Follows asks for is kept where processes are
 	// shared (quietPlan).
 	opts.Follow = plan.follows
+	if users := quietCount(target.Kind(), plan, selected, opts.Runs); users != nil {
+		next := opts.Returned
+		opts.Returned = func(c *check.Check, run int) {
+			users.returned(memo, c, run)
+			if next != nil {
+				next(c, run)
+			}
+		}
+	}
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
 	if err != nil {
