@@ -34,7 +34,8 @@ func freshSilence(probe, firstStart time.Duration) time.Duration {
 // the pool is behind. Each process goes to one check only: a check that
 // needs a process of its own gets one no other check has used, and it
 // closes it (a process several checks take turns on, quiet.go, is closed
-// by the pool when the run ends, as is any a check left open). The pool
+// when its repetition is done with it, quietUsers, or by the pool when
+// the run ends, as is any a check left open). The pool
 // keeps size processes ready or starting; every take starts the next one.
 // Nothing starts before the first take, so a run whose checks need no
 // fresh process starts none. A pool of size 0 starts a process when it is
