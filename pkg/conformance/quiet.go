@@ -498,20 +498,7 @@ func quietCount(kind string, plan quietPlan, selected []*check.Check, runs int) 
 	if kind != "stdio" || !plan.share {
 		return nil
 	}
-	u := &quietUsers{left: map[int]int{}}
-	for _, c := range selected {
-		if !quietUser(c) {
-			continue
-		}
-		n := 1
-		if c.Level == check.Must {
-			n = runs
-		}
-		for r := range n {
-			u.left[r]++
-		}
-	}
-	return u
+	return &quietUsers{left: runsByRepetition(selected, runs, quietUser)}
 }
 
 // returned is told that run of c returned; after the repetition's last

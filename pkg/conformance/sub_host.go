@@ -66,19 +66,30 @@ func subCount(memo *check.Memo, kind string, selected []*check.Check, runs int) 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.counted = true
-	for _, c := range selected {
-		if !subUsesHost(c) {
-			continue
-		}
-		n := 1
-		if c.Level == check.Must {
-			n = runs
-		}
-		for r := range n {
-			h.left[r]++
-		}
+	for r, n := range runsByRepetition(selected, runs, subUsesHost) {
+		h.left[r] += n
 	}
 	return h
+}
+
+// runsByRepetition counts, for each repetition, the runs of the checks
+// among selected that want says take part: a MUST check runs in each of
+// runs repetitions, any other in the first only (check.Execute).
+func runsByRepetition(selected []*check.Check, runs int, want func(*check.Check) bool) map[int]int {
+	n := map[int]int{}
+	for _, c := range selected {
+		if !want(c) {
+			continue
+		}
+		k := 1
+		if c.Level == check.Must {
+			k = runs
+		}
+		for r := range k {
+			n[r]++
+		}
+	}
+	return n
 }
 
 func subUsesHost(c *check.Check) bool {
