@@ -470,9 +470,10 @@ func stdioGone(st *transport.StdioTransport) bool {
 // quietUsers counts, per repetition, the check runs that may still take
 // or open its quiet process, so that the process is stopped when the last
 // has returned rather than when the run ends: a run of five repetitions
-// otherwise kept five idle processes of the server (five Node processes
-// of a TS SDK server, some 50 MB each) until its last check, and stopped
-// them all at once at the end, on the run's wall time.
+// otherwise kept five idle processes of the server until its last check
+// (a TS SDK server's: 10 processes and 814-847 MB at the peak, against 6
+// and 453-460 MB stopping them per repetition; the wall time the same
+// within noise, docs/benchmarks.md).
 type quietUsers struct {
 	mu   sync.Mutex
 	left map[int]int // runs of the repetition's users still to return
