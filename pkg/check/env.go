@@ -41,9 +41,10 @@ type Env struct {
 	FreshLegacy func(ctx context.Context) (*mcpclient.Client, func(), error)
 	// Lists, when set, is the connection repetition run walks its lists
 	// on (Pass.List, Pass.ListTools) instead of Client: on Streamable
-	// HTTP each repetition's walk goes over a fresh connection of its
-	// own, so that the one walk every check judges is also the fresh
-	// connection's list that TOOL-2, RSRC-1 and PROMPT-1 compare with
+	// HTTP each repetition's walk goes over a connection of its own
+	// (kept alive from one request to the next), so that the one walk
+	// every check judges is also the other connection's list that
+	// TOOL-2, RSRC-1 and PROMPT-1 compare with
 	// the first (a separate walk per repetition would ask every list
 	// twice). Every call for one run returns the same client or error.
 	Lists func(run int) (*mcpclient.Client, error)

@@ -477,6 +477,8 @@ func stdioGone(st *transport.StdioTransport) bool {
 type quietUsers struct {
 	mu   sync.Mutex
 	left map[int]int // runs of the repetition's users still to return
+	// stops are the processes being stopped (wait).
+	stops sync.WaitGroup
 }
 
 // quietUser says whether c's runs may use a repetition's quiet process:
@@ -494,9 +496,9 @@ func quietUser(c *check.Check) bool {
 }
 
 // quietCount registers the users among selected for each repetition; nil
-// where no process is shared (HTTP, or a plan that shares nothing).
-func quietCount(kind string, plan quietPlan, selected []*check.Check, runs int) *quietUsers {
-	if kind != "stdio" || !plan.share {
+// on HTTP, where there are no quiet processes.
+func quietCount(kind string, selected []*check.Check, runs int) *quietUsers {
+	if kind != "stdio" {
 		return nil
 	}
 	return &quietUsers{left: runsByRepetition(selected, runs, quietUser)}
@@ -522,15 +524,24 @@ func (u *quietUsers) returned(memo *check.Memo, c *check.Check, run int) {
 	for range quietLanes {
 		select {
 		case l := <-q.lanes:
-			if l.c != nil {
+			if c := l.c; c != nil {
 				// Not waited for here, where the runs that follow this
-				// one wait: the pool's close at the end of the run
-				// waits for it (a second Close waits for the first).
-				go l.c.Close()
+				// one wait; wait does, once the checks are over.
+				u.stops.Go(func() { c.Close() })
 				l.c = nil
 			}
 			q.lanes <- l
 		default:
 		}
+	}
+}
+
+// wait returns once the processes returned stopped have exited, so that
+// what a server writes on its way out reaches the monitors before they are
+// read, in every run, as it does from the processes checks close
+// themselves.
+func (u *quietUsers) wait() {
+	if u != nil {
+		u.stops.Wait()
 	}
 }

@@ -673,3 +673,29 @@ func TestQuietProcessesStopWhenTheirRepetitionIsDone(t *testing.T) {
 		t.Errorf("quiet processes still running when VER-3, the last check, returned: %v", alive)
 	}
 }
+
+// What a quiet process writes to stdout on its way out (after its stdin
+// closed) is judged in every run, as it is from the processes checks close
+// themselves: the run waits for the processes it stopped before it reads
+// the monitors. Each process here writes a line that is no JSON-RPC
+// message once the server has exited.
+func TestQuietProcessesExitBeforeTheMonitorsAreRead(t *testing.T) {
+	target := Target{Argv: []string{"sh", "-c", `"$0"; echo bye-from-shutdown`, exampleServer}}
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 2, Only: []string{"STDIO-1", "LOG-1", "LOG-2", "PROG-1"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Checks {
+			if r.ID != "STDIO-1" {
+				continue
+			}
+			text := r.Outcome.Message + strings.Join(r.Outcome.Details, "\n")
+			if r.Verdict != check.Failed || !strings.Contains(text, "bye-from-shutdown") {
+				t.Errorf("run %d: STDIO-1 = %s (%s), want a failure on the line the quiet processes write on their way out", i+1, r.Verdict, text)
+			}
+		}
+	}
+}

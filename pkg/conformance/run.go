@@ -347,7 +347,8 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	// The order Check.Follows asks for is kept where processes are
 	// shared (quietPlan).
 	opts.Follow = plan.follows
-	if users := quietCount(target.Kind(), plan, selected, opts.Runs); users != nil {
+	users := quietCount(target.Kind(), selected, opts.Runs)
+	if users != nil {
 		next := opts.Returned
 		opts.Returned = func(c *check.Check, run int) {
 			users.returned(memo, c, run)
@@ -358,6 +359,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
+	users.wait()
 	if err != nil {
 		return nil, nil, err
 	}
