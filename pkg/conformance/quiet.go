@@ -472,8 +472,9 @@ func stdioGone(st *transport.StdioTransport) bool {
 // has returned rather than when the run ends: a run of five repetitions
 // otherwise kept five idle processes of the server until its last check
 // (a TS SDK server's: 10 processes and 814-847 MB at the peak, against 6
-// and 453-460 MB stopping them per repetition; the wall time the same
-// within noise, docs/benchmarks.md).
+// and 453-460 MB stopping them per repetition, for about 2% of that run's
+// wall time, the exits now falling while the cores start later processes:
+// docs/benchmarks.md, session 39).
 type quietUsers struct {
 	mu   sync.Mutex
 	left map[int]int // runs of the repetition's users still to return
