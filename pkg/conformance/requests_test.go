@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -57,4 +58,50 @@ func TestAWholeRunAsksEachPlainQuestionOncePerRepetition(t *testing.T) {
 		t.Errorf("%d requests in a run of MUST ×5, want ≤ 545 (about 1,500 before the observations were shared, 495 on 2026-12-02)", total)
 	}
 	t.Logf("%d requests: %v", total, byMethod)
+}
+
+// Each repetition walks every list on one connection of its own
+// (Env.Lists), kept alive from one page and list to the next. Before, it
+// asked for a new connection with every request (Connection: close), and
+// a Node server paid about 1.5 ms of CPU for each. The checks that compare
+// a list across connections still see a walk on a connection other than
+// the run's.
+func TestEachRepetitionWalksItsListsOnAConnectionKeptAlive(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	// The requests that asked for their connection to be closed are
+	// counted apart from the others.
+	kept, keptCounts := refserver.Counted(srv.Handler())
+	closed, closedCounts := refserver.Counted(srv.Handler())
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Close {
+			closed.ServeHTTP(w, r)
+			return
+		}
+		kept.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	only := []string{"PAGE", "TOOL-2", "RSRC-1", "PROMPT-1"}
+	rep, _, err := Run(ctx, Target{URL: hs.URL + "/mcp"}, Options{Options: check.Options{Runs: 5, Only: only}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictPass {
+		t.Fatalf("verdict %s on the correct server", rep.Verdict)
+	}
+	lists, closing := 0, []string{}
+	for _, l := range pageAllLists {
+		lists += keptCounts()[l.method] + closedCounts()[l.method]
+		for range closedCounts()[l.method] {
+			closing = append(closing, l.method)
+		}
+	}
+	if lists < 5*len(pageAllLists) {
+		t.Fatalf("%d list requests in five repetitions of %v, want at least a walk of each list per repetition (%d)", lists, only, 5*len(pageAllLists))
+	}
+	if len(closing) > 0 {
+		t.Errorf("%d of %d list requests asked for their connection to be closed (%v): a repetition's walk opens a new connection per request", len(closing), lists, closing)
+	}
 }
