@@ -577,7 +577,8 @@ func answersAgain(p *check.Pass, c *mcpclient.Client) error {
 
 // servesIdle: a server that reads a request and writes nothing for
 // this long has stopped answering (it needs no outside work for
-// server/discover).
+// server/discover), unless the process took longer to answer one before:
+// then the transport waits three times that.
 const servesIdle = 500 * time.Millisecond
 
 // stdioLive: c is a stdio process that has neither exited nor been found

@@ -562,6 +562,32 @@ func TestChecksJudgeNoProcessSilentBeforeTheirRequests(t *testing.T) {
 	}
 }
 
+// The server/discover sent after a malformed line or a notification, to
+// see whether the server still answers (RPC-3, RPC-5), and the one that
+// makes sure a process handed on still answers, are not cut short at the
+// 0.5 s a server that needs no outside work would take at most: a gateway
+// whose every server/discover waits 0.8 s on its upstreams, idle, each
+// process's probe too, still answers them all. (RPC-3 failed here, "the
+// server did not answer server/discover", before the transport's idle
+// bound took what the process had taken to answer its probe into account.)
+func TestSilenceAfterAProbeWaitsAsLongAsTheServersDiscover(t *testing.T) {
+	target := Target{Argv: []string{os.Args[0], gatewayArg, exampleServer}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 1, Only: []string{"STATE-1", "META-1", "REM-2", "RPC-3", "RPC-5"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Checks) != 5 {
+		t.Fatalf("%d checks in the report, want 5", len(rep.Checks))
+	}
+	for _, r := range rep.Checks {
+		if r.Verdict != check.Passed {
+			t.Errorf("%s = %s (%s), want pass", r.ID, r.Verdict, r.Outcome.Message)
+		}
+	}
+}
+
 // The request that makes sure a new process answers waits as long as the
 // pool lets a new process's first server/discover wait, not the 0.5 s of
 // a process that was already answering: a gateway's server/discover may

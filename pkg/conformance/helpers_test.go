@@ -23,7 +23,7 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg) {
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg || os.Args[1] == gatewayArg) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
@@ -72,6 +72,9 @@ const (
 	// passed on after 0.8 s of doing nothing, as a gateway asks its
 	// upstreams.
 	slowDiscoverArg = "mcpeval-slow-discover"
+	// gatewayArg: every server/discover, the probe's too, is passed on
+	// after 0.8 s of doing nothing, as a gateway asks its upstreams.
+	gatewayArg = "mcpeval-gateway"
 )
 
 func busyLegacy() {
@@ -115,7 +118,7 @@ func proxy(mode, server string) {
 		if mode == afterProbeArg && n > 1 || mode == afterTwoArg && n > 2 {
 			continue
 		}
-		if mode == slowListArg && strings.Contains(string(line), `"method":"tools/list"`) || mode == slowDiscoverArg && n > 1 && strings.Contains(string(line), `"method":"server/discover"`) {
+		if mode == slowListArg && strings.Contains(string(line), `"method":"tools/list"`) || (mode == slowDiscoverArg && n > 1 || mode == gatewayArg) && strings.Contains(string(line), `"method":"server/discover"`) {
 			time.Sleep(800 * time.Millisecond)
 		}
 		if mode == dropInitializeArg && strings.Contains(string(line), `"method":"initialize"`) {

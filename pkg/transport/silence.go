@@ -59,12 +59,17 @@ const silenceMin = 2 * time.Second
 // full deadline.
 const silenceRetry = time.Second
 
+// idleTook is how many times the longest a process took to answer a
+// method its idle bound for that method is at least (slowest).
+const idleTook = 3
+
 type idleSilenceKey struct{}
 
 // WithIdleSilence marks requests made with ctx as needing no outside work
 // (server/discover after a raw line, say): on stdio, once the server has
-// read the whole request, written nothing, and used no CPU for bound, it is
-// taken as silent instead of waiting out the deadline. A server that is
+// read the whole request, written nothing, and used no CPU for bound (or
+// three times the longest the process took to answer that method before,
+// if longer), it is taken as silent instead of waiting out the deadline. A server that is
 // merely slow is still reading or still computing, so it is not cut short;
 // a request whose answer waits on the network must not use this.
 func WithIdleSilence(ctx context.Context, bound time.Duration) context.Context {

@@ -118,6 +118,12 @@ type StdioTransport struct {
 	firstIdle map[string]time.Duration
 	answered  bool
 	oddSince  bool
+	// slowest is, by method, the longest a request sent as one waited
+	// for its answer on this process. An idle bound (WithIdleSilence,
+	// SetFirstIdle) is never less than three times it: a process that
+	// took that long to answer a method once, idle (a gateway asking
+	// its upstreams), is not silent for taking as long again.
+	slowest map[string]time.Duration
 
 	closeOnce sync.Once
 	shutdown  ShutdownReport
@@ -706,6 +712,9 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	if bound <= 0 && !out.Raw && !t.answered && !t.oddSince && len(t.pending) == 0 {
 		bound = t.firstIdle[out.Method]
 	}
+	if bound > 0 {
+		bound = max(bound, idleTook*t.slowest[out.Method])
+	}
 	if _, dup := t.pending[key]; dup {
 		t.mu.Unlock()
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: fmt.Errorf("id %s is already in flight", out.ID)}
@@ -784,15 +793,22 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		e.Op = op
 		return fail(&e)
 	}
+	took := time.Since(start)
 	t.mu.Lock()
 	ex := *p.ex
 	t.answered = true
 	if !out.Raw {
 		t.oddSince = false
+		if took > t.slowest[out.Method] {
+			if t.slowest == nil {
+				t.slowest = map[string]time.Duration{}
+			}
+			t.slowest[out.Method] = took
+		}
 	}
 	t.mu.Unlock()
 	ex.Response = resp
-	ex.Elapsed = time.Since(start)
+	ex.Elapsed = took
 	return &ex, nil
 }
 

@@ -89,6 +89,13 @@ func runHelper(name string) {
 			time.Sleep(2500 * time.Millisecond)
 			reply(in.Text(), `{"resultType":"complete"}`)
 		}
+	case "unhurried":
+		// Answers every request after 0.6 s without computing, as a
+		// gateway waits for its upstreams.
+		for in.Scan() {
+			time.Sleep(600 * time.Millisecond)
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
 	case "busy":
 		// Computes for a while before every answer.
 		for in.Scan() {
@@ -487,6 +494,27 @@ func TestStdioSilenceAfterAnAnsweredRawLineNamesNoRequest(t *testing.T) {
 	}
 	if te.Silent.SinceRequest != "" {
 		t.Fatalf("SinceRequest = %q after a raw line the server answered, want \"\"", te.Silent.SinceRequest)
+	}
+}
+
+// A process that once took 0.6 s, idle, to answer a method is not taken
+// for silent when it takes as long again under a shorter idle bound: the
+// bound is at least three times what the method took before on that
+// process. Another method keeps its own bound.
+func TestStdioIdleSilenceSparesWhatTheProcessTookBefore(t *testing.T) {
+	tr := startHelper(t, "unhurried", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.RoundTrip(WithIdleSilence(ctx, 200*time.Millisecond), req(2, "server/discover")); err != nil {
+		t.Fatalf("the same method, as slow as before: %v", err)
+	}
+	_, err := tr.RoundTrip(WithIdleSilence(ctx, 200*time.Millisecond), req(3, "tools/list"))
+	var te *Error
+	if !errors.As(err, &te) || te.Silent == nil || !te.Silent.Idle {
+		t.Fatalf("a method the process never answered, under a 200ms bound: err = %v, want an idle silence", err)
 	}
 }
 
