@@ -29,6 +29,36 @@ func freshSilence(probe, firstStart time.Duration) time.Duration {
 	return max(probe, 3*firstStart)
 }
 
+// startsAtOnce is how many stdio processes a run starts at once: one per
+// core, at least two, as a start that computes (a Node server's: about
+// 0.6 s of CPU) slows every other one down; more, as many as would keep
+// the cores as busy (cores × took / machine; at most startsMost, or one
+// per core where there are more), when
+// the run's own start took quietDearStart or longer and the machine's
+// cores spent machine of CPU meanwhile (negative: unknown). A start that
+// mostly waits (docker run -i, a wrapper that sleeps or fetches a token)
+// costs the cores little: at two at a time, a server taking 1.5 s to
+// start, idle, made a run of 18.4 s, where 8 at a time made it 6.4 s.
+// machine counts every process, not only the server's group: docker's
+// server runs in the daemon's processes, and a machine busy with other
+// work gets fewer starts at once, not more.
+func startsAtOnce(cores int, took, machine time.Duration) int {
+	n := max(2, cores)
+	if took < quietDearStart || machine < 0 {
+		return n
+	}
+	most := max(n, startsMost)
+	if machine < time.Duration(cores)*took/time.Duration(most) {
+		return most
+	}
+	return min(max(n, int(time.Duration(cores)*took/machine)), most)
+}
+
+// startsMost bounds startsAtOnce: every process started is memory, and a
+// server's dependencies (a daemon, an upstream) may take fewer at once
+// than the cores could.
+const startsMost = 8
+
 // freshPool hands out stdio processes that were started and probed ahead
 // of the checks asking for them, so a check waits for a start only when
 // the pool is behind. Each process goes to one check only: a check that

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -701,5 +702,82 @@ func TestRunCannotStartTheCommand(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "no-such-server") {
 			t.Errorf("--only %v: err = %v, want one that names the command", only, err)
 		}
+	}
+}
+
+func TestStartsAtOnce(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name          string
+		cores         int
+		took, machine time.Duration
+		want          int
+	}{
+		{"a quick start", 2, 20 * ms, 0, 2},
+		{"one core still gets two", 1, 20 * ms, 0, 2},
+		{"unknown machine CPU", 2, 1500 * ms, -1, 2},
+		{"a Node start, computing", 2, 500 * ms, 600 * ms, 2},
+		{"a start that waits, idle", 2, 1500 * ms, 30 * ms, startsMost},
+		{"nothing measured at all", 2, 1500 * ms, 0, startsMost},
+		{"docker: the daemon computes a little", 2, 800 * ms, 300 * ms, 5},
+		{"a busy machine", 2, 800 * ms, 1600 * ms, 2},
+		{"many cores", 16, 800 * ms, 100 * ms, 16},
+	} {
+		if got := startsAtOnce(c.cores, c.took, c.machine); got != c.want {
+			t.Errorf("%s: startsAtOnce(%d, %s, %s) = %d, want %d", c.name, c.cores, c.took, c.machine, got, c.want)
+		}
+	}
+}
+
+// A server whose start mostly waits (here a wrapper that sleeps 0.4 s
+// before the server runs; docker run -i waits so on its daemon) gets more
+// processes starting at once than there are cores when the machine stayed
+// idle while the run's own process started, and no more than the cores
+// when it was busy: each start counts, as it ends its wait, how many are
+// waiting beside it.
+func TestStartsThatWaitRunBesideEachOther(t *testing.T) {
+	cores := max(2, runtime.NumCPU())
+	if cores >= startsMost {
+		t.Skipf("%d cores: as many starts at once as startsMost already", cores)
+	}
+	for _, c := range []struct {
+		name string
+		busy time.Duration // the machine's CPU during the run's own start
+		most func(int) bool
+		want string
+	}{
+		{"idle machine", 0, func(n int) bool { return n > cores }, fmt.Sprintf("more than %d", cores)},
+		{"busy machine", time.Duration(cores) * 10 * time.Second, func(n int) bool { return n <= cores }, fmt.Sprintf("at most %d", cores)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := `touch "$1/in.$$"; sleep 0.4; ls "$1" | grep -c '^in\.' >> "$1/counts"; rm -f "$1/in.$$"; exec "$0"`
+			target := Target{Argv: []string{"sh", "-c", script, exampleServer, dir}}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var calls atomic.Int64
+			machine := func() (time.Duration, bool) { return time.Duration(calls.Add(1)-1) * c.busy, true }
+			rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 5, Only: []string{"STDIO-5", "CANC-2"}}, machineCPU: machine})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Checks {
+				if r.Verdict != check.Passed {
+					t.Errorf("%s = %s (%s), want pass", r.ID, r.Verdict, r.Outcome.Message)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "counts"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			most := 0
+			for _, f := range strings.Fields(string(b)) {
+				n, _ := strconv.Atoi(f)
+				most = max(most, n)
+			}
+			if !c.most(most) {
+				t.Errorf("at most %d starts waited at once, want %s (counts %q)", most, c.want, strings.Fields(string(b)))
+			}
+		})
 	}
 }

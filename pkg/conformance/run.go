@@ -49,6 +49,10 @@ type Options struct {
 	// (quietPlan): the tests compare sharing with a process of each
 	// check's own.
 	plan *quietPlan
+	// machineCPU, when set, replaces transport.MachineCPU: the tests
+	// choose how busy the machine looks while the run's own process
+	// starts.
+	machineCPU func() (time.Duration, bool)
 }
 
 // Verdicts of a whole run.
@@ -102,6 +106,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 			w.Watch(monitors.Watcher())
 		}
 	}
+	machineCPU := opts.machineCPU
+	if machineCPU == nil {
+		machineCPU = transport.MachineCPU
+	}
+	busyBefore, busyKnown := machineCPU()
 	opened := time.Now()
 	tr, err := target.Open(ctx, false)
 	if err != nil {
@@ -117,6 +126,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		startCPU, _ = st.CPU()
 	}
 	firstStart := time.Since(opened)
+	// What the whole machine spent meanwhile: a start that waits on a
+	// daemon's processes uses none of its own group's CPU (startsAtOnce).
+	busy := time.Duration(-1)
+	if busyAfter, ok := machineCPU(); ok && busyKnown {
+		busy = busyAfter - busyBefore
+	}
 	dear := dearStart(target.Kind(), firstStart, startCPU)
 	probeWait := opts.ProbeTimeout
 	if probeWait <= 0 {
@@ -167,12 +182,13 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		rep.DurationMs = ms(time.Since(start))
 		return rep, nil, nil
 	}
-	spawn := make(chan struct{}, max(2, runtime.NumCPU()))
+	spawn := make(chan struct{}, startsAtOnce(runtime.NumCPU(), firstStart, busy))
 	// openIn starts a new connection and connects it with cfg; open does
 	// so in one of the places of spawn. Starting stdio processes is
-	// bounded by the cores: a runtime such as Node takes a few hundred ms
-	// of CPU to start, and starting many at once makes every one of them
-	// slower. Only the start (spawn and probe) is bounded, not the use.
+	// bounded by what the cores can take (startsAtOnce): a runtime such
+	// as Node takes a few hundred ms of CPU to start, and starting many at
+	// once makes every one of them slower. Only the start (spawn and
+	// probe) is bounded, not the use.
 	// The fresh pool takes its places itself (freshPool.startOne).
 	openIn := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
 		t, err := target.Open(ctx, true)

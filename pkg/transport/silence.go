@@ -268,6 +268,39 @@ func (t *StdioTransport) CPU() (time.Duration, bool) {
 	return time.Duration(ticks) * time.Second / clockTicks, true
 }
 
+// MachineCPU is the CPU time all the machine's cores have spent busy
+// since boot (/proc/stat: all but idle and iowait), whoever the work was
+// for: a server that runs in a daemon's processes (docker run -i) uses it
+// without using any of its own process group's; false where /proc cannot
+// tell.
+func MachineCPU() (time.Duration, bool) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	var buf [512]byte
+	n, _ := f.Read(buf[:])
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	fields := strings.Fields(line)
+	// cpu user nice system idle iowait irq softirq steal [guest guest_nice],
+	// guest time already counted in user.
+	if len(fields) < 8 || fields[0] != "cpu" {
+		return 0, false
+	}
+	var busy int64
+	for i, v := range fields[1:min(len(fields), 9)] {
+		ticks, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		if i != 3 && i != 4 {
+			busy += ticks
+		}
+	}
+	return time.Duration(busy) * time.Second / clockTicks, true
+}
+
 // groupCPU is the CPU time, in clock ticks, of the process pid and its
 // descendants, and whether one of them is running; -1 when /proc cannot
 // tell.

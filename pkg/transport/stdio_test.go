@@ -588,3 +588,31 @@ func TestStdioCPU(t *testing.T) {
 		t.Fatalf("CPU: busy helper %v, echo helper %v; want the busy one at least 300ms and twice the other", busy, echo)
 	}
 }
+
+// The machine's busy time grows by at least the CPU this process spends.
+func TestMachineCPUCountsThisProcessesWork(t *testing.T) {
+	own := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			t.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	before, ok := MachineCPU()
+	if !ok {
+		t.Skip("no /proc/stat here")
+	}
+	start := own()
+	for x := 0; own()-start < 300*time.Millisecond; x++ {
+		_ = x * x
+	}
+	spent := own() - start
+	after, ok := MachineCPU()
+	if !ok {
+		t.Fatal("/proc/stat could be read once and then not")
+	}
+	// /proc counts in 10 ms ticks per core.
+	if got := after - before; got < spent-50*time.Millisecond {
+		t.Fatalf("the machine was busy %s while this process spent %s", got, spent)
+	}
+}
