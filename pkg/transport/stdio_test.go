@@ -96,6 +96,18 @@ func runHelper(name string) {
 			time.Sleep(600 * time.Millisecond)
 			reply(in.Text(), `{"resultType":"complete"}`)
 		}
+	case "slow-start-mute-after-junk":
+		// Waits 1 s before it reads anything, as a slow start does, then
+		// answers at once until a line is not JSON, then nothing.
+		time.Sleep(time.Second)
+		for in.Scan() {
+			if !json.Valid(in.Bytes()) {
+				for in.Scan() {
+				}
+				return
+			}
+			reply(in.Text(), `{"resultType":"complete"}`)
+		}
 	case "busy":
 		// Computes for a while before every answer.
 		for in.Scan() {
@@ -515,6 +527,34 @@ func TestStdioIdleSilenceSparesWhatTheProcessTookBefore(t *testing.T) {
 	var te *Error
 	if !errors.As(err, &te) || te.Silent == nil || !te.Silent.Idle {
 		t.Fatalf("a method the process never answered, under a 200ms bound: err = %v, want an idle silence", err)
+	}
+}
+
+// What a process's first answer took counts for nothing once it has
+// answered the method again: the first wait held its start too. A server
+// slow to start and then deaf after a malformed line is found silent
+// within the request's own bound, not three times its start.
+func TestStdioIdleSilenceForgetsTheStartOnceWarm(t *testing.T) {
+	tr := startHelper(t, "slow-start-mute-after-junk", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for id := range int64(2) {
+		if _, err := tr.RoundTrip(ctx, req(id+1, "server/discover")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.WriteLine(ctx, []byte("junk")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tr.RoundTrip(WithIdleSilence(ctx, 200*time.Millisecond), req(3, "server/discover"))
+	var te *Error
+	if !errors.As(err, &te) || te.Silent == nil || !te.Silent.Idle {
+		t.Fatalf("err = %v, want an idle silence", err)
+	}
+	// Three times the start would be 3 s; the bound is 0.2 s, and finding
+	// it idle takes a few ticks more.
+	if te.After >= 2*time.Second {
+		t.Fatalf("found silent after %s, want the 200ms bound, not three times the start", te.After)
 	}
 }
 
