@@ -9,7 +9,9 @@
 //     the TS SDK v2 fixture of interop/ts and, when set up, the TS SDK's own
 //     conformance "everything" server.
 //   - wall, CPU and mcp-eval's peak RSS on the stdio servers of interop/, the
-//     bundled reference server on HTTP and stdio, and a 1,000-tool go-sdk server
+//     bundled reference server on HTTP and stdio (and over stdio behind a
+//     wrapper that sleeps 1.5 s before it starts the server: a start that
+//     waits), and a 1,000-tool go-sdk server
 //     against its 3-tool twin; with -against BIN, each of those runs is
 //     paired with one of BIN (an earlier commit's mcp-eval), which of the two
 //     goes first alternating, so that a change is measured against what it
@@ -77,7 +79,7 @@ func main() {
 	flag.IntVar(&c.pairs, "pairs", 5, "A/B pairs per HTTP target")
 	flag.IntVar(&c.reps, "reps", 3, "runs per stdio/refserver/tools target (median reported)")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 4*time.Minute, "deadline of one measured run")
-	flag.StringVar(&only, "only", "", "comma-separated sections: ab-ts, ab-everything, refserver, stdio, tools (default: all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections: ab-ts, ab-everything, refserver, wait-start, stdio, tools (default: all)")
 	flag.StringVar(&c.jsonOut, "json", "", "also write every measurement as JSON to this file")
 	flag.StringVar(&c.against, "against", "", "another mcp-eval binary (e.g. an earlier commit's) run in turns with -mcp-eval on the refserver, stdio and tools targets")
 	flag.Parse()
@@ -177,6 +179,16 @@ func bench(ctx context.Context, c config, res *results) {
 			res.Timed = append(res.Timed, st...)
 		}
 		res.Timed = append(res.Timed, timedStdio(ctx, c, "refserver-stdio", mcpCheck("--cmd", c.refserver))...)
+	}
+	if c.want("wait-start") && c.refserver != "" {
+		// A start that waits rather than computes, as docker run -i does
+		// on its daemon or a wrapper that fetches a token: the bundled
+		// server behind a 1.5 s sleep (startsAtOnce in pkg/conformance).
+		if st, err := timedWaitStart(ctx, c, mcpCheck); err != nil {
+			res.note("refserver-wait-start: %v", err)
+		} else {
+			res.Timed = append(res.Timed, st...)
+		}
 	}
 	if c.want("stdio") {
 		for _, t := range []struct{ name, cwd, cmd string }{
@@ -734,6 +746,21 @@ func printAgainst(st, against timedStat) {
 
 // timedStdio times argv c.reps times, each run followed by -against's
 // when set; it returns the measurements of mcp-eval, then -against's.
+// timedWaitStart times the bundled server started by a script that
+// sleeps 1.5 s first.
+func timedWaitStart(ctx context.Context, c config, mcpCheck func(...string) []string) ([]timedStat, error) {
+	dir, err := os.MkdirTemp("", "bench-wait-start")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "wait-start.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep 1.5\nexec '"+strings.ReplaceAll(c.refserver, "'", `'\''`)+"' \"$@\"\n"), 0o700); err != nil {
+		return nil, err
+	}
+	return timedStdio(ctx, c, "refserver-wait-start-stdio", mcpCheck("--cmd", script)), nil
+}
+
 func timedStdio(ctx context.Context, c config, name string, argv []string) []timedStat {
 	fmt.Printf("\n== %s: mcp-eval check ×%d\n", name, c.reps)
 	st, b := timedStat{Name: name}, timedStat{Name: name + againstSuffix}
