@@ -59,6 +59,57 @@ func startsAtOnce(cores int, took, machine time.Duration) int {
 // than the cores could.
 const startsMost = 8
 
+// startPlaces are a run's places to start stdio processes in (spawn,
+// startSlot): one per core (at least two), and the rest of what
+// startsAtOnce allowed held back until the first start after the run's
+// own that succeeds confirms that starts wait: the machine's cores less
+// than half busy while it ran. The run's own start may have waited on a
+// download (npx -y, docker pull) that later starts, from the cache, do
+// not wait on, and then compute.
+type startPlaces struct {
+	// spawn holds a token for each place in use, and one for each place
+	// held back, until they are let go.
+	spawn   chan struct{}
+	held    int
+	cores   int
+	machine func() (time.Duration, bool)
+	once    sync.Once
+}
+
+func newStartPlaces(cores, want int, machine func() (time.Duration, bool)) *startPlaces {
+	n := max(2, cores)
+	s := &startPlaces{spawn: make(chan struct{}, max(n, want)), held: max(0, want-n), cores: max(1, cores), machine: machine}
+	for range s.held {
+		s.spawn <- struct{}{}
+	}
+	return s
+}
+
+// measure is called as a start begins, and what it returns as the start
+// ends (ok: it succeeded).
+func (s *startPlaces) measure() (done func(ok bool)) {
+	if s.held == 0 {
+		return func(bool) {}
+	}
+	at := time.Now()
+	before, known := s.machine()
+	return func(ok bool) {
+		after, measured := s.machine()
+		if !ok || !known || !measured {
+			return
+		}
+		took := time.Since(at)
+		s.once.Do(func() {
+			if after-before < time.Duration(s.cores)*took/2 {
+				// The buffer holds at least the held tokens: no wait.
+				for range s.held {
+					<-s.spawn
+				}
+			}
+		})
+	}
+}
+
 // freshPool hands out stdio processes that were started and probed ahead
 // of the checks asking for them, so a check waits for a start only when
 // the pool is behind. Each process goes to one check only: a check that
@@ -607,8 +658,8 @@ func answersAgain(p *check.Pass, c *mcpclient.Client) error {
 
 // servesIdle: a server that reads a request and writes nothing for
 // this long has stopped answering (it needs no outside work for
-// server/discover), unless the process took longer to answer one before:
-// then the transport waits three times that.
+// server/discover); the transport waits three times what the process
+// took to answer one before where that is longer.
 const servesIdle = 500 * time.Millisecond
 
 // stdioLive: c is a stdio process that has neither exited nor been found

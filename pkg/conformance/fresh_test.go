@@ -732,22 +732,30 @@ func TestStartsAtOnce(t *testing.T) {
 // A server whose start mostly waits (here a wrapper that sleeps 0.4 s
 // before the server runs; docker run -i waits so on its daemon) gets more
 // processes starting at once than there are cores when the machine stayed
-// idle while the run's own process started, and no more than the cores
-// when it was busy: each start counts, as it ends its wait, how many are
-// waiting beside it.
+// idle while the run's own process started and while the next one did, and
+// no more than the cores when it was busy during either: each start
+// counts, as it ends its wait, how many are waiting beside it.
 func TestStartsThatWaitRunBesideEachOther(t *testing.T) {
 	cores := max(2, runtime.NumCPU())
 	if cores >= startsMost {
 		t.Skipf("%d cores: as many starts at once as startsMost already", cores)
 	}
+	busy := time.Duration(cores) * 10 * time.Second
 	for _, c := range []struct {
 		name string
-		busy time.Duration // the machine's CPU during the run's own start
-		most func(int) bool
-		want string
+		// machine is the machine's busy time at its nth reading: the
+		// first two bracket the run's own start.
+		machine func(n int64) time.Duration
+		most    func(int) bool
+		want    string
 	}{
-		{"idle machine", 0, func(n int) bool { return n > cores }, fmt.Sprintf("more than %d", cores)},
-		{"busy machine", time.Duration(cores) * 10 * time.Second, func(n int) bool { return n <= cores }, fmt.Sprintf("at most %d", cores)},
+		{"idle machine", func(int64) time.Duration { return 0 },
+			func(n int) bool { return n > cores }, fmt.Sprintf("more than %d", cores)},
+		{"busy machine", func(n int64) time.Duration { return time.Duration(n) * busy },
+			func(n int) bool { return n <= cores }, fmt.Sprintf("at most %d", cores)},
+		// The first start waited (a download), the next ones compute.
+		{"busy once the run's own process is up", func(n int64) time.Duration { return time.Duration(max(0, n-2)) * busy },
+			func(n int) bool { return n <= cores }, fmt.Sprintf("at most %d", cores)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -756,7 +764,7 @@ func TestStartsThatWaitRunBesideEachOther(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var calls atomic.Int64
-			machine := func() (time.Duration, bool) { return time.Duration(calls.Add(1)-1) * c.busy, true }
+			machine := func() (time.Duration, bool) { return c.machine(calls.Add(1)), true }
 			rep, _, err := Run(ctx, target, Options{Options: check.Options{Runs: 5, Only: []string{"STDIO-5", "CANC-2"}}, machineCPU: machine})
 			if err != nil {
 				t.Fatal(err)

@@ -364,10 +364,10 @@ func rpcStdioProbe(ctx context.Context, fc *mcpclient.Client, st *transport.Stdi
 		return nil, nil, err
 	}
 	// The sentinel needs no outside work: a server that read it and sits
-	// idle is silent, not slow (transport.WithIdleSilence), unless this
-	// process took longer than the bound to answer server/discover before
-	// (its probe, say: a gateway asks its upstreams), when the transport
-	// waits three times that.
+	// idle is silent, not slow (transport.WithIdleSilence); the transport
+	// waits longer where this process took more than a third of the bound
+	// to answer server/discover before (its probe, say: a gateway asks its
+	// upstreams): three times that.
 	sctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, 500*time.Millisecond), wireTimeout)
 	resp, err := fc.Do(sctx, "server/discover", nil)
 	cancel()

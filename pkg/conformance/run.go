@@ -182,21 +182,30 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		rep.DurationMs = ms(time.Since(start))
 		return rep, nil, nil
 	}
-	spawn := make(chan struct{}, startsAtOnce(runtime.NumCPU(), firstStart, busy))
+	want := max(2, runtime.NumCPU())
+	if target.Kind() == "stdio" {
+		want = startsAtOnce(runtime.NumCPU(), firstStart, busy)
+	}
+	places := newStartPlaces(runtime.NumCPU(), want, machineCPU)
+	spawn := places.spawn
 	// openIn starts a new connection and connects it with cfg; open does
 	// so in one of the places of spawn. Starting stdio processes is
-	// bounded by what the cores can take (startsAtOnce): a runtime such
-	// as Node takes a few hundred ms of CPU to start, and starting many at
-	// once makes every one of them slower. Only the start (spawn and
-	// probe) is bounded, not the use.
+	// bounded by what the cores can take (startsAtOnce, startPlaces): a
+	// runtime such as Node takes a few hundred ms of CPU to start, and
+	// starting many at once makes every one of them slower. Only the start
+	// (spawn and probe) is bounded, not the use.
 	// The fresh pool takes its places itself (freshPool.startOne).
 	openIn := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
+		done := places.measure()
 		t, err := target.Open(ctx, true)
 		if err != nil {
+			done(false)
 			return nil, err
 		}
 		watch(t)
-		return mcpclient.Connect(ctx, t, cfg)
+		c, err := mcpclient.Connect(ctx, t, cfg)
+		done(err == nil)
+		return c, err
 	}
 	open := func(ctx context.Context, cfg mcpclient.Config) (*mcpclient.Client, error) {
 		if target.Kind() == "stdio" {

@@ -60,18 +60,27 @@ const silenceMin = 2 * time.Second
 const silenceRetry = time.Second
 
 // idleTook is how many times the longest a process took to answer a
-// method its idle bound for that method is at least (slowest).
+// method its idle bound for that method is at least (tookWarm,
+// tookCold).
 const idleTook = 3
+
+// coldMost bounds what a process's answers before its first one count
+// toward its idle bounds: their wait holds its start, and a start of
+// seconds (docker run -i) must not keep a server that went deaf from
+// being found so for most of the request's timeout.
+const coldMost = time.Second
 
 type idleSilenceKey struct{}
 
 // WithIdleSilence marks requests made with ctx as needing no outside work
 // (server/discover after a raw line, say): on stdio, once the server has
-// read the whole request, written nothing, and used no CPU for bound (or
-// three times the longest the process took to answer that method before,
-// if longer), it is taken as silent instead of waiting out the deadline. A server that is
+// read the whole request, written nothing, and used no CPU for bound, it
+// is taken as silent instead of waiting out the deadline. A server that is
 // merely slow is still reading or still computing, so it is not cut short;
-// a request whose answer waits on the network must not use this.
+// a request whose answer waits on the network must not use this. The
+// bound is never less than three times what the process took to answer
+// the method before (StdioTransport.tookWarm): a gateway's
+// server/discover that waits on its upstreams is not silence.
 func WithIdleSilence(ctx context.Context, bound time.Duration) context.Context {
 	return context.WithValue(ctx, idleSilenceKey{}, bound)
 }
@@ -281,7 +290,10 @@ func MachineCPU() (time.Duration, bool) {
 	defer f.Close()
 	var buf [512]byte
 	n, _ := f.Read(buf[:])
-	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	line, _, ok := strings.Cut(string(buf[:n]), "\n")
+	if !ok {
+		return 0, false
+	}
 	fields := strings.Fields(line)
 	// cpu user nice system idle iowait irq softirq steal [guest guest_nice],
 	// guest time already counted in user.
@@ -298,7 +310,7 @@ func MachineCPU() (time.Duration, bool) {
 			busy += ticks
 		}
 	}
-	return time.Duration(busy) * time.Second / clockTicks, true
+	return time.Duration(busy) * (time.Second / clockTicks), true
 }
 
 // groupCPU is the CPU time, in clock ticks, of the process pid and its

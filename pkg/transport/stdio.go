@@ -119,13 +119,14 @@ type StdioTransport struct {
 	answered  bool
 	oddSince  bool
 	// tookWarm and tookCold are, by method, the longest a request sent as
-	// one waited for its answer on this process: sent once the process
-	// had answered something, or before (a wait that took the process's
-	// start too, as its probe's did). An idle bound (WithIdleSilence,
-	// SetFirstIdle) is never less than three times the warm one, or the
-	// cold one while there is no warm one: a process that took that long
-	// to answer a method, idle (a gateway asking its upstreams), is not
-	// silent for taking as long again. (The cold one alone made go-sdk's
+	// one, alone, waited for its answer on this process: sent once the
+	// process had answered something, or before (a wait that took the
+	// process's start too, as its probe's did). An idle bound
+	// (WithIdleSilence, SetFirstIdle) is never less than three times the
+	// warm one, or the cold one (at most coldMost) while there is no warm
+	// one: a process that took that long to answer a method, idle (a
+	// gateway asking its upstreams), is not silent for taking as long
+	// again. (The cold one alone made go-sdk's
 	// 1,000-tool server, deaf after a malformed line, wait 3 × its start
 	// instead of 0.5 s in each of RPC-5's runs: 3.84 s → 4.74 s a run.)
 	tookWarm, tookCold map[string]time.Duration
@@ -721,11 +722,13 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	if bound > 0 {
 		took, ok := t.tookWarm[out.Method]
 		if !ok {
-			took = t.tookCold[out.Method]
+			took = min(t.tookCold[out.Method], coldMost)
 		}
 		bound = max(bound, idleTook*took)
 	}
-	warm := t.warm
+	// Timed only when sent alone: one queued behind another request
+	// waited for that one too.
+	warm, alone := t.warm, len(t.pending) == 0
 	if _, dup := t.pending[key]; dup {
 		t.mu.Unlock()
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: fmt.Errorf("id %s is already in flight", out.ID)}
@@ -810,6 +813,8 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	t.answered, t.warm = true, true
 	if !out.Raw {
 		t.oddSince = false
+	}
+	if !out.Raw && alone {
 		m := &t.tookCold
 		if warm {
 			m = &t.tookWarm
