@@ -23,7 +23,7 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg || os.Args[1] == gatewayArg) {
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg || os.Args[1] == gatewayArg || os.Args[1] == slowCallArg) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
@@ -75,6 +75,10 @@ const (
 	// gatewayArg: every server/discover, the probe's too, is passed on
 	// after 0.8 s of doing nothing, as a gateway asks its upstreams.
 	gatewayArg = "mcpeval-gateway"
+	// slowCallArg: every tools/call is passed on after 5.5 s of doing
+	// nothing, and every line after it waits its turn: a server that
+	// answers one request at a time, with a slow tool.
+	slowCallArg = "mcpeval-slow-call"
 )
 
 func busyLegacy() {
@@ -120,6 +124,9 @@ func proxy(mode, server string) {
 		}
 		if mode == slowListArg && strings.Contains(string(line), `"method":"tools/list"`) || (mode == slowDiscoverArg && n > 1 || mode == gatewayArg) && strings.Contains(string(line), `"method":"server/discover"`) {
 			time.Sleep(800 * time.Millisecond)
+		}
+		if mode == slowCallArg && strings.Contains(string(line), `"method":"tools/call"`) {
+			time.Sleep(5500 * time.Millisecond)
 		}
 		if mode == dropInitializeArg && strings.Contains(string(line), `"method":"initialize"`) {
 			continue

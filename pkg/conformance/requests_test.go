@@ -4,11 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // A whole run (every check, MUST ×5) asks each plain question once per
@@ -103,5 +106,56 @@ func TestEachRepetitionWalksItsListsOnAConnectionKeptAlive(t *testing.T) {
 	}
 	if len(closing) > 0 {
 		t.Errorf("%d of %d list requests asked for their connection to be closed (%v): a repetition's walk opens a new connection per request", len(closing), lists, closing)
+	}
+}
+
+// A raw exchange on stdio waits for a server that answers one request at
+// a time and is still answering those sent before it (a run sends many at
+// once): here two slow tool calls, 11 s in all, ahead of a server/discover
+// whose answer then comes after more than wireTimeout from its sending.
+// Before, it was "no response within 10s", and RPC-1 failed so on a
+// server that answered everything.
+func TestWireWaitsForAServerBusyWithEarlierRequests(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tr, err := Target{Argv: []string{os.Args[0], slowCallArg, exampleServer}}.Open(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{RequestTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	st := tr.(*transport.StdioTransport)
+	calls := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.Do(ctx, "tools/call", map[string]any{"name": "no_such_tool", "arguments": map[string]any{}})
+			calls <- err
+		}()
+	}
+	for st.Waiting() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	w, err := newWire(c, "server/discover", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	r, err := sendWire(ctx, tr, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.result() == nil {
+		t.Fatalf("server/discover behind two slow calls got %s after %s, want its result", r.describe(), time.Since(sent).Round(time.Millisecond))
+	}
+	if waited := time.Since(sent); waited < wireTimeout {
+		t.Fatalf("answered after %s: the proxy did not hold it behind the calls", waited)
+	}
+	for range 2 {
+		if err := <-calls; err != nil {
+			t.Fatalf("a slow call: %v", err)
+		}
 	}
 }

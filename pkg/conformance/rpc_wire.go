@@ -24,8 +24,17 @@ import (
 // transport, and the answer is kept as the bytes the server wrote, so a
 // check can judge members the typed client would have normalised away.
 
-// wireTimeout bounds one raw exchange.
+// wireTimeout bounds one raw exchange. On stdio it is how long the server
+// may write nothing at all: a server that answers one request at a time
+// may still be answering those sent before this one (a run sends many at
+// once), and each line it writes restarts the count, up to wireBusyMost.
+// (With tools/call taking 1.2 s each behind a server that answers in
+// order, RPC-1 failed "no response within 10s" on a server that answered
+// every request.)
 const wireTimeout = 10 * time.Second
+
+// wireBusyMost bounds a raw stdio exchange however busy the server is.
+const wireBusyMost = 6 * wireTimeout
 
 // wireSeq numbers the ids the wire layer chooses itself. It starts far above
 // the client's own counter (which starts at 1), stays below 2^53 so that
@@ -138,6 +147,9 @@ type reply struct {
 	// fields are raw's members; nil when raw is not a JSON object.
 	fields map[string]json.RawMessage
 	http   *transport.RawResponse
+	// waited says how long a reply with no response waited, for
+	// describe ("" for wireTimeout).
+	waited string
 }
 
 // has reports whether the response has the member.
@@ -176,6 +188,8 @@ func (r *reply) describe() string {
 	switch {
 	case r.raw == nil && r.status != 0:
 		return fmt.Sprintf("HTTP %d with no JSON-RPC response", r.status)
+	case r.raw == nil && r.waited != "":
+		return "no response " + r.waited
 	case r.raw == nil:
 		return fmt.Sprintf("no response within %s", wireTimeout)
 	case r.fields == nil:
@@ -227,12 +241,14 @@ func sendWire(ctx context.Context, tr transport.Transport, w *wire) (*reply, err
 // must carry (nil when the body has none a server could read: then the
 // first response without an id, or with id null, is taken as the answer).
 func sendBytes(ctx context.Context, tr transport.Transport, body []byte, header http.Header, id json.RawMessage, method string) (*reply, error) {
-	ctx, cancel := context.WithTimeout(ctx, wireTimeout)
-	defer cancel()
 	switch t := tr.(type) {
 	case *transport.HTTPTransport:
+		ctx, cancel := context.WithTimeout(ctx, wireTimeout)
+		defer cancel()
 		return httpWire(ctx, t, body, header, id)
 	case *transport.StdioTransport:
+		ctx, cancel := context.WithTimeout(ctx, wireBusyMost)
+		defer cancel()
 		return stdioWire(ctx, t, body, id, method)
 	}
 	return nil, fmt.Errorf("unsupported transport %T", tr)
@@ -556,9 +572,26 @@ func stdioWire(ctx context.Context, t *transport.StdioTransport, body []byte, id
 	}
 	var candidate []byte
 	var graceC <-chan time.Time
+	// quiet fires once the server has written nothing for wireTimeout
+	// (wireTimeout's comment); ctx bounds the whole wait.
+	start := time.Now()
+	quiet := time.NewTimer(wireTimeout)
+	defer quiet.Stop()
 	for {
 		select {
+		case <-quiet.C:
+			if candidate != nil {
+				r.setRaw(candidate)
+			} else if time.Since(start) > wireTimeout+time.Second {
+				r.waited = fmt.Sprintf("within %s, the last %s of it with no line from the server", time.Since(start).Round(time.Second), wireTimeout)
+			}
+			if id != nil {
+				cancel()
+				<-done
+			}
+			return r, nil
 		case in := <-tap:
+			quiet.Reset(wireTimeout)
 			switch answersIn(in, id) {
 			case answerExact, answerLoose:
 				// The transport delivers a well-formed answer to RoundTrip
@@ -612,6 +645,9 @@ func stdioWire(ctx context.Context, t *transport.StdioTransport, body []byte, id
 			if candidate != nil {
 				r.setRaw(candidate)
 				return r, nil
+			}
+			if time.Since(start) > wireTimeout+time.Second {
+				r.waited = fmt.Sprintf("within %s, while the server answered others", time.Since(start).Round(time.Second))
 			}
 			if id == nil {
 				return r, nil // nothing came: for a message without id that may be right
