@@ -744,8 +744,6 @@ func printAgainst(st, against timedStat) {
 	}
 }
 
-// timedStdio times argv c.reps times, each run followed by -against's
-// when set; it returns the measurements of mcp-eval, then -against's.
 // timedWaitStart times the bundled server started by a script that
 // sleeps 1.5 s first.
 func timedWaitStart(ctx context.Context, c config, mcpCheck func(...string) []string) ([]timedStat, error) {
@@ -761,6 +759,8 @@ func timedWaitStart(ctx context.Context, c config, mcpCheck func(...string) []st
 	return timedStdio(ctx, c, "refserver-wait-start-stdio", mcpCheck("--cmd", script)), nil
 }
 
+// timedStdio times argv c.reps times, each run followed by -against's
+// when set; it returns the measurements of mcp-eval, then -against's.
 func timedStdio(ctx context.Context, c config, name string, argv []string) []timedStat {
 	fmt.Printf("\n== %s: mcp-eval check ×%d\n", name, c.reps)
 	st, b := timedStat{Name: name}, timedStat{Name: name + againstSuffix}

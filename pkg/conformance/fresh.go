@@ -48,7 +48,7 @@ func startsAtOnce(cores int, took, machine time.Duration) int {
 		return n
 	}
 	most := max(n, startsMost)
-	if machine < time.Duration(cores)*took/time.Duration(most) {
+	if machine == 0 {
 		return most
 	}
 	return min(max(n, int(time.Duration(cores)*took/machine)), most)

@@ -60,8 +60,8 @@ const silenceMin = 2 * time.Second
 const silenceRetry = time.Second
 
 // idleTook is how many times the longest a process took to answer a
-// method its idle bound for that method is at least (tookWarm,
-// tookCold).
+// method its idle bound for that method is at least
+// (StdioTransport.took).
 const idleTook = 3
 
 // coldMost bounds what a process's answers before its first one count
@@ -79,7 +79,7 @@ type idleSilenceKey struct{}
 // merely slow is still reading or still computing, so it is not cut short;
 // a request whose answer waits on the network must not use this. The
 // bound is never less than three times what the process took to answer
-// the method before (StdioTransport.tookWarm): a gateway's
+// the method before (StdioTransport.took): a gateway's
 // server/discover that waits on its upstreams is not silence.
 func WithIdleSilence(ctx context.Context, bound time.Duration) context.Context {
 	return context.WithValue(ctx, idleSilenceKey{}, bound)

@@ -118,23 +118,30 @@ type StdioTransport struct {
 	firstIdle map[string]time.Duration
 	answered  bool
 	oddSince  bool
-	// tookWarm and tookCold are, by method, the longest a request sent as
-	// one, alone, waited for its answer on this process: sent once the
-	// process had answered something, or before (a wait that took the
-	// process's start too, as its probe's did). An idle bound
+	// took is, by method and whether it was sent once the process had
+	// answered something (warm) or before (cold: a wait that held the
+	// process's start too, as its probe's did), the longest a request sent
+	// as one, alone, waited for its answer on this process. An idle bound
 	// (WithIdleSilence, SetFirstIdle) is never less than three times the
-	// warm one, or the cold one (at most coldMost) while there is no warm
-	// one: a process that took that long to answer a method, idle (a
+	// warm figure, or the cold one (at most coldMost) while there is no
+	// warm one: a process that took that long to answer a method, idle (a
 	// gateway asking its upstreams), is not silent for taking as long
-	// again. (The cold one alone made go-sdk's
-	// 1,000-tool server, deaf after a malformed line, wait 3 × its start
-	// instead of 0.5 s in each of RPC-5's runs: 3.84 s → 4.74 s a run.)
-	tookWarm, tookCold map[string]time.Duration
-	warm               bool // the process has answered a request (unlike answered, never reset)
+	// again. (The cold figure alone made go-sdk's 1,000-tool server, deaf
+	// after a malformed line, wait 3 × its start instead of 0.5 s in each
+	// of RPC-5's runs: 3.84 s → 4.74 s a run.)
+	took map[tookKey]time.Duration
+	warm bool // the process has answered a request (unlike answered, never reset)
 
 	closeOnce sync.Once
 	shutdown  ShutdownReport
 	cleanup   func() // removes the RunAs private directory
+}
+
+// tookKey is a method, and whether its request was sent once the process
+// had answered something (StdioTransport.took).
+type tookKey struct {
+	method string
+	warm   bool
 }
 
 type pendingReq struct {
@@ -720,9 +727,9 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		bound = t.firstIdle[out.Method]
 	}
 	if bound > 0 {
-		took, ok := t.tookWarm[out.Method]
+		took, ok := t.took[tookKey{out.Method, true}]
 		if !ok {
-			took = min(t.tookCold[out.Method], coldMost)
+			took = min(t.took[tookKey{out.Method, false}], coldMost)
 		}
 		bound = max(bound, idleTook*took)
 	}
@@ -814,17 +821,11 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 	if !out.Raw {
 		t.oddSince = false
 	}
-	if !out.Raw && alone {
-		m := &t.tookCold
-		if warm {
-			m = &t.tookWarm
+	if k := (tookKey{out.Method, warm}); !out.Raw && alone && took > t.took[k] {
+		if t.took == nil {
+			t.took = map[tookKey]time.Duration{}
 		}
-		if took > (*m)[out.Method] {
-			if *m == nil {
-				*m = map[string]time.Duration{}
-			}
-			(*m)[out.Method] = took
-		}
+		t.took[k] = took
 	}
 	t.mu.Unlock()
 	ex.Response = resp
