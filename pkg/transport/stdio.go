@@ -134,6 +134,8 @@ type StdioTransport struct {
 
 	closeOnce sync.Once
 	shutdown  ShutdownReport
+	aside     *Stops // see CloseAside; guarded by mu
+	asideOnce sync.Once
 	cleanup   func() // removes the RunAs private directory
 }
 
@@ -964,11 +966,47 @@ func (t *StdioTransport) Stderr() string {
 // Exited is closed when the server process has exited.
 func (t *StdioTransport) Exited() <-chan struct{} { return t.exited }
 
-// Close implements Transport: close stdin, wait ShutdownGrace, SIGTERM the
-// process group, wait TermGrace, SIGKILL it (stdio.mdx §Shutdown). Whatever
-// is left of the group afterwards is killed too, so no grandchild outlives
-// the harness.
+// Close implements Transport: it stops the process (Stop), and returns
+// once it is gone, or at once after CloseAside.
 func (t *StdioTransport) Close() error {
+	t.mu.Lock()
+	stops := t.aside
+	t.mu.Unlock()
+	if stops == nil {
+		t.Stop()
+		return nil
+	}
+	t.asideOnce.Do(func() {
+		done := make(chan struct{})
+		stops.add(done)
+		go func() {
+			defer close(done)
+			grace := stops.grace(t.cfg.ShutdownGrace)
+			t.stop(grace)
+			stops.ended(t.Shutdown(), grace == t.cfg.ShutdownGrace)
+		}()
+	})
+	return nil
+}
+
+// CloseAside makes Close return at once and stop the process beside its
+// caller; stops.Wait waits for it. For a caller that does not judge how
+// the process ends: a server that needs SIGTERM, or takes a while to exit
+// once stdin is closed, then holds up no one for ShutdownGrace.
+func (t *StdioTransport) CloseAside(stops *Stops) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.aside = stops
+}
+
+// Stop closes stdin, waits ShutdownGrace, SIGTERMs the process group,
+// waits TermGrace, and SIGKILLs it (stdio.mdx §Shutdown); whatever is left
+// of the group afterwards is killed too, so no grandchild outlives the
+// harness. It returns once that is over (Shutdown says how it went),
+// whoever began it.
+func (t *StdioTransport) Stop() { t.stop(t.cfg.ShutdownGrace) }
+
+func (t *StdioTransport) stop(grace time.Duration) {
 	t.closeOnce.Do(func() {
 		select {
 		case <-t.exited:
@@ -980,7 +1018,7 @@ func (t *StdioTransport) Close() error {
 		esc := ""
 		select {
 		case <-t.exited:
-		case <-time.After(t.cfg.ShutdownGrace):
+		case <-time.After(grace):
 			esc = "SIGTERM"
 			_ = syscall.Kill(-t.pgid, syscall.SIGTERM)
 			select {
@@ -1005,10 +1043,72 @@ func (t *StdioTransport) Close() error {
 		t.shutdown.ExitCode = t.exitCode
 		t.mu.Unlock()
 	})
-	return nil
 }
 
-// Shutdown reports how the process ended; valid after Close.
+// Stops are the processes being stopped beside the callers of their Close
+// (CloseAside).
+type Stops struct {
+	mu      sync.Mutex
+	pending []<-chan struct{}
+	// How the processes stopped so far ended: on EOF, or signalled.
+	onEOF, signalled int
+}
+
+// hurriedGrace is how long a process stopped aside gets before SIGTERM
+// once processes have been stopped and every one of them needed a signal:
+// a server that ignores EOF does so in every process, and each grace
+// waited out in full kept it running 2 s for nothing.
+const hurriedGrace = 100 * time.Millisecond
+
+func (s *Stops) grace(full time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.signalled > 0 && s.onEOF == 0 {
+		return min(full, hurriedGrace)
+	}
+	return full
+}
+
+// ended counts how a process ended; one hurried, signalled before its full
+// grace, tells nothing: it might have exited on EOF given the time.
+func (s *Stops) ended(r ShutdownReport, fullGrace bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case r.ExitedEarly:
+	case r.Escalation == "":
+		s.onEOF++
+	case fullGrace:
+		s.signalled++
+	}
+}
+
+func (s *Stops) add(stopped <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = append(s.pending, stopped)
+}
+
+// Wait returns once every process whose Close was called before it or
+// while it waits is gone: at most ShutdownGrace, TermGrace and 5 s after
+// the last such Close.
+func (s *Stops) Wait() {
+	for {
+		s.mu.Lock()
+		pending := s.pending
+		s.pending = nil
+		s.mu.Unlock()
+		if len(pending) == 0 {
+			return
+		}
+		for _, c := range pending {
+			<-c
+		}
+	}
+}
+
+// Shutdown reports how the process ended; valid once Stop has returned
+// (or Close, unless CloseAside made it return at once).
 func (t *StdioTransport) Shutdown() ShutdownReport {
 	t.mu.Lock()
 	defer t.mu.Unlock()

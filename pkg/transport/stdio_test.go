@@ -115,6 +115,11 @@ func runHelper(name string) {
 			}
 			reply(in.Text(), `{"resultType":"complete"}`)
 		}
+	case "ignore-eof":
+		// Reads to EOF, then waits for a signal.
+		for in.Scan() {
+		}
+		time.Sleep(time.Hour)
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		for in.Scan() {
@@ -654,5 +659,74 @@ func TestMachineCPUCountsThisProcessesWork(t *testing.T) {
 	// /proc counts in 10 ms ticks per core.
 	if got := after - before; got < spent-50*time.Millisecond {
 		t.Fatalf("the machine was busy %s while this process spent %s", got, spent)
+	}
+}
+
+// A process closed aside is stopped beside the caller: Close returns while
+// the process still runs out its grace, and Stops.Wait once it is gone.
+func TestCloseAsideReturnsBeforeTheProcessIsGone(t *testing.T) {
+	const grace = 1500 * time.Millisecond
+	tr := startHelper(t, "ignore-eof", func(c *StdioConfig) { c.ShutdownGrace = grace })
+	stops := &Stops{}
+	tr.CloseAside(stops)
+	began := time.Now()
+	tr.Close()
+	if d := time.Since(began); d >= grace {
+		t.Fatalf("Close took %s, the whole grace", d)
+	}
+	if !alive(tr.Pid()) {
+		t.Fatal("the process was gone as Close returned, before its grace ran out")
+	}
+	stops.Wait()
+	if alive(tr.Pid()) {
+		t.Fatal("the process outlived Stops.Wait")
+	}
+	if sr := tr.Shutdown(); sr.Escalation != "SIGTERM" || sr.Took < grace {
+		t.Fatalf("shutdown %+v, want SIGTERM after the %s grace", sr, grace)
+	}
+	// Stop after that returns the same report at once.
+	tr.Stop()
+	if sr := tr.Shutdown(); sr.Escalation != "SIGTERM" {
+		t.Fatalf("shutdown after Stop %+v", sr)
+	}
+}
+
+// Once every process stopped aside needed a signal, the next ones get
+// hurriedGrace; once one exits on EOF, the full grace again. Stop, which a
+// caller that judges the shutdown uses, always waits the full grace.
+func TestStopsHurryOnlyWhileEveryStopNeededASignal(t *testing.T) {
+	const grace = 1500 * time.Millisecond
+	stops := &Stops{}
+	stopAside := func(name string) ShutdownReport {
+		tr := startHelper(t, name, func(c *StdioConfig) {
+			c.ShutdownGrace = grace
+			if name == "cat" {
+				// Exits on EOF within the hurried grace, under the race
+				// detector too (the helper may not).
+				c.Argv = []string{"cat"}
+			}
+		})
+		tr.CloseAside(stops)
+		tr.Close()
+		stops.Wait()
+		return tr.Shutdown()
+	}
+	if sr := stopAside("ignore-eof"); sr.Escalation != "SIGTERM" || sr.Took < grace {
+		t.Fatalf("first stop %+v, want SIGTERM after the full %s", sr, grace)
+	}
+	if sr := stopAside("ignore-eof"); sr.Escalation != "SIGTERM" || sr.Took >= grace {
+		t.Fatalf("second stop %+v, want SIGTERM after %s, not the full grace", sr, hurriedGrace)
+	}
+	judged := startHelper(t, "ignore-eof", func(c *StdioConfig) { c.ShutdownGrace = grace })
+	judged.CloseAside(stops)
+	judged.Stop()
+	if sr := judged.Shutdown(); sr.Escalation != "SIGTERM" || sr.Took < grace {
+		t.Fatalf("Stop %+v, want the full %s although stops hurry", sr, grace)
+	}
+	if sr := stopAside("cat"); sr.Escalation != "" {
+		t.Fatalf("cat needed %s", sr.Escalation)
+	}
+	if sr := stopAside("ignore-eof"); sr.Escalation != "SIGTERM" || sr.Took < grace {
+		t.Fatalf("stop after one exited on EOF %+v, want the full %s", sr, grace)
 	}
 }
