@@ -475,6 +475,40 @@ func TestRPC5HandsOnToSTDIO4OnlyAProcessThatAnswered(t *testing.T) {
 	}
 }
 
+// On a server that ignores EOF (STDIO-4's mutant), no check but STDIO-4
+// waits for a process it is done with to exit: each is stopped beside the
+// checks (CloseAside), and the run's end waits for them all at once. Each
+// of RPC-5, CANC-2, STDIO-5, META-1 and REM-2 waited the 2 s grace in
+// every run before. STDIO-4 stops a new process beside the handed one when
+// that one is not gone within stdio4Doubt, rather than after its grace: it
+// took two graces in a row (4.0 s).
+func TestChecksDoNotWaitForProcessesToExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the shutdown grace period")
+	}
+	const grace = 2 * time.Second // the stdio transport's
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, _, err := Run(ctx, Target{Argv: []string{exampleServer, "--break", "STDIO-4"}}, Options{Options: check.Options{Runs: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Checks {
+		each := time.Duration(r.DurationMs*float64(time.Millisecond)) / time.Duration(max(r.Runs, 1))
+		switch {
+		case r.ID == "STDIO-4":
+			if r.Verdict != check.Warned {
+				t.Errorf("STDIO-4 %s (%s), want warn", r.Verdict, detailsOf(r))
+			}
+			if each >= 2*grace {
+				t.Errorf("STDIO-4 took %s: two graces one after the other", each)
+			}
+		case each >= grace/2:
+			t.Errorf("%s took %s a run: it waited for a process to exit", r.ID, each)
+		}
+	}
+}
+
 // comparePlans runs target with opts twice, first with a plan that shares
 // no process, then with shared (nil: the run's own plan), and reports each
 // check whose verdict or counts differ between the two. after, when set,

@@ -45,6 +45,12 @@ type Options struct {
 	// server listed none or tools/list failed, and is not called when no
 	// check runs (a legacy server, one answering under wrong ids).
 	Listed func([]mcpclient.Tool)
+	// Stops, when set, is where the run's stdio processes are stopped
+	// beside the checks done with them (transport.CloseAside); else a set
+	// of the run's own. Either way Run returns once they are gone. The
+	// pipeline passes the one of its whole run: what Layer 0 found about
+	// how the server's processes end applies to those of Layers 1 and 2.
+	Stops *transport.Stops
 	// plan, when set, replaces the plan Run chooses from a start's cost
 	// (quietPlan): the tests compare sharing with a process of each
 	// check's own.
@@ -90,6 +96,18 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if len(opts.Only) > 0 && len(selected) == 0 {
 		// A run that checks nothing must not read as a pass.
 		return nil, nil, fmt.Errorf("--only %s selects no check that runs over %s (RESIL-1, for one, runs over Streamable HTTP only)", strings.Join(opts.Only, ","), target.Kind())
+	}
+	// A process a check is done with is stopped beside the check
+	// (CloseAside), not by it: a server that needs SIGTERM, or takes its
+	// time to exit on EOF, held each check that closed one for the 2 s
+	// grace (the bundled server ignoring EOF: 10.3 s a run). The run
+	// returns once every process it started is gone.
+	stops := cmp.Or(opts.Stops, &transport.Stops{})
+	defer stops.Wait()
+	aside := func(t transport.Transport) {
+		if st, ok := t.(*transport.StdioTransport); ok {
+			st.CloseAside(stops)
+		}
 	}
 	ccfg := mcpclient.Config{RequestTimeout: opts.RequestTimeout, ProbeTimeout: opts.ProbeTimeout, Trace: mcpclient.NewTraceFor(ctx)}
 	if opts.Observer != nil {
@@ -166,7 +184,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		forced.ForceEra = mcpclient.EraModern
 		client, _ = mcpclient.Connect(ctx, tr, forced)
 	}
-	defer client.Close()
+	closeOwn := sync.OnceFunc(func() { client.Close() })
+	defer closeOwn()
+	aside(client.Transport())
 	info := client.Info()
 	rep := &Report{
 		Target: target.Describe(), Transport: target.Kind(), Era: info.Era, ProtocolVersion: info.ProtocolVersion,
@@ -203,6 +223,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 			return nil, err
 		}
 		watch(t)
+		aside(t)
 		c, err := mcpclient.Connect(ctx, t, cfg)
 		done(err == nil)
 		return c, err
@@ -385,6 +406,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
 	users.wait()
+	// What every process writes on its way out reaches the monitors
+	// before they are read, the run's own and those started ahead that
+	// no check took included; all stop at once.
+	closeOwn()
+	pool.close()
+	stops.Wait()
 	if err != nil {
 		return nil, nil, err
 	}

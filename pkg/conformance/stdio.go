@@ -154,43 +154,93 @@ var STDIO4 = &check.Check{
 		if err != nil {
 			return err
 		}
-		rep, err := stdioShutdown(c, closeFn)
+		if !handed {
+			rep, err := stdioShutdown(c, closeFn)
+			if err != nil {
+				return err
+			}
+			stdio4Judge(p, rep, false)
+			return nil
+		}
+		// A handed process still there after stdio4Doubt may need a
+		// signal: a new one is stopped beside it then, not after its
+		// grace, to be judged instead if it does.
+		handedDone := make(chan stdioStopped, 1)
+		go func() {
+			rep, err := stdioShutdown(c, closeFn)
+			handedDone <- stdioStopped{rep, err}
+		}()
+		var hs *stdioStopped
+		select {
+		case r := <-handedDone:
+			hs = &r
+		case <-time.After(stdio4Doubt):
+		}
+		if hs != nil && (hs.err != nil || hs.fit()) {
+			if hs.err != nil {
+				return hs.err
+			}
+			stdio4Judge(p, hs.rep, true)
+			return nil
+		}
+		var rep transport.ShutdownReport
+		fc, fcloseFn, err := p.Env.Fresh(p.Ctx)
+		if err == nil {
+			rep, err = stdioShutdown(fc, fcloseFn)
+		}
+		if hs == nil {
+			r := <-handedDone
+			hs = &r
+		}
+		if hs.err == nil && hs.fit() {
+			stdio4Judge(p, hs.rep, true)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		if handed && (rep.ExitedEarly || rep.Escalation != "") {
-			if c, closeFn, err = p.Env.Fresh(p.Ctx); err != nil {
-				return err
-			}
-			if rep, err = stdioShutdown(c, closeFn); err != nil {
-				return err
-			}
-			handed = false
-		}
-		which := "a new process"
-		if handed {
-			which = "a process the repetition's earlier checks handed on"
-		}
-		switch {
-		case rep.ExitedEarly:
-			p.Failf(nil, "the server process had already exited (code %d) before stdin was closed (%s)", rep.ExitCode, which)
-		case rep.Escalation != "":
-			p.Failf(nil, "the server did not exit after stdin was closed; it needed %s (after %s; %s)", rep.Escalation, rep.Took.Round(time.Millisecond), which)
-		default:
-			p.Passf(nil, "the server exited %s after stdin was closed (code %d; %s)", rep.Took.Round(time.Millisecond), rep.ExitCode, which)
-		}
+		stdio4Judge(p, rep, false)
 		return nil
 	},
 }
 
-// stdioShutdown closes c's process (closeFn closes stdin, then escalates
-// SIGTERM → SIGKILL) and says how it ended.
+// stdio4Doubt is how long STDIO-4 lets a handed process exit on EOF before
+// it stops a new one beside it (a server exits within milliseconds).
+const stdio4Doubt = 500 * time.Millisecond
+
+// stdioStopped is how a process STDIO-4 stopped ended.
+type stdioStopped struct {
+	rep transport.ShutdownReport
+	err error
+}
+
+// fit: the process was there when stdin was closed, and exited on EOF.
+func (s stdioStopped) fit() bool { return !s.rep.ExitedEarly && s.rep.Escalation == "" }
+
+func stdio4Judge(p *check.Pass, rep transport.ShutdownReport, handed bool) {
+	which := "a new process"
+	if handed {
+		which = "a process the repetition's earlier checks handed on"
+	}
+	switch {
+	case rep.ExitedEarly:
+		p.Failf(nil, "the server process had already exited (code %d) before stdin was closed (%s)", rep.ExitCode, which)
+	case rep.Escalation != "":
+		p.Failf(nil, "the server did not exit after stdin was closed; it needed %s (after %s; %s)", rep.Escalation, rep.Took.Round(time.Millisecond), which)
+	default:
+		p.Passf(nil, "the server exited %s after stdin was closed (code %d; %s)", rep.Took.Round(time.Millisecond), rep.ExitCode, which)
+	}
+}
+
+// stdioShutdown stops c's process (stdin closed, then SIGTERM → SIGKILL),
+// waiting until it is gone, and says how it ended.
 func stdioShutdown(c *mcpclient.Client, closeFn func()) (transport.ShutdownReport, error) {
+	defer closeFn()
 	st, ok := c.Transport().(*transport.StdioTransport)
-	closeFn()
 	if !ok {
 		return transport.ShutdownReport{}, fmt.Errorf("the connection is not stdio")
 	}
+	st.Stop()
 	return st.Shutdown(), nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/resilience"
 	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // cases loads the golden set and makes the providers of Layers 1 and 2,
@@ -147,6 +148,7 @@ type modelRun struct {
 	l2      *resilience.Plan
 	tools   []mcpclient.Tool // Layer 1's, for the tool-surface hash
 	closers []func()
+	stops   *transport.Stops // where the sessions' processes are stopped (closeLater)
 	notes   []string
 	// split is the shard's share of the units, made once for both
 	// layers (nil: not sharded); info is the server as a session met it,
@@ -179,6 +181,16 @@ func (p *Plan) shardOnly(m *modelRun, set *golden.Set, models []llm.Provider) fu
 	return m.split.only
 }
 
+// closeLater has client closed with the layers: on stdio, stopped beside
+// the run (transport.CloseAside), so that a server that ignores EOF holds
+// it for no grace period once Layer 0 has found that it does.
+func (m *modelRun) closeLater(client *mcpclient.Client) {
+	if st, ok := client.Transport().(*transport.StdioTransport); ok && m.stops != nil {
+		st.CloseAside(m.stops)
+	}
+	m.closers = append(m.closers, func() { client.Close() })
+}
+
 func (m *modelRun) close() {
 	for _, c := range m.closers {
 		c()
@@ -190,9 +202,9 @@ func (m *modelRun) close() {
 // cap can be enforced, cover every model call of both before any is made.
 // It returns notes for the gate section. An error is a harness or
 // configuration error.
-func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *report.Report) ([]string, error) {
+func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *report.Report, stops *transport.Stops) ([]string, error) {
 	meter := spend.NewMeter(p.Behavior.Budget, p.Prices, nil)
-	m := &modelRun{}
+	m := &modelRun{stops: stops}
 	defer m.close()
 	t, err := p.openTape()
 	if err != nil {
@@ -297,7 +309,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 	if err != nil {
 		return err
 	}
-	m.closers = append(m.closers, func() { client.Close() })
+	m.closeLater(client)
 	m.info = client.Info()
 	var names []string
 	for _, t := range tools {
@@ -359,7 +371,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 	if err != nil {
 		return err
 	}
-	m.closers = append(m.closers, func() { client.Close() })
+	m.closeLater(client)
 	m.info = client.Info()
 	cache, err := p.cache()
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 	"github.com/mcp-eval/mcp-eval-action/pkg/tokens"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // HarnessVersion is recorded in every report.
@@ -68,8 +69,13 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	}
 	rep := report.New()
 	rep.Server = report.Server{Target: p.TargetDesc, Transport: p.Target.Kind()}
+	// Every layer's stdio processes are stopped beside the work done with
+	// them (transport.CloseAside); the run returns once they are gone.
+	stops := &transport.Stops{}
+	defer stops.Wait()
 	if p.Has(Conformance) {
 		opts := p.Conformance
+		opts.Stops = stops
 		opts.Observer = rec.ObserveMCP
 		var count *toolCount
 		opts.Listed = func(tools []mcpclient.Tool) { count = p.startToolCount(llmTools(tools)) }
@@ -99,7 +105,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	}
 	var notes []string
 	if p.Has(Behavior) || p.Has(Resilience) {
-		n, err := p.runModels(ctx, rec, rep)
+		n, err := p.runModels(ctx, rec, rep, stops)
 		if stopped.Err() != nil {
 			return p.cancelled(stopped, rep, started)
 		}
