@@ -11,7 +11,8 @@
 //   - wall, CPU and mcp-eval's peak RSS on the stdio servers of interop/, the
 //     bundled reference server on HTTP and stdio (and over stdio behind a
 //     wrapper that sleeps 1.5 s before it starts the server: a start that
-//     waits), and a 1,000-tool go-sdk server
+//     waits; and its STDIO-4 mutant, which needs SIGTERM to exit), and a
+//     1,000-tool go-sdk server
 //     against its 3-tool twin; with -against BIN, each of those runs is
 //     paired with one of BIN (an earlier commit's mcp-eval), which of the two
 //     goes first alternating, so that a change is measured against what it
@@ -79,7 +80,7 @@ func main() {
 	flag.IntVar(&c.pairs, "pairs", 5, "A/B pairs per HTTP target")
 	flag.IntVar(&c.reps, "reps", 3, "runs per stdio/refserver/tools target (median reported)")
 	flag.DurationVar(&c.runTimeout, "run-timeout", 4*time.Minute, "deadline of one measured run")
-	flag.StringVar(&only, "only", "", "comma-separated sections: ab-ts, ab-everything, refserver, wait-start, stdio, tools (default: all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections: ab-ts, ab-everything, refserver, wait-start, ignores-eof, stdio, tools (default: all)")
 	flag.StringVar(&c.jsonOut, "json", "", "also write every measurement as JSON to this file")
 	flag.StringVar(&c.against, "against", "", "another mcp-eval binary (e.g. an earlier commit's) run in turns with -mcp-eval on the refserver, stdio and tools targets")
 	flag.Parse()
@@ -189,6 +190,11 @@ func bench(ctx context.Context, c config, res *results) {
 		} else {
 			res.Timed = append(res.Timed, st...)
 		}
+	}
+	if c.want("ignores-eof") && c.refserver != "" {
+		// A server that does not exit when stdin closes and needs SIGTERM,
+		// as many do: the bundled server's STDIO-4 mutant (transport.Stops).
+		res.Timed = append(res.Timed, timedStdio(ctx, c, "refserver-ignores-eof-stdio", mcpCheck("--cmd", c.refserver+" --break STDIO-4"))...)
 	}
 	if c.want("stdio") {
 		for _, t := range []struct{ name, cwd, cmd string }{
