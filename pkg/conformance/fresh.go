@@ -456,7 +456,8 @@ func (p *freshPool) handOut(r freshStart) (*mcpclient.Client, error) {
 
 // close stops the processes nobody took, those still starting, and the
 // taken ones still running (called when no check runs any more). They are
-// stopped together: each may wait out its shutdown grace.
+// stopped together where their Close waits (in Run each is closed aside,
+// and Run's Stops waits for them).
 func (p *freshPool) close() {
 	p.mu.Lock()
 	p.closed = true

@@ -478,8 +478,6 @@ func stdioGone(st *transport.StdioTransport) bool {
 type quietUsers struct {
 	mu   sync.Mutex
 	left map[int]int // runs of the repetition's users still to return
-	// stops are the processes being stopped (wait).
-	stops sync.WaitGroup
 }
 
 // quietUser says whether c's runs may use a repetition's quiet process:
@@ -526,23 +524,14 @@ func (u *quietUsers) returned(memo *check.Memo, c *check.Check, run int) {
 		select {
 		case l := <-q.lanes:
 			if c := l.c; c != nil {
-				// Not waited for here, where the runs that follow this
-				// one wait; wait does, once the checks are over.
-				u.stops.Go(func() { c.Close() })
+				// Closed aside (transport.CloseAside): the runs that
+				// follow this one do not wait for it; Run's Stops does,
+				// before the monitors are read.
+				c.Close()
 				l.c = nil
 			}
 			q.lanes <- l
 		default:
 		}
-	}
-}
-
-// wait returns once the processes returned stopped have exited, so that
-// what a server writes on its way out reaches the monitors before they are
-// read, in every run, as it does from the processes checks close
-// themselves.
-func (u *quietUsers) wait() {
-	if u != nil {
-		u.stops.Wait()
 	}
 }

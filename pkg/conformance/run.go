@@ -405,7 +405,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
-	users.wait()
+	// Read before the run's own process is stopped: a line it writes on
+	// its way out ends a silence.
+	var silenced *transport.Silence
+	if env.Stdio != nil {
+		silenced = env.Stdio.Silenced()
+	}
 	// What every process writes on its way out reaches the monitors
 	// before they are read, the run's own and those started ahead that
 	// no check took included; all stop at once.
@@ -427,12 +432,10 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		}
 	}
 	rep.Notes = append(rep.Notes, client.Info().Notes[len(info.Notes):]...)
-	if env.Stdio != nil {
-		if s := env.Stdio.Silenced(); s != nil {
-			// Said once here; the checks that came later failed after a
-			// second with the same cause instead of each waiting it out.
-			rep.Notes = append(rep.Notes, "the server stopped answering on the shared process: "+s.String()+"; later requests on it waited 1 s each for it to revive, not their deadline")
-		}
+	if silenced != nil {
+		// Said once here; the checks that came later failed after a
+		// second with the same cause instead of each waiting it out.
+		rep.Notes = append(rep.Notes, "the server stopped answering on the shared process: "+silenced.String()+"; later requests on it waited 1 s each for it to revive, not their deadline")
 	}
 	rep.DurationMs = ms(time.Since(start))
 	return rep, tools, nil

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -241,7 +242,11 @@ func stdioShutdown(c *mcpclient.Client, closeFn func()) (transport.ShutdownRepor
 		return transport.ShutdownReport{}, fmt.Errorf("the connection is not stdio")
 	}
 	st.Stop()
-	return st.Shutdown(), nil
+	rep := st.Shutdown()
+	if rep.Hurried {
+		return rep, errors.New("the process was stopped before STDIO-4 could time its shutdown (a harness bug)")
+	}
+	return rep, nil
 }
 
 // stdioQuickList is the list STDIO-5 asks for besides server/discover
@@ -297,8 +302,8 @@ var STDIO5 = &check.Check{
 			args = es.progress.Args
 			// The streaming call counts as far as it may, so that it is
 			// still running when the quick requests come. On a process of
-			// its own: one that outlasts the check dies with it instead of
-			// streaming into the next checks.
+			// its own: one that outlasts the check is stopped with it
+			// instead of streaming into the next checks.
 			if p.Env.Fresh != nil {
 				if fc, closeFn, err := p.Env.Fresh(ctx); err == nil {
 					defer closeFn()

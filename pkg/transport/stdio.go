@@ -59,8 +59,12 @@ type ShutdownReport struct {
 	Escalation string
 	// Took is the time from closing stdin to the process's exit.
 	Took time.Duration
-	// ExitedEarly is true when the process was gone before Close.
+	// ExitedEarly is true when the process was gone before it was
+	// stopped.
 	ExitedEarly bool
+	// Hurried: the process got less than ShutdownGrace before SIGTERM
+	// (Stops.grace); Escalation then says nothing about the server.
+	Hurried bool
 }
 
 // StdioTransport runs an MCP server as a child process in its own process
@@ -136,6 +140,7 @@ type StdioTransport struct {
 	shutdown  ShutdownReport
 	aside     *Stops // see CloseAside; guarded by mu
 	asideOnce sync.Once
+	wroteRaw  bool   // a line went out through WriteLine; guarded by mu
 	cleanup   func() // removes the RunAs private directory
 }
 
@@ -920,6 +925,9 @@ func (t *StdioTransport) WriteLine(ctx context.Context, line []byte) error {
 		t.rawIDs[jsonrpc.IDKey(env.ID)] = now
 		t.mu.Unlock()
 	}
+	t.mu.Lock()
+	t.wroteRaw = true
+	t.mu.Unlock()
 	if err := t.writeLine(ctx, line, ""); err != nil {
 		return t.opErr(ctx, "stdio write", time.Now(), err)
 	}
@@ -971,6 +979,10 @@ func (t *StdioTransport) Exited() <-chan struct{} { return t.exited }
 func (t *StdioTransport) Close() error {
 	t.mu.Lock()
 	stops := t.aside
+	// Only a process sent nothing raw (a malformed line may have stopped
+	// its reader), with no request in flight and not found silent, tells
+	// how the server treats EOF.
+	plain := !t.wroteRaw && len(t.pending) == 0 && t.silenced == nil
 	t.mu.Unlock()
 	if stops == nil {
 		t.Stop()
@@ -981,9 +993,8 @@ func (t *StdioTransport) Close() error {
 		stops.add(done)
 		go func() {
 			defer close(done)
-			grace := stops.grace(t.cfg.ShutdownGrace)
-			t.stop(grace)
-			stops.ended(t.Shutdown(), grace == t.cfg.ShutdownGrace)
+			t.stop(stops.grace(t.cfg.ShutdownGrace))
+			stops.ended(t.Shutdown(), plain)
 		}()
 	})
 	return nil
@@ -1033,11 +1044,20 @@ func (t *StdioTransport) stop(grace time.Duration) {
 			}
 		}
 		_ = syscall.Kill(-t.pgid, syscall.SIGKILL)
+		// What the server wrote on its way out reaches the watchers
+		// before Stop returns: the reader drains the pipe to its EOF
+		// (bounded, as wait bounds it: a grandchild outside the group may
+		// hold it open).
+		select {
+		case <-t.readerDone:
+		case <-time.After(500 * time.Millisecond):
+		}
 		t.stdout.Close()
 		t.stderr.Close()
 		t.markDead()
 		t.cleanup()
 		t.mu.Lock()
+		t.shutdown.Hurried = grace < t.cfg.ShutdownGrace
 		t.shutdown.Escalation = esc
 		t.shutdown.Took = time.Since(start)
 		t.shutdown.ExitCode = t.exitCode
@@ -1069,16 +1089,17 @@ func (s *Stops) grace(full time.Duration) time.Duration {
 	return full
 }
 
-// ended counts how a process ended; one hurried, signalled before its full
-// grace, tells nothing: it might have exited on EOF given the time.
-func (s *Stops) ended(r ShutdownReport, fullGrace bool) {
+// ended counts how a process ended. One hurried, signalled before its
+// full grace, tells nothing (it might have exited on EOF given the time),
+// nor does one that was not plain when closed (Close) and needed a signal.
+func (s *Stops) ended(r ShutdownReport, plain bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case r.ExitedEarly:
 	case r.Escalation == "":
 		s.onEOF++
-	case fullGrace:
+	case plain && !r.Hurried:
 		s.signalled++
 	}
 }
@@ -1090,20 +1111,19 @@ func (s *Stops) add(stopped <-chan struct{}) {
 }
 
 // Wait returns once every process whose Close was called before it or
-// while it waits is gone: at most ShutdownGrace, TermGrace and 5 s after
-// the last such Close.
+// while it waits is gone (each stop is bounded: its graces, 5 s after
+// SIGKILL, 0.5 s for its last lines, and removing a RunAs directory).
+// Several may wait at once.
 func (s *Stops) Wait() {
-	for {
+	for i := 0; ; i++ {
 		s.mu.Lock()
-		pending := s.pending
-		s.pending = nil
-		s.mu.Unlock()
-		if len(pending) == 0 {
+		if i >= len(s.pending) {
+			s.mu.Unlock()
 			return
 		}
-		for _, c := range pending {
-			<-c
-		}
+		c := s.pending[i]
+		s.mu.Unlock()
+		<-c
 	}
 }
 

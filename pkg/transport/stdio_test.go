@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -114,6 +115,14 @@ func runHelper(name string) {
 			for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
 			}
 			reply(in.Text(), `{"resultType":"complete"}`)
+		}
+	case "chatty-exit":
+		// Writes many lines that are not JSON-RPC once stdin closes, then
+		// exits.
+		for in.Scan() {
+		}
+		for i := range 800 {
+			fmt.Printf("shutting down, step %d\n", i)
 		}
 	case "ignore-eof":
 		// Reads to EOF, then waits for a signal.
@@ -695,7 +704,7 @@ func TestCloseAsideReturnsBeforeTheProcessIsGone(t *testing.T) {
 // hurriedGrace; once one exits on EOF, the full grace again. Stop, which a
 // caller that judges the shutdown uses, always waits the full grace.
 func TestStopsHurryOnlyWhileEveryStopNeededASignal(t *testing.T) {
-	const grace = 1500 * time.Millisecond
+	const grace = 800 * time.Millisecond
 	stops := &Stops{}
 	stopAside := func(name string) ShutdownReport {
 		tr := startHelper(t, name, func(c *StdioConfig) {
@@ -728,5 +737,50 @@ func TestStopsHurryOnlyWhileEveryStopNeededASignal(t *testing.T) {
 	}
 	if sr := stopAside("ignore-eof"); sr.Escalation != "SIGTERM" || sr.Took < grace {
 		t.Fatalf("stop after one exited on EOF %+v, want the full %s", sr, grace)
+	}
+	// A process sent a raw line, which may have stopped its reader, tells
+	// nothing when it needs a signal.
+	stops = &Stops{}
+	raw := startHelper(t, "ignore-eof", func(c *StdioConfig) { c.ShutdownGrace = grace })
+	raw.CloseAside(stops)
+	if err := raw.WriteLine(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":`)); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	stops.Wait()
+	if sr := stopAside("ignore-eof"); sr.Took < grace {
+		t.Fatalf("stop after a raw process needed a signal %+v, want the full %s", sr, grace)
+	}
+}
+
+// What a server writes on its way out reaches the watchers before Stop
+// returns, and before Stops.Wait for a process closed aside: the run reads
+// its monitors right after.
+func TestStopReturnsOnceTheWatchersHaveTheLastLines(t *testing.T) {
+	for _, aside := range []bool{false, true} {
+		tr := startHelper(t, "chatty-exit", func(c *StdioConfig) { c.ShutdownGrace = 10 * time.Second })
+		var mu sync.Mutex
+		lines := 0
+		tr.Watch(func(s Seen) {
+			if s.Line != nil {
+				mu.Lock()
+				lines++
+				mu.Unlock()
+			}
+		})
+		if aside {
+			stops := &Stops{}
+			tr.CloseAside(stops)
+			tr.Close()
+			stops.Wait()
+		} else {
+			tr.Stop()
+		}
+		mu.Lock()
+		got := lines
+		mu.Unlock()
+		if got != 800 {
+			t.Errorf("aside %v: the watcher had %d of the 800 lines written on the way out when the stop returned", aside, got)
+		}
 	}
 }
