@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,7 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg || os.Args[1] == gatewayArg || os.Args[1] == slowCallArg) {
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg || os.Args[1] == gatewayArg || os.Args[1] == slowCallArg || os.Args[1] == lateErrorsArg) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
@@ -79,6 +81,11 @@ const (
 	// nothing, and every line after it waits its turn: a server that
 	// answers one request at a time, with a slow tool.
 	slowCallArg = "mcpeval-slow-call"
+	// lateErrorsArg: every response reaches the client 0.2 s after the
+	// server wrote it, an error response 0.3 s after, each in its own
+	// time (notifications at once): a server that answers its requests
+	// concurrently, its errors slower than its results.
+	lateErrorsArg = "mcpeval-late-errors"
 )
 
 func busyLegacy() {
@@ -107,13 +114,26 @@ func busyLegacy() {
 func proxy(mode, server string) {
 	cmd := exec.Command(server)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	in, err := cmd.StdinPipe()
+	var out io.ReadCloser
+	var err error
+	if mode == lateErrorsArg {
+		cmd.Stdout = nil
+		out, err = cmd.StdoutPipe()
+	}
+	var in io.WriteCloser
+	if err == nil {
+		in, err = cmd.StdinPipe()
+	}
 	if err == nil {
 		err = cmd.Start()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	var passed sync.WaitGroup
+	if out != nil {
+		passed.Go(func() { passLate(out) })
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
@@ -139,8 +159,41 @@ func proxy(mode, server string) {
 		}
 	}
 	in.Close()
+	passed.Wait()
 	_ = cmd.Wait()
 	os.Exit(0)
+}
+
+// passLate passes the server's stdout on as lateErrorsArg says.
+func passLate(out io.Reader) {
+	var mu sync.Mutex
+	var late sync.WaitGroup
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := append([]byte(nil), append(sc.Bytes(), '\n')...)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Error  json.RawMessage `json:"error"`
+		}
+		_ = json.Unmarshal(line, &m)
+		delay := time.Duration(0)
+		switch {
+		case m.Method != "":
+		case m.Error != nil:
+			delay = 300 * time.Millisecond
+		case m.ID != nil:
+			delay = 200 * time.Millisecond
+		}
+		late.Go(func() {
+			time.Sleep(delay)
+			mu.Lock()
+			defer mu.Unlock()
+			os.Stdout.Write(line)
+		})
+	}
+	late.Wait()
 }
 
 // refTarget starts the reference server with the given rules broken, over

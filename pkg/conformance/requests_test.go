@@ -159,3 +159,22 @@ func TestWireWaitsForAServerBusyWithEarlierRequests(t *testing.T) {
 		}
 	}
 }
+
+// A server that answers its requests each in its own time may answer
+// RPC-5's malformed line after the sentinel written behind it: the probe
+// listens on at least as long as the sentinel took. Behind lateErrorsArg
+// (results 0.2 s late, errors 0.3 s) RPC-5 warned "no error response" in
+// every run when it listened 50 ms.
+func TestRPC5WaitsForAnErrorAsLongAsTheSentinelTook(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, _, err := Run(ctx, Target{Argv: []string{os.Args[0], lateErrorsArg, exampleServer}}, Options{Options: check.Options{Runs: 3, Only: []string{"RPC-5"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Checks {
+		if r.ID == "RPC-5" && (r.Verdict != check.Passed || r.Counts[check.Passed] != 3) {
+			t.Errorf("RPC-5 %s %v (%s), want pass 3/3", r.Verdict, r.Counts, detailsOf(r))
+		}
+	}
+}

@@ -349,8 +349,15 @@ func rpcRejectionWhy(method string, e *jsonrpc.Error) string {
 }
 
 // rpcStdioGrace is how long a stdio probe keeps listening after the
-// sentinel request was answered, for a late answer to the probe line.
-const rpcStdioGrace = 50 * time.Millisecond
+// sentinel request was answered, for a late answer to the probe line; at
+// least as long as the sentinel took, up to rpcStdioGraceMost: a server
+// that answers its requests each in its own time may answer the line
+// after the sentinel written behind it (one taking 0-300 ms for each
+// answer missed RPC-5's error responses in 9 of 20 runs).
+const (
+	rpcStdioGrace     = 50 * time.Millisecond
+	rpcStdioGraceMost = time.Second
+)
 
 // rpcStdioProbe writes line on a fresh stdio server, then asks
 // server/discover as a sentinel, and returns every stdout line seen until
@@ -369,7 +376,9 @@ func rpcStdioProbe(ctx context.Context, fc *mcpclient.Client, st *transport.Stdi
 	// to answer server/discover before (its probe, say: a gateway asks its
 	// upstreams): three times that.
 	sctx, cancel := context.WithTimeout(transport.WithIdleSilence(ctx, 500*time.Millisecond), wireTimeout)
+	asked := time.Now()
 	resp, err := fc.Do(sctx, "server/discover", nil)
+	took := time.Since(asked)
 	cancel()
 	var lines [][]byte
 	for drained := false; !drained; {
@@ -386,7 +395,7 @@ func rpcStdioProbe(ctx context.Context, fc *mcpclient.Client, st *transport.Stdi
 	if grace <= 0 || (enough != nil && enough(lines, resp.ID)) {
 		return lines, resp.ID, nil
 	}
-	timer := time.NewTimer(grace)
+	timer := time.NewTimer(max(grace, min(took, rpcStdioGraceMost)))
 	defer timer.Stop()
 	for {
 		select {
