@@ -509,6 +509,31 @@ func TestChecksDoNotWaitForProcessesToExit(t *testing.T) {
 	}
 }
 
+// A handed process that exits on EOF, but only after stdio4Doubt, is what
+// STDIO-4 judges; the new process it stopped beside it is left to the
+// run's Stops, not waited for (2.0 s for STDIO-4 before, with a shell that
+// exits 1.5 s after the server: the doubt, a start, and its 1.5 s again).
+func TestSTDIO4DoesNotWaitForTheNewProcessWhenTheHandedOneExits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	opts := Options{Options: check.Options{Runs: 1, Only: []string{"META-1", "STDIO-4"}}}
+	rep, _, err := Run(ctx, Target{Argv: []string{"sh", "-c", `"$0"; exec sleep 1.5`, exampleServer}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Checks {
+		if r.ID != "STDIO-4" {
+			continue
+		}
+		if r.Verdict != check.Passed || !strings.Contains(r.Outcome.Message, "handed on") {
+			t.Errorf("STDIO-4 %s: %s, want a pass on the handed process", r.Verdict, r.Outcome.Message)
+		}
+		if took := time.Duration(r.DurationMs * float64(time.Millisecond)); took >= 1900*time.Millisecond {
+			t.Errorf("STDIO-4 took %s: it waited for the new process too", took)
+		}
+	}
+}
+
 // comparePlans runs target with opts twice, first with a plan that shares
 // no process, then with shared (nil: the run's own plan), and reports each
 // check whose verdict or counts differ between the two. after, when set,

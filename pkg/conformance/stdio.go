@@ -184,23 +184,36 @@ var STDIO4 = &check.Check{
 			stdio4Judge(p, hs.rep, true)
 			return nil
 		}
-		var rep transport.ShutdownReport
 		fc, fcloseFn, err := p.Env.Fresh(p.Ctx)
+		var freshDone chan stdioStopped
 		if err == nil {
-			rep, err = stdioShutdown(fc, fcloseFn)
+			freshDone = make(chan stdioStopped, 1)
+			go func() {
+				rep, err := stdioShutdown(fc, fcloseFn)
+				freshDone <- stdioStopped{rep, err}
+			}()
 		}
 		if hs == nil {
 			r := <-handedDone
 			hs = &r
 		}
 		if hs.err == nil && hs.fit() {
+			if freshDone != nil {
+				// Not waited for: stopped beside the run, whose Stops
+				// waits for it (CloseAside).
+				fcloseFn()
+			}
 			stdio4Judge(p, hs.rep, true)
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		stdio4Judge(p, rep, false)
+		fs := <-freshDone
+		if fs.err != nil {
+			return fs.err
+		}
+		stdio4Judge(p, fs.rep, false)
 		return nil
 	},
 }
