@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,4 +178,25 @@ func TestRPC5WaitsForAnErrorAsLongAsTheSentinelTook(t *testing.T) {
 			t.Errorf("RPC-5 %s %v (%s), want pass 3/3", r.Verdict, r.Counts, detailsOf(r))
 		}
 	}
+}
+
+// The note that the server stopped answering on the run's own process is
+// read before that process is stopped: a line written on the way out ends
+// the silence, and the note was lost (a shell that passes only the probe
+// on, then writes "bye" once stdin closes).
+func TestSilencedNoteSurvivesALineOnTheWayOut(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	script := `{ head -n 1; cat >/dev/null; } | "$0"; echo bye`
+	opts := Options{Options: check.Options{Runs: 1, Only: []string{"DISC-2"}}, RequestTimeout: 3 * time.Second, ProbeTimeout: 2 * time.Second}
+	rep, _, err := Run(ctx, Target{Argv: []string{"sh", "-c", script, exampleServer}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "stopped answering on the shared process") {
+			return
+		}
+	}
+	t.Errorf("no note that the server stopped answering; notes: %q", rep.Notes)
 }
