@@ -166,32 +166,24 @@ var STDIO4 = &check.Check{
 		// A handed process still there after stdio4Doubt may need a
 		// signal: a new one is stopped beside it then, not after its
 		// grace, to be judged instead if it does.
-		handedDone := make(chan stdioStopped, 1)
-		go func() {
-			rep, err := stdioShutdown(c, closeFn)
-			handedDone <- stdioStopped{rep, err}
-		}()
+		handedDone := stdioShutdownBeside(c, closeFn)
 		var hs *stdioStopped
 		select {
 		case r := <-handedDone:
 			hs = &r
 		case <-time.After(stdio4Doubt):
 		}
-		if hs != nil && (hs.err != nil || hs.fit()) {
-			if hs.err != nil {
-				return hs.err
-			}
+		if hs != nil && hs.err != nil {
+			return hs.err
+		}
+		if hs != nil && hs.fit() {
 			stdio4Judge(p, hs.rep, true)
 			return nil
 		}
 		fc, fcloseFn, err := p.Env.Fresh(p.Ctx)
-		var freshDone chan stdioStopped
+		var freshDone <-chan stdioStopped
 		if err == nil {
-			freshDone = make(chan stdioStopped, 1)
-			go func() {
-				rep, err := stdioShutdown(fc, fcloseFn)
-				freshDone <- stdioStopped{rep, err}
-			}()
+			freshDone = stdioShutdownBeside(fc, fcloseFn)
 		}
 		if hs == nil {
 			r := <-handedDone
@@ -244,6 +236,16 @@ func stdio4Judge(p *check.Pass, rep transport.ShutdownReport, handed bool) {
 	default:
 		p.Passf(nil, "the server exited %s after stdin was closed (code %d; %s)", rep.Took.Round(time.Millisecond), rep.ExitCode, which)
 	}
+}
+
+// stdioShutdownBeside is stdioShutdown in a goroutine of its own.
+func stdioShutdownBeside(c *mcpclient.Client, closeFn func()) <-chan stdioStopped {
+	done := make(chan stdioStopped, 1)
+	go func() {
+		rep, err := stdioShutdown(c, closeFn)
+		done <- stdioStopped{rep, err}
+	}()
+	return done
 }
 
 // stdioShutdown stops c's process (stdin closed, then SIGTERM → SIGKILL),
