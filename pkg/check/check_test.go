@@ -441,3 +441,37 @@ func TestValidateFollows(t *testing.T) {
 		t.Errorf("a diamond is no cycle: %v", err)
 	}
 }
+
+// A run in flight when the run's context ends sees what the harness does
+// then (processes stopped, requests abandoned) as the server's doing: what
+// it finds is no finding, and the run errors. A pass before the end stays
+// a pass, and a run that found a fault before the end but returned after
+// it errors too, since the two cannot be told apart.
+func TestARunCutShortByTheDeadlineErrorsInsteadOfFailing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	var once sync.Once
+	cut := &Check{ID: "C-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error {
+		once.Do(func() { close(started) })
+		<-p.Ctx.Done()
+		p.Failf(nil, "server process exited with code 0")
+		return nil
+	}}
+	passes := &Check{ID: "P-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { return nil }}
+	go func() { <-started; cancel() }()
+	reg := Registry{Families: []Family{{"C", "c"}, {"P", "p"}}, Checks: []*Check{passes, cut}}
+	res, err := Execute(ctx, reg, Env{Transport: "stdio"}, Options{Runs: 3, Concurrency: 1, Waits: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.Counts[Passed] != 3 {
+		t.Errorf("runs that passed before the end: %+v", r.Counts)
+	}
+	r := res[1]
+	if r.Counts[Failed] != 0 || r.Counts[Errored] != 3 || r.Verdict != Errored {
+		t.Fatalf("runs cut short: counts %v, verdict %s; want 3 errored, none failed", r.Counts, r.Verdict)
+	}
+	if msg := r.Outcome.Message; !strings.Contains(msg, "cancelled while it ran") || !strings.Contains(msg, "server process exited") {
+		t.Errorf("message %q: want the cut and what the check saw", msg)
+	}
+}

@@ -319,6 +319,15 @@ func runOnce(ctx context.Context, c *Check, env Env, run int) (out Outcome, loca
 		}
 	}()
 	out = p.Outcome(c.Run(p))
+	if err := ctx.Err(); err != nil && (out.Verdict == Failed || out.Verdict == Warned) {
+		// The run's deadline passed or it was cancelled while this run
+		// was in flight: the harness then stops the server's processes
+		// and abandons requests, and a check sees that as a server that
+		// exited or went silent. What it found cannot be told apart from
+		// what the harness did, so it is not the server's finding.
+		found := out.Message
+		out = Outcome{Verdict: Errored, Message: "run cancelled while it ran: " + err.Error() + "; what it saw then may be the harness stopping the server: " + found}
+	}
 	return out, p.unlocated == 0 && out.Verdict != Errored
 }
 
