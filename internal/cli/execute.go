@@ -105,8 +105,9 @@ func (c *Command) printReport(rep *report.Report, outs pipeline.Outputs, verbose
 // exitFor maps a gated report to the exit code, from the report alone, so
 // that `mcp-eval gate` on a report gives the exit code of the command that
 // wrote it: 1 for a failing verdict (and for inconclusive when the
-// recorded policy says so), 2 for a cancelled run (the harness did not
-// finish its job: neither a pass nor a regression), 0 otherwise.
+// recorded policy says so), 2 for a cancelled run or one with runs the
+// harness could not judge (it did not finish its job: neither a pass nor
+// a regression), 0 otherwise.
 func exitFor(rep *report.Report) int {
 	if rep.Gate == nil {
 		return ExitOK
@@ -114,7 +115,7 @@ func exitFor(rep *report.Report) int {
 	switch rep.Gate.Verdict {
 	case report.GateFail:
 		return ExitFindings
-	case report.GateCancelled:
+	case report.GateCancelled, report.GateError:
 		return ExitError
 	case report.GateInconclusive:
 		if rep.Gate.Policy.FailOnInconclusive {

@@ -155,8 +155,11 @@ func runGate(_ context.Context, c *Command, args []string) int {
 		return fail("%v", err)
 	}
 	render.GateText(c.Stdout, rep)
-	if rep.Gate.Verdict == report.GateInconclusive {
+	switch rep.Gate.Verdict {
+	case report.GateInconclusive:
 		fmt.Fprintln(c.Stderr, "mcp-eval gate: warning: the verdict is inconclusive: a real drop not clearly beyond max-drop, or runs left undecided; more runs or cases would tell")
+	case report.GateError:
+		fmt.Fprintln(c.Stderr, "mcp-eval gate: nothing failed, but runs the floors need errored and were not judged (the run's deadline, a server that exited or stopped answering, a provider that could not be reached: the items say which); exit 2")
 	}
 	// The same mapping as the command that wrote the report, from the
 	// gate section just written.

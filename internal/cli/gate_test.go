@@ -63,6 +63,35 @@ func TestGateExitCodesAndVerdictInReport(t *testing.T) {
 	}
 }
 
+// Runs that errored are not the server's failures: the gate says they
+// were not judged and exits 2, as the README promises for a harness that
+// could not do its job, and every view says the same.
+func TestGateErroredRunsExit2(t *testing.T) {
+	dir := t.TempDir()
+	base := save(t, dir, "green.json", reporttest.Green(layer0(5)))
+	errored := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", check.Must, 5, 5), reporttest.Errored("TOOL-3", check.Must, 2, 0, 5))
+	p := save(t, dir, "errored.json", errored)
+	code, out, stderr := run(t, "gate", "--report", p, "--baseline", base)
+	if code != ExitError || !strings.Contains(out, "verdict: ERROR") || !strings.Contains(out, "Errored in 3 of 5 runs") || strings.Contains(out, "Failed") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "not judged") {
+		t.Errorf("stderr %q: want why the exit is 2", stderr)
+	}
+	if r, err := report.Load(p); err != nil || r.Gate.Verdict != report.GateError {
+		t.Fatalf("verdict not written: %v", err)
+	}
+	code, md, stderr := run(t, "report", "--in", p, "--format", "markdown")
+	if code != ExitOK || !strings.Contains(md, "mcp-eval: ERROR") || !strings.Contains(md, "not judged") || strings.Contains(md, "To fix") {
+		t.Fatalf("report markdown: exit %d\n%s\n%s", code, md, stderr)
+	}
+	// A failed run next to errored ones is a failure: exit 1.
+	mixed := save(t, dir, "mixed.json", reporttest.Layer0(reporttest.New(), reporttest.Errored("DISC-1", check.Must, 3, 1, 5), reporttest.Errored("TOOL-3", check.Must, 2, 0, 5)))
+	if code, out, _ := run(t, "gate", "--report", mixed, "--baseline", base); code != ExitFindings || !strings.Contains(out, "verdict: FAIL") {
+		t.Errorf("a failed run beside errored ones: exit %d\n%s", code, out)
+	}
+}
+
 func mustRel(t *testing.T, p string) string {
 	wd, _ := os.Getwd()
 	rel, err := filepath.Rel(wd, p)

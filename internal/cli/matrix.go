@@ -89,9 +89,56 @@ func matrixText(w io.Writer, rep *report.Report) {
 				line = append(line, fmt.Sprintf("%s %d/%d (%.0f%%)", name, k, n, 100*float64(k)/float64(n)))
 			}
 		}
+		errored, runs := 0, 0
+		reasons := map[string]int{}
+		var order []string
+		for _, r := range b.Results {
+			if r.Model != m {
+				continue
+			}
+			for _, run := range r.Runs {
+				runs++
+				if run.Outcome != report.RunError {
+					continue
+				}
+				errored++
+				why := "no reason recorded"
+				if len(run.Reasons) > 0 {
+					why = run.Reasons[0]
+				}
+				if reasons[why] == 0 {
+					order = append(order, why)
+				}
+				reasons[why]++
+			}
+		}
+		if len(line) == 0 {
+			line = append(line, "no run was scored")
+		}
 		fmt.Fprintf(w, "  %s: %s\n", sanitize(m), strings.Join(line, ", "))
+		// Errored runs count as not passed; without their cause here a
+		// provider that could not be reached reads as a model that got
+		// every case wrong.
+		if errored > 0 {
+			fmt.Fprintf(w, "    %d of %d runs errored (not the model's answers: the harness or the provider could not complete them):\n", errored, runs)
+			for i, why := range order {
+				if i == 3 {
+					fmt.Fprintf(w, "      and %d other reasons (report.json has every run's)\n", len(order)-3)
+					break
+				}
+				fmt.Fprintf(w, "      %d× %s\n", reasons[why], sanitize(clipRunes(why, 300)))
+			}
+		}
 	}
 	render.ConfusionText(w, rep)
+}
+
+// clipRunes cuts s to at most n runes, marking the cut.
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // spendText prints the run's spend over Layers 1 and 2, split by part:

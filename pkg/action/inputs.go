@@ -74,7 +74,7 @@ var scoreNames = []string{"conformance", "behavior", "resilience", "telemetry"}
 // OutputSpecs lists every output, in action.yml order.
 func OutputSpecs() []Output {
 	outs := []Output{
-		{"verdict", "pass, fail, inconclusive or cancelled (the job was cancelled mid-run)."},
+		{"verdict", "pass, fail, inconclusive, cancelled (the job was cancelled mid-run) or error (nothing failed, but runs the harness could not judge, the step exits 2)."},
 		{"passed", "true when the verdict is pass or inconclusive, else false."},
 		{"report-path", "Path of report.json, relative to the workspace."},
 		{"comment", "What happened to the PR comment: created, updated, unchanged, skipped or failed."},

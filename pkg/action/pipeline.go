@@ -164,7 +164,7 @@ func AcceptBaseline(layers []string, replay string) func([]byte) (bool, string) 
 // A cancelled run is not passed, and has no annotations: what it cut
 // short is no finding.
 func ResultOf(rep *report.Report, reportPath, markdown string) Result {
-	res := Result{Verdict: rep.Gate.Verdict, Passed: rep.Gate.Verdict != report.GateFail, ReportPath: reportPath,
+	res := Result{Verdict: rep.Gate.Verdict, Passed: rep.Gate.Verdict != report.GateFail && rep.Gate.Verdict != report.GateError, ReportPath: reportPath,
 		MarkdownBody: markdown, Annotations: annotations(rep), Scores: scores(rep)}
 	if rep.Gate.Verdict == report.GateCancelled {
 		res.Passed, res.Annotations, res.Scores = false, nil, nil
@@ -182,8 +182,12 @@ func annotations(rep *report.Report) []Annotation {
 	if rep.Gate == nil {
 		if rep.Conformance != nil {
 			for _, r := range rep.Conformance.Checks {
-				if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
+				switch {
+				case r.Level != report.Must:
+				case r.Verdict == report.CheckFailed:
 					out = append(out, checkAnnotation(r, "error", "failed", ""))
+				case r.Verdict == report.CheckErrored:
+					out = append(out, checkAnnotation(r, "warning", "not judged", ""))
 				}
 			}
 		}
@@ -211,7 +215,7 @@ func annotations(rep *report.Report) []Annotation {
 		}
 	}
 	items := append([]report.GateItem(nil), rep.Gate.Items...)
-	rank := map[string]int{report.ItemFail: 0, report.ItemInconclusive: 1, report.ItemWarn: 2}
+	rank := map[string]int{report.ItemFail: 0, report.ItemError: 1, report.ItemInconclusive: 2, report.ItemWarn: 3}
 	items = slices.DeleteFunc(items, func(it report.GateItem) bool { _, ok := rank[it.Status]; return !ok })
 	sort.SliceStable(items, func(i, j int) bool {
 		a, b := items[i], items[j]
@@ -264,7 +268,7 @@ func checkAnnotation(r report.CheckResult, level, word, reason string) Annotatio
 	return Annotation{Level: level, Title: r.ID + " " + word + ": " + r.Doc, Message: msg}
 }
 
-var statusWords = map[string]string{report.ItemFail: "failed", report.ItemInconclusive: "inconclusive", report.ItemWarn: "warning"}
+var statusWords = map[string]string{report.ItemFail: "failed", report.ItemError: "not judged", report.ItemInconclusive: "inconclusive", report.ItemWarn: "warning"}
 
 // itemTitle names what an item judged and on which model, then its
 // status: "case neg-invoice-theory × openai:gpt-4o failed". (No colon:

@@ -20,11 +20,14 @@ const (
 	// VerdictCancelled: the job was cancelled mid-run. No annotation, and
 	// the PR comment keeps the last real result.
 	VerdictCancelled = "cancelled"
+	// VerdictError: runs the harness could not judge and nothing failed;
+	// not passed (the step exits 2).
+	VerdictError = "error"
 )
 
 // Result is what the CLI hands over once the run is gated and rendered.
 type Result struct {
-	Verdict string // VerdictPass, VerdictFail, VerdictInconclusive or VerdictCancelled
+	Verdict string // VerdictPass, VerdictFail, VerdictInconclusive, VerdictCancelled or VerdictError
 	Passed  bool
 	// ReportPath is report.json's path; made workspace-relative for the output.
 	ReportPath string
@@ -87,9 +90,9 @@ func scoreValue(s string) bool {
 func (r *Runner) Publish(ctx context.Context, p Plan, res Result) (Published, error) {
 	var pub Published
 	switch res.Verdict {
-	case VerdictPass, VerdictFail, VerdictInconclusive, VerdictCancelled:
+	case VerdictPass, VerdictFail, VerdictInconclusive, VerdictCancelled, VerdictError:
 	default:
-		return pub, fmt.Errorf("publish: verdict %q is not pass, fail, inconclusive or cancelled", res.Verdict)
+		return pub, fmt.Errorf("publish: verdict %q is not pass, fail, inconclusive, cancelled or error", res.Verdict)
 	}
 
 	r.annotate(res.Annotations)

@@ -63,9 +63,11 @@ type Options struct {
 
 // Verdicts of a whole run.
 const (
-	VerdictPass   = report.ConformancePass   // every MUST passed N/N
-	VerdictFail   = report.ConformanceFail   // a MUST failed at least once
-	VerdictLegacy = report.ConformanceLegacy // the server does not speak 2026-07-28
+	VerdictPass = report.ConformancePass // every MUST passed N/N
+	VerdictFail = report.ConformanceFail // a MUST failed at least once
+	// VerdictIncomplete: no MUST failed, one errored (not judged) in a run.
+	VerdictIncomplete = report.ConformanceIncomplete
+	VerdictLegacy     = report.ConformanceLegacy // the server does not speak 2026-07-28
 )
 
 // Report is Layer 0's result. It is report data, read without this
@@ -427,8 +429,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	monitors.Apply(rep.Checks)
 	rep.Verdict = VerdictPass
 	for _, r := range rep.Checks {
-		if r.Level == check.Must && (r.Verdict == check.Failed || r.Verdict == check.Errored) {
+		switch {
+		case r.Level != check.Must:
+		case r.Verdict == check.Failed || r.Counts[check.Failed] > 0:
 			rep.Verdict = VerdictFail
+		case (r.Verdict == check.Errored || r.Counts[check.Errored] > 0) && rep.Verdict == VerdictPass:
+			rep.Verdict = VerdictIncomplete
 		}
 	}
 	rep.Notes = append(rep.Notes, client.Info().Notes[len(info.Notes):]...)

@@ -211,6 +211,12 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 		it.Status = report.ItemKnown
 		it.Baseline = cnt(br.Passed)
 		it.Reason = fmt.Sprintf("known failure: %s now, already %d/%d (below its floor) in the baseline", now, br.Passed.K, br.Passed.N)
+	case r.Errors > 0 && r.Passed.N-r.Passed.K <= r.Errors:
+		// Short of its floor only by runs the harness or the provider
+		// could not complete: no run showed the model or the server
+		// fall short, so this is no failure, and no pass either.
+		it.Status = report.ItemError
+		it.Reason = fmt.Sprintf("not judged: %s passed, and the other %d run(s) errored, which says nothing of the model or the server (%s); rerun once the cause is fixed", now, r.Passed.N-r.Passed.K, runErrorCause(r))
 	case !matched:
 		it.Status = report.ItemFail
 		if e.base == nil {
@@ -243,4 +249,15 @@ func (e *evaluation) countExact(comparable bool, br, r report.CaseResult) {
 	if comparable {
 		e.exact = append(e.exact, exactTest{item: -1, minP: fisherMin(br.Passed.K, br.Passed.N, r.Passed.K, r.Passed.N)})
 	}
+}
+
+// runErrorCause is the first errored run's reason, clipped for an item's
+// reason.
+func runErrorCause(r report.CaseResult) string {
+	for _, run := range r.Runs {
+		if run.Outcome == report.RunError && len(run.Reasons) > 0 {
+			return clipCause(run.Reasons[0])
+		}
+	}
+	return "the runs' reasons are in the report"
 }

@@ -112,8 +112,12 @@ func verdict(items []report.GateItem) string {
 		switch it.Status {
 		case report.ItemFail:
 			return report.GateFail
+		case report.ItemError:
+			v = report.GateError
 		case report.ItemInconclusive:
-			v = report.GateInconclusive
+			if v == report.GatePass {
+				v = report.GateInconclusive
+			}
 		}
 	}
 	return v

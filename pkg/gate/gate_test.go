@@ -144,6 +144,62 @@ func TestLayer0(t *testing.T) {
 	}
 }
 
+// A MUST check short of its floor only by runs that errored (the run's
+// deadline passed, the server's process was gone) is not the server's
+// failure: it is not judged, and the verdict says so (exit 2), unless a
+// run did fail.
+func TestLayer0ErroredRunsAreNotJudged(t *testing.T) {
+	green := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", report.Must, 5, 5),
+		reporttest.Check("CACHE-1", report.Must, 2, 5), reporttest.Check("TOOL-3", report.Must, 5, 5))
+	errored := reporttest.Layer0(reporttest.New(), reporttest.Errored("DISC-1", report.Must, 3, 0, 5),
+		reporttest.Errored("CACHE-1", report.Must, 0, 0, 5), reporttest.Check("TOOL-3", report.Must, 5, 5))
+	for _, base := range []*report.Report{nil, green} {
+		g := evaluate(t, errored, base)
+		wantStatus(t, one(t, g, report.KindCheck, "DISC-1", ""), report.ItemError, "not judged: 3/5 passed, and the other 2 run(s) errored", "context deadline exceeded")
+		if g.Verdict != report.GateError {
+			t.Errorf("baseline %v: verdict %s, want error", base != nil, g.Verdict)
+		}
+		cache := one(t, g, report.KindCheck, "CACHE-1", "")
+		if base == nil {
+			wantStatus(t, cache, report.ItemError, "0/5 passed")
+		} else {
+			// Below its floor in the baseline already: still known.
+			wantStatus(t, cache, report.ItemKnown, "known failure")
+		}
+	}
+
+	// One failed run is a finding, whatever else errored.
+	mixed := reporttest.Layer0(reporttest.New(), reporttest.Errored("DISC-1", report.Must, 3, 1, 5), reporttest.Errored("TOOL-3", report.Must, 4, 0, 5))
+	g := evaluate(t, mixed, green)
+	wantStatus(t, one(t, g, report.KindCheck, "DISC-1", ""), report.ItemFail, "new failure: 3/5 now")
+	wantStatus(t, one(t, g, report.KindCheck, "TOOL-3", ""), report.ItemError, "not judged")
+	if g.Verdict != report.GateFail {
+		t.Errorf("a failed run beside errored ones: verdict %s, want fail", g.Verdict)
+	}
+	if mixed.Conformance.Verdict != report.ConformanceFail || errored.Conformance.Verdict != report.ConformanceIncomplete {
+		t.Errorf("Layer 0 verdicts %s and %s, want fail and incomplete", mixed.Conformance.Verdict, errored.Conformance.Verdict)
+	}
+
+	// An errored check outranks an inconclusive item, never a failure.
+	for _, tc := range []struct {
+		items []string
+		want  string
+	}{
+		{[]string{report.ItemInconclusive, report.ItemError}, report.GateError},
+		{[]string{report.ItemError, report.ItemInconclusive}, report.GateError},
+		{[]string{report.ItemError, report.ItemFail}, report.GateFail},
+		{[]string{report.ItemInconclusive, report.ItemWarn}, report.GateInconclusive},
+	} {
+		var items []report.GateItem
+		for _, st := range tc.items {
+			items = append(items, report.GateItem{Status: st})
+		}
+		if got := gate.VerdictOf(items); got != tc.want {
+			t.Errorf("verdict of %v = %s, want %s", tc.items, got, tc.want)
+		}
+	}
+}
+
 func hasUnmatched(g *report.Gate, subject, side string) bool {
 	for _, u := range g.Unmatched {
 		if u.Subject == subject && u.Side == side {
@@ -553,5 +609,42 @@ func TestItemsCarryTheirNumbers(t *testing.T) {
 	}
 	if it := one(t, g, report.KindSuite, report.ToolSelection, "m1"); it.NotComparable == "" || it.Drop != nil {
 		t.Errorf("suite: not comparable %q, drop %v", it.NotComparable, it.Drop)
+	}
+}
+
+// A case × model short of its floor only by runs the provider or the
+// harness could not complete is not judged: a provider that could not be
+// reached is not a model that got every case wrong.
+func TestCaseErroredRunsAreNotJudged(t *testing.T) {
+	errored := func(r *report.Report, id string, k, failed, n int) {
+		reporttest.Case(r, id, report.Hard, "m1", k, n)
+		res := &r.Behavior.Results[len(r.Behavior.Results)-1]
+		res.Errors = n - k - failed
+		for i := range n {
+			run := report.CaseRun{Run: i + 1, Outcome: report.RunPass}
+			switch {
+			case i >= k+failed:
+				run.Outcome, run.Reasons = report.RunError, []string{"error: model call failed: connection refused"}
+			case i >= k:
+				run.Outcome, run.Reasons = report.RunFail, []string{"called no tool"}
+			}
+			res.Runs = append(res.Runs, run)
+		}
+	}
+	now := reporttest.New()
+	errored(now, "down", 0, 0, 5)
+	errored(now, "half", 3, 0, 5)
+	errored(now, "real", 3, 1, 5)
+	g := evaluate(t, now, nil)
+	wantStatus(t, one(t, g, report.KindCase, "down", "m1"), report.ItemError, "not judged: 0/5 passed, and the other 5 run(s) errored", "connection refused")
+	wantStatus(t, one(t, g, report.KindCase, "half", "m1"), report.ItemError, "not judged: 3/5")
+	wantStatus(t, one(t, g, report.KindCase, "real", "m1"), report.ItemFail, "below its floor")
+	if g.Verdict != report.GateFail {
+		t.Errorf("verdict %s with a failed run, want fail", g.Verdict)
+	}
+	only := reporttest.New()
+	errored(only, "down", 0, 0, 5)
+	if g := evaluate(t, only, nil); g.Verdict != report.GateError {
+		t.Errorf("verdict %s with errored runs only, want error", g.Verdict)
 	}
 }

@@ -2,6 +2,8 @@ package gate
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -54,7 +56,14 @@ func (e *evaluation) layer0() {
 			continue // met its floor: nothing to say
 		}
 		it := report.GateItem{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Rule: rule, New: cnt(now), Direction: report.Higher, FloorRuns: intPtr(need)}
+		unjudged := unjudgedOnly(r)
 		switch {
+		case unjudged && (!inBase || b.Verdict == report.CheckSkipped || b.Passes() >= floor(e.p.FloorMust, b.Runs)):
+			// Short of its floor only by runs the harness could not
+			// judge: no run saw the server break the rule, so this is
+			// not the server's failure, and not a pass either.
+			it.Status = report.ItemError
+			it.Reason = fmt.Sprintf("not judged: %d/%d passed, and the other %d run(s) errored, which says nothing of the server (%s); rerun once the cause is fixed", k, r.Runs, r.Runs-k, errorCause(r))
 		case bc == nil:
 			it.Status = report.ItemFail
 			it.Reason = fmt.Sprintf("%d/%d is below its floor; no baseline to compare, floors only", k, r.Runs)
@@ -105,4 +114,31 @@ func (e *evaluation) legacy(bc *report.Conformance) {
 		it.Reason = fmt.Sprintf("the baseline server spoke %s; this one speaks legacy MCP only", bc.ProtocolVersion)
 	}
 	e.add(it)
+}
+
+// unjudgedOnly says whether every run of r that did not pass errored: no
+// run failed (a monitor's failure of a run counts, as r.Verdict).
+func unjudgedOnly(r report.CheckResult) bool {
+	return r.Verdict != report.CheckFailed && r.Counts[report.CheckFailed] == 0 && r.Counts[report.CheckErrored] > 0
+}
+
+// errorCause is the first line of r's error, clipped for an item's reason.
+func errorCause(r report.CheckResult) string {
+	msg := r.Outcome.Message
+	if r.Outcome.Verdict != report.CheckErrored || msg == "" {
+		return "the harness could not run it"
+	}
+	return clipCause(msg)
+}
+
+// clipCause is the first line of an error, quoted and clipped to fit an
+// item's reason.
+func clipCause(msg string) string {
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if r := []rune(msg); len(r) > 160 {
+		msg = string(r[:157]) + "..."
+	}
+	return strconv.Quote(msg)
 }

@@ -84,7 +84,7 @@ type Decision struct {
 }
 
 // statusRank orders statuses worst first; only listed statuses have one.
-var statusRank = map[string]int{report.ItemFail: 0, report.ItemInconclusive: 1, report.ItemWarn: 2, report.ItemKnown: 3}
+var statusRank = map[string]int{report.ItemFail: 0, report.ItemError: 1, report.ItemInconclusive: 2, report.ItemWarn: 3, report.ItemKnown: 4}
 
 // BuildAttention lists every failed, inconclusive, warned and known item of
 // rep's gate, grouped by cause, worst first. A report never gated has none.
@@ -245,6 +245,11 @@ func (c *attnContext) attachGate(a *AttentionItem, it report.GateItem) {
 			}
 			if rr, ok := c.checks[root]; ok {
 				a.Cause = checkCause(rr, c.rep)
+				if it.Status == report.ItemError {
+					// The check's fix is for a server that broke the
+					// rule; no run saw this one break it.
+					a.Cause.Fix = ""
+				}
 			}
 		}
 	case a.Kind == report.KindCase:
@@ -403,6 +408,8 @@ func statusTail(status string) string {
 	switch status {
 	case report.ItemFail:
 		return ", so it fails"
+	case report.ItemError:
+		return ", so it is not judged"
 	case report.ItemInconclusive:
 		return ", so the result is inconclusive"
 	case report.ItemWarn:
@@ -418,6 +425,15 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 		return upperFirst(plainReason(it)) + statusTail(it.Status)
 	}
 	failed := it.New.N - it.New.K
+	if it.Status == report.ItemError {
+		// The runs short of the floor errored: no run failed, so no
+		// sentence may say it did.
+		s := fmt.Sprintf("Errored in %d of %d runs", failed, it.New.N)
+		if it.New.K == 0 && it.New.N > 1 {
+			s = fmt.Sprintf("Errored in all %d runs", it.New.N)
+		}
+		return s + ": the harness could not judge it (see the check's error), which says nothing of the server, so it is not judged"
+	}
 	s := fmt.Sprintf("Failed %d of %d runs", failed, it.New.N)
 	if it.New.K == 0 && it.New.N > 1 {
 		s = fmt.Sprintf("Failed all %d runs", it.New.N)
@@ -436,6 +452,14 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 func (c *attnContext) caseSentence(it report.GateItem) string {
 	if it.New == nil {
 		return upperFirst(plainReason(it)) + statusTail(it.Status)
+	}
+	if it.Status == report.ItemError {
+		errored := it.New.N - it.New.K
+		s := fmt.Sprintf("Errored in %d of %d runs", errored, it.New.N)
+		if it.New.K == 0 && it.New.N > 1 {
+			s = fmt.Sprintf("Errored in all %d runs", it.New.N)
+		}
+		return s + ": the harness or the provider could not complete them, which says nothing of the model or the server, so it is not judged"
 	}
 	k := c.cases[it.Subject]
 	f := c.policy.FloorSoft

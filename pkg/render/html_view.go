@@ -330,7 +330,7 @@ func gateCellClass(status string) string {
 		return "pass"
 	case report.ItemFail:
 		return "fail"
-	case report.ItemInconclusive, report.ItemWarn, report.ItemKnown:
+	case report.ItemInconclusive, report.ItemWarn, report.ItemKnown, report.ItemError:
 		return "warn"
 	}
 	return "other" // not comparable, info: judged on its floor only or not at all
@@ -360,7 +360,7 @@ func statusClass(s string) string {
 	switch s {
 	case report.GatePass: // also the item status and the Layer 0 verdict "pass"
 		return "pass"
-	case report.GateFail:
+	case report.GateFail, report.GateError, report.ConformanceIncomplete: // GateError is also the item status "error"
 		return "fail"
 	case report.GateInconclusive, report.GateCancelled, "legacy", report.ItemKnown, report.ItemWarn:
 		return "inconclusive"

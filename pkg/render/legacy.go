@@ -44,6 +44,8 @@ func legacyGate(g *report.Gate) string {
 		return "the gate failed it"
 	case g.Verdict == report.GateInconclusive:
 		return "the gate is inconclusive"
+	case g.Verdict == report.GateError:
+		return "runs the gate needs could not be judged"
 	}
 	return "the gate passes it as no regression"
 }

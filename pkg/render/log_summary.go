@@ -52,7 +52,7 @@ func gateCounts(rep *report.Report, layer int) string {
 		}
 	}
 	var parts []string
-	words := []struct{ status, word string }{{report.ItemFail, "failed"}, {report.ItemInconclusive, "inconclusive"},
+	words := []struct{ status, word string }{{report.ItemFail, "failed"}, {report.ItemError, "not judged"}, {report.ItemInconclusive, "inconclusive"},
 		{report.ItemWarn, "warned"}, {report.ItemKnown, "known below the floor"}}
 	for _, w := range words {
 		if n[w.status] > 0 {

@@ -151,7 +151,7 @@ func validMarker(m string) bool {
 
 func verdictHeading(rep *report.Report, att Attention) string {
 	if g := rep.Gate; g != nil {
-		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️", report.GateCancelled: "⏹️"}[g.Verdict]
+		icon := map[string]string{report.GatePass: "✅", report.GateFail: "❌", report.GateInconclusive: "⚠️", report.GateCancelled: "⏹️", report.GateError: "🛑"}[g.Verdict]
 		parts := titleCounts(att)
 		line := fmt.Sprintf("### %s mcp-eval: %s", icon, strings.ToUpper(mdText(g.Verdict)))
 		if c := legacy(rep); c != nil {
@@ -172,7 +172,7 @@ func verdictHeading(rep *report.Report, att Attention) string {
 		return fmt.Sprintf("### %s mcp-eval: conformance %s · speaks %s only (not gated)", legacyIcon, legacyWord, mdCode(legacySpeaks(c)))
 	}
 	if c := rep.Conformance; c != nil {
-		icon := map[string]string{"pass": "✅", "fail": "❌"}[c.Verdict]
+		icon := map[string]string{report.ConformancePass: "✅", report.ConformanceFail: "❌", report.ConformanceIncomplete: "🛑"}[c.Verdict]
 		return fmt.Sprintf("### %s mcp-eval: conformance %s (not gated)", icon, strings.ToUpper(mdText(c.Verdict)))
 	}
 	return "### mcp-eval report (not gated)"
@@ -183,7 +183,7 @@ func verdictHeading(rep *report.Report, att Attention) string {
 func titleCounts(att Attention) []string {
 	var parts []string
 	for _, s := range []struct{ status, one, many string }{
-		{report.ItemFail, "failed", "failed"}, {report.ItemInconclusive, "inconclusive", "inconclusive"},
+		{report.ItemFail, "failed", "failed"}, {report.ItemError, "not judged", "not judged"}, {report.ItemInconclusive, "inconclusive", "inconclusive"},
 		{report.ItemWarn, "warning", "warnings"}, {report.ItemKnown, "known failure", "known failures"},
 	} {
 		n := att.Causes[s.status]
@@ -211,6 +211,8 @@ func summaryLine(rep *report.Report, att Attention) string {
 	switch {
 	case att.Causes[report.ItemFail] > 0:
 		lead = "To fix"
+	case att.Causes[report.ItemError] > 0:
+		lead = "No failure seen; not judged, as runs errored"
 	case att.Causes[report.ItemInconclusive] > 0:
 		lead = "No failure; undecided"
 	case att.Causes[report.ItemWarn] > 0:
@@ -238,7 +240,7 @@ func summaryLine(rep *report.Report, att Attention) string {
 	}
 	var rest []string
 	for _, st := range []struct{ status, one, many string }{
-		{report.ItemInconclusive, "inconclusive", "inconclusive"}, {report.ItemWarn, "warning", "warnings"}, {report.ItemKnown, "known failure", "known failures"},
+		{report.ItemError, "not judged", "not judged"}, {report.ItemInconclusive, "inconclusive", "inconclusive"}, {report.ItemWarn, "warning", "warnings"}, {report.ItemKnown, "known failure", "known failures"},
 	} {
 		if len(att.Items) > 0 && att.Items[0].Status == st.status {
 			continue
@@ -343,6 +345,8 @@ func statusMark(status string) string {
 		return "✗"
 	case report.ItemInconclusive:
 		return "⚠"
+	case report.ItemError:
+		return "E"
 	case report.ItemKnown:
 		return "●"
 	case report.ItemWarn:
@@ -355,7 +359,7 @@ func statusMark(status string) string {
 	return "·"
 }
 
-const legend = "<sub>✓ pass · ✗ fail · ⚠ inconclusive · ● known failure · ! warning · ≠ not comparable · · shown only</sub>"
+const legend = "<sub>✓ pass · ✗ fail · E not judged (runs errored) · ⚠ inconclusive · ● known failure · ! warning · ≠ not comparable · · shown only</sub>"
 
 // observed is an item's value in a few characters: k/N against the
 // baseline, or a suite score's drop and bound.

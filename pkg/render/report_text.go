@@ -195,7 +195,7 @@ func GateText(w io.Writer, rep *report.Report) {
 	}
 	ctx := newAttnContext(rep)
 	shown := 0
-	for _, status := range []string{report.ItemFail, report.ItemInconclusive, report.ItemWarn, report.ItemWaived, report.ItemKnown, report.ItemNotComparable} {
+	for _, status := range []string{report.ItemFail, report.ItemError, report.ItemInconclusive, report.ItemWarn, report.ItemWaived, report.ItemKnown, report.ItemNotComparable} {
 		for _, it := range g.Items {
 			if it.Status != status {
 				continue

@@ -107,7 +107,13 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 			p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
 		}
 	case report.ConformanceFail:
-		p("verdict: FAIL: %d MUST check(s) failed: %s\n", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
+		p("verdict: FAIL: %d MUST check(s) failed: %s", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
+		if len(s.UnjudgedMust) > 0 {
+			p("; %d more not judged, as their runs errored: %s", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
+		}
+		p("\n")
+	case report.ConformanceIncomplete:
+		p("verdict: INCOMPLETE: no MUST check failed, but %d could not be judged, as their runs errored (the errors are above; they say nothing of the server): %s\n", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
 	}
 }
 
@@ -127,7 +133,9 @@ type Summary struct {
 	// Noted are the info checks that noted something: shown as "info",
 	// never counted as warnings.
 	Passed, Failed, Warned, Noted, Skipped, Errored, Flaky int
-	FailedMust                                             []string
+	// FailedMust are the MUST checks that failed a run; UnjudgedMust
+	// those that failed none but errored in one.
+	FailedMust, UnjudgedMust []string
 	// RepeatFailed and RepeatWarned are the failed and warned results
 	// (counted in Failed and Warned) that repeat an earlier result's
 	// fault (SameAs); Repeats names them, "RSRC-2 = CACHE-1".
@@ -183,11 +191,16 @@ func Summarize(rep *report.Conformance) Summary {
 			}
 			s.Repeats = append(s.Repeats, r.ID+" = "+r.SameAs)
 		}
-		if r.Level == report.Must && (r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored) {
+		switch {
+		case r.Level != report.Must:
+		case r.Verdict == report.CheckFailed || r.Counts[report.CheckFailed] > 0:
 			s.FailedMust = append(s.FailedMust, r.ID)
+		case r.Verdict == report.CheckErrored || r.Counts[report.CheckErrored] > 0:
+			s.UnjudgedMust = append(s.UnjudgedMust, r.ID)
 		}
 	}
 	sort.Strings(s.FailedMust)
+	sort.Strings(s.UnjudgedMust)
 	return s
 }
 

@@ -8,9 +8,12 @@ package report
 
 // Verdicts of a whole Layer 0 run (Conformance.Verdict).
 const (
-	ConformancePass   = "pass"   // every MUST passed N/N
-	ConformanceFail   = "fail"   // a MUST failed at least once
-	ConformanceLegacy = "legacy" // the server does not speak 2026-07-28
+	ConformancePass = "pass" // every MUST passed N/N
+	ConformanceFail = "fail" // a MUST failed at least once
+	// ConformanceIncomplete: no MUST failed, but one could not be judged
+	// in every run (its runs errored): neither pass nor fail.
+	ConformanceIncomplete = "incomplete"
+	ConformanceLegacy     = "legacy" // the server does not speak 2026-07-28
 )
 
 // Conformance is Layer 0's result: one server against the 2026-07-28

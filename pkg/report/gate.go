@@ -11,9 +11,15 @@ const (
 	// job) before it finished; nothing is judged, and such a report is
 	// never a baseline. Run.Cancelled says why.
 	GateCancelled = "cancelled"
+	// GateError: nothing failed, but the harness could not judge what a
+	// floor needs (a MUST check's runs errored: the run's deadline
+	// passed, the server exited, a request got no answer), so the run
+	// says neither pass nor regression: exit 2, never a baseline.
+	GateError = "error"
 )
 
-// Statuses of one gate item. Only fail and inconclusive move the verdict.
+// Statuses of one gate item. Only fail, error and inconclusive move the
+// verdict.
 const (
 	ItemPass          = "pass"
 	ItemFail          = "fail"
@@ -23,6 +29,7 @@ const (
 	ItemNotComparable = "notComparable" // judge, rubric or served model differ: no delta
 	ItemInfo          = "info"          // shown, not judged (no baseline to compare a suite score with)
 	ItemWaived        = "waived"        // a failure a waiver of the policy accepts until its date
+	ItemError         = "error"         // below its floor only by runs the harness could not judge
 )
 
 // Gate is the verdict of `mcp-eval gate` on this report.

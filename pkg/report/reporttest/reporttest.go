@@ -98,6 +98,26 @@ func Check(id string, level report.Level, k, n int) report.CheckResult {
 	return r
 }
 
+// Errored is a Layer 0 result that passed k of n runs and errored in the
+// others (the harness could not judge them), with failed of those failing
+// instead.
+func Errored(id string, level report.Level, k, failed, n int) report.CheckResult {
+	r := Check(id, level, k, n)
+	errored := n - k - failed
+	r.Counts = map[report.CheckVerdict]int{}
+	for v, c := range map[report.CheckVerdict]int{report.CheckPassed: k, report.CheckFailed: failed, report.CheckErrored: errored} {
+		if c > 0 {
+			r.Counts[v] = c
+		}
+	}
+	r.Flaky = len(r.Counts) > 1
+	if failed == 0 && errored > 0 {
+		r.Verdict = report.CheckErrored
+		r.Outcome = report.Outcome{Verdict: report.CheckErrored, Message: "run cancelled: context deadline exceeded"}
+	}
+	return r
+}
+
 func family(id string) string {
 	for i := range id {
 		if id[i] == '-' {
@@ -108,14 +128,18 @@ func family(id string) string {
 }
 
 // Layer0 sets a modern Layer 0 section with these checks; its verdict is
-// fail if a MUST check missed a run.
+// fail if a MUST check failed a run, else incomplete if one errored.
 func Layer0(r *report.Report, checks ...report.CheckResult) *report.Report {
 	c := &report.Conformance{Target: r.Server.Target, Transport: r.Server.Transport, Era: report.EraModern, ProtocolVersion: "2026-07-28",
 		ServerInfo: &report.Implementation{Name: r.Server.Name, Version: r.Server.Version}, Verdict: report.ConformancePass, Runs: 5,
 		Checks: checks, Unobservable: map[string]string{}, Probe: []report.ProbeStep{{Method: "server/discover", Outcome: "ok"}}, Notes: []string{}, DurationMs: 1234}
 	for _, ch := range checks {
-		if ch.Level == report.Must && ch.Verdict != report.CheckPassed && ch.Verdict != report.CheckSkipped {
+		switch {
+		case ch.Level != report.Must:
+		case ch.Counts[report.CheckFailed] > 0:
 			c.Verdict = report.ConformanceFail
+		case ch.Counts[report.CheckErrored] > 0 && c.Verdict == report.ConformancePass:
+			c.Verdict = report.ConformanceIncomplete
 		}
 	}
 	r.Conformance = c

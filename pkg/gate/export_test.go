@@ -1,0 +1,4 @@
+package gate
+
+// VerdictOf is verdict, for the external tests.
+var VerdictOf = verdict
