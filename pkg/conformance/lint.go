@@ -94,13 +94,13 @@ var LINT4 = &check.Check{ID: "LINT-4", Level: check.Should, Transports: check.Bo
 				for _, v := range pr.Enum {
 					if !lintWordValue(v) {
 						opaque = append(opaque, v)
-						if !lintMentions(pr.Description, v) {
+						if !lintMentions(pr.Explains, v) {
 							unexplained = append(unexplained, v)
 						}
 					}
 				}
 				if len(opaque) > 0 && len(unexplained) > 0 {
-					p.Failf(t.at(p, "/inputSchema/properties/"+lintPtr(pr.Name)+"/enum"),
+					p.Failf(t.at(p, pr.EnumAt),
 						"tool %q: parameter %q has enum values a model cannot read (%s) and its description does not explain %s",
 						t.clipName(), jsonrpc.Clip(pr.Name, 40), lintList(opaque), lintList(unexplained))
 				}
@@ -141,12 +141,21 @@ type lintTool struct {
 	index             int // in the page's result.tools
 }
 
+// lintParam is one property of a tool's inputSchema, read through the
+// same-document $refs it makes (lint_ref.go).
 type lintParam struct {
-	Name, Description string
-	Required          bool
-	Enum              []string // as JSON text for non-strings
+	// Description is the nearest non-blank one: beside the $ref before
+	// the schema it names.
+	Description string
+	// Explains is every description on the way, for LINT-4.
+	Explains string
+	Name     string
+	Required bool
+	Enum     []string // as JSON text for non-strings
+	EnumAt   string   // where Enum is, a pointer into the tool
 	// Typed: the schema says the value's shape (type, enum, const,
-	// format, $ref or a composition).
+	// format or a composition), or it makes a $ref the lint could not
+	// follow.
 	Typed bool
 }
 
@@ -210,44 +219,36 @@ func lintTools(lr *mcpclient.ListResult) []lintTool {
 		}
 		for i, raw := range page.Tools {
 			var t struct {
-				Name        string `json:"name"`
-				Description string `json:"description"`
-				InputSchema struct {
-					Properties map[string]struct {
-						Description string            `json:"description"`
-						Enum        []json.RawMessage `json:"enum"`
-						Type        json.RawMessage   `json:"type"`
-						Const       json.RawMessage   `json:"const"`
-						Format      string            `json:"format"`
-						Ref         string            `json:"$ref"`
-						AnyOf       json.RawMessage   `json:"anyOf"`
-						OneOf       json.RawMessage   `json:"oneOf"`
-						AllOf       json.RawMessage   `json:"allOf"`
-					} `json:"properties"`
-					Required []string `json:"required"`
-				} `json:"inputSchema"`
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				InputSchema json.RawMessage `json:"inputSchema"`
 			}
-			if json.Unmarshal(raw, &t) != nil {
+			var in struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+				Required   []string                   `json:"required"`
+			}
+			if json.Unmarshal(raw, &t) != nil || (len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &in) != nil) {
 				continue
 			}
 			lt := lintTool{Name: t.Name, Description: t.Description, resp: pg.Response, index: i}
-			names := make([]string, 0, len(t.InputSchema.Properties))
-			for n := range t.InputSchema.Properties {
+			names := make([]string, 0, len(in.Properties))
+			for n := range in.Properties {
 				names = append(names, n)
 			}
 			sort.Strings(names)
+			doc := &lintSchemaDoc{root: t.InputSchema}
+			ok := true
 			for _, n := range names {
-				pr := t.InputSchema.Properties[n]
-				lp := lintParam{Name: n, Description: pr.Description, Required: slices.Contains(t.InputSchema.Required, n),
-					Typed: len(pr.Type) > 0 || len(pr.Enum) > 0 || len(pr.Const) > 0 || pr.Format != "" || pr.Ref != "" || len(pr.AnyOf)+len(pr.OneOf)+len(pr.AllOf) > 0}
-				for _, e := range pr.Enum {
-					var s string
-					if json.Unmarshal(e, &s) != nil {
-						s = string(e)
-					}
-					lp.Enum = append(lp.Enum, s)
+				lp, read := lintReadParam(n, in.Properties[n], doc)
+				if !read {
+					ok = false
+					break
 				}
+				lp.Required = slices.Contains(in.Required, n)
 				lt.Params = append(lt.Params, lp)
+			}
+			if !ok {
+				continue
 			}
 			out = append(out, lt)
 		}

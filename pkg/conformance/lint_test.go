@@ -55,8 +55,10 @@ func (h relisting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // On the reference server the lint finds what is there, over both
-// transports: three parameters without a description (a finding the quick
-// start shows); every other LINT check passes.
+// transports: send_email's two parameters without a description (a
+// finding the quick start shows), and not search_invoices' customer_id,
+// which a $ref to a described definition describes; every other LINT
+// check passes.
 func TestLintOnTheReferenceServer(t *testing.T) {
 	for _, kind := range []string{"http", "stdio"} {
 		t.Run(kind, func(t *testing.T) {
@@ -66,7 +68,7 @@ func TestLintOnTheReferenceServer(t *testing.T) {
 			}
 			l2 := res["LINT-2"]
 			if all := l2.Outcome.Message + " " + strings.Join(l2.Outcome.Details, " "); l2.Verdict != check.Warned ||
-				!strings.Contains(all, `tool "search_invoices": 1 of 3 parameters have no description: "customer_id"`) ||
+				strings.Contains(all, "search_invoices") ||
 				!strings.Contains(all, `tool "send_email": 2 of 3 parameters have no description: "body", "subject"`) {
 				t.Errorf("LINT-2: %s %s", l2.Verdict, all)
 			}

@@ -1,0 +1,212 @@
+package conformance
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
+	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+)
+
+// lintListOf is a one-page tools/list answer holding tools (a JSON array).
+func lintListOf(t testing.TB, tools string) *mcpclient.ListResult {
+	t.Helper()
+	res, err := json.Marshal(map[string]any{"tools": json.RawMessage(tools)})
+	if err != nil {
+		t.Fatalf("the fixture's tools are not JSON: %v", err)
+	}
+	return &mcpclient.ListResult{Pages: []mcpclient.Page{{Response: &mcpclient.Response{Result: res}}}}
+}
+
+// The lint reads a parameter through the local $refs it makes, as a model
+// reading the schema would: description, type and enum come from what the
+// reference names, the nearest first; a reference it cannot follow reads
+// as it did before (the $ref alone says there is a shape) and never drops
+// the tool.
+func TestLintFollowsLocalRefs(t *testing.T) {
+	chain := func(n int) string { // p → d0 → … → d(n-1), described at the end
+		var defs []string
+		for i := range n - 1 {
+			defs = append(defs, fmt.Sprintf(`"d%d":{"$ref":"#/$defs/d%d"}`, i, i+1))
+		}
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"string","description":"at the end"}`, n-1))
+		return `{"$defs":{` + strings.Join(defs, ",") + `},"properties":{"p":{"$ref":"#/$defs/d0"}}}`
+	}
+	deep := `{"$defs":{"a":` + strings.Repeat(`{"b":`, lintMaxPointerTokens) + `{"description":"deep"}` + strings.Repeat(`}`, lintMaxPointerTokens) + `},` +
+		`"properties":{"p":{"$ref":"#/$defs/a` + strings.Repeat("/b", lintMaxPointerTokens) + `"}}}`
+	for _, tc := range []struct {
+		name, schema string
+		want         lintParam // of property "p"; Name is filled in
+	}{
+		{"$defs", `{"$defs":{"id":{"type":"string","description":"Customer id"}},"properties":{"p":{"$ref":"#/$defs/id"}}}`,
+			lintParam{Description: "Customer id", Explains: "Customer id", Typed: true}},
+		{"definitions (draft-07, Pydantic v1)", `{"definitions":{"id":{"type":"string","description":"Customer id"}},"properties":{"p":{"$ref":"#/definitions/id"}}}`,
+			lintParam{Description: "Customer id", Explains: "Customer id", Typed: true}},
+		{"a chain of refs", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/definitions/c"}},"definitions":{"c":{"enum":["x","y"],"description":"a code"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`,
+			lintParam{Description: "a code", Explains: "a code", Typed: true, Enum: []string{"x", "y"}, EnumAt: "/inputSchema/definitions/c/enum"}},
+		{"a chain as long as the bound", chain(lintMaxRefHops), lintParam{Description: "at the end", Explains: "at the end", Typed: true}},
+		{"a chain past the bound reads as unresolved", chain(lintMaxRefHops + 1), lintParam{Typed: true}},
+		{"a description beside the $ref wins", `{"$defs":{"s":{"enum":["A","B"],"description":"A is active, B is blocked"}},"properties":{"p":{"$ref":"#/$defs/s","description":"Account state"}}}`,
+			lintParam{Description: "Account state", Explains: "Account state\nA is active, B is blocked", Typed: true, Enum: []string{"A", "B"}, EnumAt: "/inputSchema/$defs/s/enum"}},
+		{"a blank description beside the $ref does not", `{"$defs":{"id":{"description":"Customer id"}},"properties":{"p":{"$ref":"#/$defs/id","description":"  "}}}`,
+			lintParam{Description: "Customer id", Explains: "Customer id"}},
+		{"an enum beside the $ref wins", `{"$defs":{"s":{"enum":["a","b","c"]}},"properties":{"p":{"$ref":"#/$defs/s","enum":["a","b"]}}}`,
+			lintParam{Typed: true, Enum: []string{"a", "b"}, EnumAt: "/inputSchema/properties/p/enum"}},
+		{"a ref to an empty schema says no shape", `{"$defs":{"any":{}},"properties":{"p":{"$ref":"#/$defs/any"}}}`, lintParam{}},
+		{"a cycle", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`, lintParam{Typed: true}},
+		{"a cycle, described on the way", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a","description":"loops"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`,
+			lintParam{Description: "loops", Explains: "loops", Typed: true}},
+		{"a property naming itself", `{"properties":{"p":{"$ref":"#/properties/p"}}}`, lintParam{Typed: true}},
+		{"a missing target", `{"$defs":{},"properties":{"p":{"$ref":"#/$defs/nope"}}}`, lintParam{Typed: true}},
+		{"another document", `{"properties":{"p":{"$ref":"https://schemas.example.com/customer-id.json"}}}`, lintParam{Typed: true}},
+		{"another document's fragment", `{"$defs":{"id":{"description":"x"}},"properties":{"p":{"$ref":"other.json#/$defs/id"}}}`, lintParam{Typed: true}},
+		{"an $anchor", `{"$defs":{"id":{"$anchor":"cid","description":"x"}},"properties":{"p":{"$ref":"#cid"}}}`, lintParam{Typed: true}},
+		{"an escaped pointer", `{"$defs":{"a/b~c":{"description":"escaped"}},"properties":{"p":{"$ref":"#/$defs/a~1b~0c"}}}`,
+			lintParam{Description: "escaped", Explains: "escaped"}},
+		{"a percent-encoded pointer", `{"$defs":{"café id":{"description":"encoded"}},"properties":{"p":{"$ref":"#/$defs/caf%C3%A9%20id"}}}`,
+			lintParam{Description: "encoded", Explains: "encoded"}},
+		{"a percent-encoded escape", `{"$defs":{"a/b":{"description":"both"}},"properties":{"p":{"$ref":"#/$defs/a%7E1b"}}}`,
+			lintParam{Description: "both", Explains: "both"}},
+		{"a bad percent-encoding", `{"$defs":{"%zz":{"description":"x"}},"properties":{"p":{"$ref":"#/$defs/%zz"}}}`, lintParam{Typed: true}},
+		{"a bad ~ escape", `{"$defs":{"a~2":{"description":"x"}},"properties":{"p":{"$ref":"#/$defs/a~2"}}}`, lintParam{Typed: true}},
+		{"the root", `{"type":"object","description":"the tool's input","properties":{"p":{"$ref":"#"}}}`,
+			lintParam{Description: "the tool's input", Explains: "the tool's input", Typed: true}},
+		{"an array member", `{"$defs":[{"description":"first"}],"properties":{"p":{"$ref":"#/$defs/0"}}}`, lintParam{Description: "first", Explains: "first"}},
+		{"an array index with a leading zero", `{"$defs":[{"description":"first"}],"properties":{"p":{"$ref":"#/$defs/00"}}}`, lintParam{Typed: true}},
+		{"$defs not an object", `{"$defs":"nope","properties":{"p":{"$ref":"#/$defs/a"}}}`, lintParam{Typed: true}},
+		{"a target that is not an object", `{"$defs":{"s":"text"},"properties":{"p":{"$ref":"#/$defs/s"}}}`, lintParam{Typed: true}},
+		{"a boolean target", `{"$defs":{"t":true},"properties":{"p":{"$ref":"#/$defs/t"}}}`, lintParam{Typed: true}},
+		{"a null target", `{"$defs":{"n":null},"properties":{"p":{"$ref":"#/$defs/n"}}}`, lintParam{Typed: true}},
+		{"a target whose description is not a string", `{"$defs":{"d":{"description":5}},"properties":{"p":{"$ref":"#/$defs/d"}}}`, lintParam{Typed: true}},
+		{"a $ref that is not a string", `{"properties":{"p":{"$ref":5,"description":"kept"}}}`, lintParam{Description: "kept", Explains: "kept", Typed: true}},
+		{"an empty $ref, as before", `{"properties":{"p":{"$ref":""}}}`, lintParam{}},
+		{"under a nested $id", `{"$defs":{"a":{"$id":"https://example.com/a","$ref":"#/$defs/b"},"b":{"description":"x"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`,
+			lintParam{Typed: true}},
+		{"a pointer past the token bound", deep, lintParam{Typed: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := lintTools(lintListOf(t, `[{"name":"t","description":"A tool.","inputSchema":`+tc.schema+`}]`))
+			if len(ts) != 1 || len(ts[0].Params) != 1 {
+				t.Fatalf("got %+v, want one tool with one parameter", ts)
+			}
+			got, want := ts[0].Params[0], tc.want
+			want.Name = "p"
+			if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+				t.Errorf("got  %#v\nwant %#v", got, want)
+			}
+		})
+	}
+}
+
+// What the lint read of a tool before it followed references it still
+// reads: a tool with no inputSchema or a null one has no parameters, a
+// null property is one with nothing said, and a tool whose schema is not
+// one the lint reads is left out (TOOL-4's and SCHEMA-1's to report).
+func TestLintReadsOddSchemasAsBefore(t *testing.T) {
+	ts := lintTools(lintListOf(t, `[
+	 {"name":"none","description":"No schema."},
+	 {"name":"null","description":"A null schema.","inputSchema":null},
+	 {"name":"nullprop","description":"A null property.","inputSchema":{"properties":{"x":null}}},
+	 {"name":"text","description":"A text schema.","inputSchema":"text"},
+	 {"name":"boolprop","description":"A boolean property.","inputSchema":{"properties":{"x":true}}},
+	 {"name":"numdesc","description":"A number for a description.","inputSchema":{"properties":{"x":{"description":5}}}}
+	]`))
+	var got []string
+	for _, tl := range ts {
+		got = append(got, fmt.Sprintf("%s:%d", tl.Name, len(tl.Params)))
+	}
+	if s := strings.Join(got, " "); s != "none:0 null:0 nullprop:1" {
+		t.Errorf("tools read: %s, want none:0 null:0 nullprop:1", s)
+	}
+}
+
+// A hundred parameters naming definitions decode $defs once: the pointer
+// cache holds each member once, not a copy per lookup.
+func TestLintRefsDecodeEachContainerOnce(t *testing.T) {
+	var defs, props []string
+	for i := range 100 {
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"string","description":"def %d"}`, i, i))
+		props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/$defs/d%d"}`, i, i))
+	}
+	raw := json.RawMessage(`{"$defs":{` + strings.Join(defs, ",") + `},"properties":{` + strings.Join(props, ",") + `}}`)
+	doc := &lintSchemaDoc{root: raw}
+	for i := range 100 {
+		if _, v, ok := doc.lookup(fmt.Sprintf("#/$defs/d%d", i)); !ok || !strings.Contains(string(v), fmt.Sprintf(`"def %d"`, i)) {
+			t.Fatalf("d%d: %s %v", i, v, ok)
+		}
+	}
+	if len(doc.open) != 2 || len(doc.nodes) != 2+100 {
+		t.Errorf("%d containers decoded, %d members kept; want 2 and 102", len(doc.open), len(doc.nodes))
+	}
+}
+
+// No schema shape makes the lint panic.
+func FuzzLintTools(f *testing.F) {
+	for _, s := range []string{
+		`{"$defs":{"a":{"$ref":"#/$defs/a"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`,
+		`{"$defs":[1,{"$ref":"#/$defs/1"}],"properties":{"p":{"$ref":"#/$defs/1/$ref"}}}`,
+		`{"properties":{"p":{"$ref":"#/properties/p/$ref/0"}}}`,
+		`{"properties":{"p":{"$ref":"#//"}}}`,
+		`{"properties":{"p":{"$ref":"#%"}}}`,
+		`{"definitions":{"":{"description":"empty name"}},"properties":{"p":{"$ref":"#/definitions/"}}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, schema string) {
+		if !json.Valid([]byte(schema)) {
+			return
+		}
+		lintTools(lintListOf(t, `[{"name":"t","inputSchema":`+schema+`}]`))
+	})
+}
+
+// Through the checks: a parameter described, typed or explained by what
+// its $ref names is no finding; one whose $ref cannot be followed is
+// judged by what it says itself, as before; LINT-4's evidence points at
+// the enum where it is, in $defs.
+func TestLintChecksFollowRefs(t *testing.T) {
+	tools := `[
+	 {"name":"search_accounts","description":"Search the accounts of a customer by state and region.",
+	  "inputSchema":{"type":"object","required":["customer_id","q","blob"],
+	   "$defs":{"customerId":{"type":"string","description":"Customer id: C and four digits"},
+	            "state":{"type":"string","enum":["A","B"],"description":"A is active, B is blocked"},
+	            "tier":{"type":"integer","enum":[1,2,3]},
+	            "q":{"type":"string"},
+	            "any":{}},
+	   "properties":{
+	    "customer_id":{"$ref":"#/$defs/customerId"},
+	    "state":{"$ref":"#/$defs/state","description":"Only accounts in this state"},
+	    "tier":{"$ref":"#/$defs/tier","description":"Support tier"},
+	    "q":{"$ref":"#/$defs/q"},
+	    "blob":{"$ref":"#/$defs/any"},
+	    "region":{"$ref":"https://schemas.example.com/region.json"}}}}
+	]`
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	_, res := runChecks(t, serveHTTP(t, relisting{next: srv.Handler(), tools: tools}), 1, "LINT")
+	text := func(id string) string {
+		return strings.Join(append([]string{res[id].Outcome.Message}, res[id].Outcome.Details...), "\n")
+	}
+	for _, c := range []struct{ id, want string }{
+		{"LINT-2", `tool "search_accounts": 3 of 6 parameters have no description: "blob", "q", "region"`},
+		{"LINT-3", `tool "search_accounts": required parameter "blob" has no description and no type, enum or format says what shape of value it takes`},
+		{"LINT-3", `tool "search_accounts": required parameter "q" has no description and its name says nothing of the value`},
+		{"LINT-4", `tool "search_accounts": parameter "tier" has enum values a model cannot read ("1", "2", "3") and its description does not explain "1", "2", "3"`},
+	} {
+		if res[c.id].Verdict != check.Warned || !strings.Contains(text(c.id), c.want) {
+			t.Errorf("%s: %s, want a warning saying %q:\n%s", c.id, res[c.id].Verdict, c.want, text(c.id))
+		}
+	}
+	if s := text("LINT-3"); strings.Contains(s, "customer_id") || strings.Contains(s, "region") {
+		t.Errorf("LINT-3 flagged a parameter its $ref describes, or one whose $ref it cannot follow:\n%s", s)
+	}
+	if s := text("LINT-4"); strings.Contains(s, `"state"`) {
+		t.Errorf("LINT-4 flagged an enum its definition's description explains:\n%s", s)
+	}
+	if ev := res["LINT-4"].Outcome.Evidence; len(ev) == 0 || ev[0].Pointer != "/result/tools/0/inputSchema/$defs/tier/enum" || ev[0].Value == "" {
+		t.Errorf("LINT-4's evidence: %+v, want the enum in $defs", ev)
+	}
+}
