@@ -25,7 +25,7 @@ func TestToolSurfaceLintAndWaivers(t *testing.T) {
 	config := func(name, until string) string {
 		p := filepath.Join(dir, name)
 		body := "gate:\n  lint: fail\n  max-tool-tokens: 100000\nwaivers:\n" +
-			"  - check: LINT-2\n    reason: customer_id is named in the description\n    until: " + until + "\n" +
+			"  - check: LINT-2\n    reason: send_email's subject and body are self-explanatory\n    until: " + until + "\n" +
 			"  - check: TOOL-5\n    transport: http\n    reason: old SDK names\n    until: 2999-12-31\n"
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -37,7 +37,7 @@ func TestToolSurfaceLintAndWaivers(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("check with LINT-2 waived: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"LINT-2", "tool surface: ", " tokens (o200k_base) · largest: ", "waived: LINT-2 until 2999-12-31: customer_id is named", "TOOL-5 passes now: remove its waiver"} {
+	for _, want := range []string{"LINT-2", "tool surface: ", " tokens (o200k_base) · largest: ", "waived: LINT-2 until 2999-12-31: send_email's subject and body", "TOOL-5 passes now: remove its waiver"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("check's output does not say %q:\n%s", want, stdout)
 		}
@@ -61,7 +61,7 @@ func TestToolSurfaceLintAndWaivers(t *testing.T) {
 	// Past its date the waiver stops waiving: LINT-2 fails the gate again.
 	expired := filepath.Join(dir, "expired.json")
 	code, stdout, _ = run(t, "check", "--config", config("expired.yaml", "2020-01-01"), "--url", hs.URL, "--runs", "1", "--out", expired)
-	if code != ExitFindings || !strings.Contains(stdout, "waiver expired on 2020-01-01: customer_id is named in the description") {
+	if code != ExitFindings || !strings.Contains(stdout, "waiver expired on 2020-01-01: send_email's subject and body are self-explanatory") {
 		t.Errorf("check with the waiver expired: exit %d\n%s", code, stdout)
 	}
 
