@@ -9,6 +9,8 @@ import (
 	"unicode"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/didyoumean"
 )
 
 // caseKeys are the keys of a case, in the order the docs present them.
@@ -453,36 +455,9 @@ func contains(list []string, s string) bool {
 
 // suggest returns "did you mean X? " for a near miss among known, else "".
 func suggest(got string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := distance(strings.ToLower(got), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" {
+	best, ok := didyoumean.Nearest(got, known)
+	if !ok {
 		return ""
 	}
 	return "did you mean " + best + "? "
-}
-
-// distance is the Levenshtein distance, for suggestions only.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
