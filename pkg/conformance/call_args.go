@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonschema"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 )
@@ -76,11 +77,50 @@ func callSkipNoTarget(p *check.Pass) {
 // records that cause; with every tool allowed it says only why, so no
 // summary asks the user to allow tools that are allowed already.
 func callSkip(p *check.Pass, why string) {
-	if n := p.Env.Uncalled(); n > 0 {
-		p.SkipNeedsCall("%s; %s not annotated readOnlyHint: true, so not called (allow one with --call-tool NAME)", why, plural(n, "listed tool is", "listed tools are"))
+	if hint := uncalledHint(p.Env, "allow one"); hint != "" {
+		p.SkipNeedsCall("%s; %s", why, hint)
 		return
 	}
 	p.Skipf("%s", why)
+}
+
+// uncalledNamed is how many refused tools a skip names: enough to show
+// what --call-tool takes, few enough that every skip of a server with
+// hundreds of write tools stays one line.
+const uncalledNamed = 3
+
+// uncalledHint says which listed tools MayCall refused and how to allow
+// one ("allow one", "allow an MRTR tool"), "" when it refused none. Skips
+// are what a user reads to choose a --call-tool NAME, so they name the
+// first few in the server's order; a count alone left the user to list
+// the tools to find one. Only those few names are kept, not a copy of
+// the refused tools (Env.Uncalled says why). The names are the server's:
+// quoted, as every check quotes a tool's name, and clipped shorter than
+// elsewhere: the terminal shows 300 bytes of a skip (render.Line), and
+// the MRTR skip has used some 200 before the hint.
+func uncalledHint(env check.Env, allow string) string {
+	if env.Facts == nil {
+		return ""
+	}
+	var named []string
+	n := 0
+	for _, t := range env.Facts.Tools {
+		if env.MayCall(t) {
+			continue
+		}
+		n++
+		if len(named) < uncalledNamed {
+			named = append(named, fmt.Sprintf("%q", jsonrpc.Clip(t.Name, 40)))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	list := strings.Join(named, ", ")
+	if n > len(named) {
+		list += fmt.Sprintf(" and %d more", n-len(named))
+	}
+	return fmt.Sprintf("%s not annotated readOnlyHint: true, so not called: %s (%s with --call-tool NAME)", plural(n, "listed tool is", "listed tools are"), list, allow)
 }
 
 // plural is "1 listed tool is", "3 listed tools are".

@@ -212,9 +212,9 @@ func mrtrUnreachable(err error) bool {
 // points to --call-tool only when some tool was not allowed.
 func mrtrSkipNone(p *check.Pass, f *mrtrFound) {
 	hint, skip := "", p.Skipf
-	if n := p.Env.Uncalled(); n > 0 {
+	if h := uncalledHint(p.Env, "allow an MRTR tool"); h != "" {
 		// Recorded as a skip that needs permission (report skipCause).
-		hint, skip = fmt.Sprintf("; %s not annotated readOnlyHint: true, so not called (allow an MRTR tool with --call-tool NAME)", plural(n, "listed tool is", "listed tools are")), p.SkipNeedsCall
+		hint, skip = "; "+h, p.SkipNeedsCall
 	}
 	switch {
 	case f.reachable == 0:
