@@ -365,6 +365,7 @@ func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 	f.ToolsErr = err
 	if tools != nil {
 		f.Tools, f.Dropped = tools.Tools, tools.Dropped
+		f.ToolsCut = tools.List != nil && tools.List.Truncated
 		f.saw(observeKey{method: "tools/list", list: toolsTyped}, observed{tools: tools, err: err})
 	}
 	var lr *mcpclient.ListResult

@@ -104,6 +104,9 @@ type Facts struct {
 	Tools        []mcpclient.Tool
 	Dropped      []mcpclient.DroppedTool
 	ToolsErr     error
+	// ToolsCut says the listing stopped with a cursor left (too many
+	// pages, a repeated cursor): a tool missing from Tools may be listed.
+	ToolsCut     bool
 	Resources    []mcpclient.Resource
 	ResourcesErr error
 	Templates    []mcpclient.ResourceTemplate

@@ -85,6 +85,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	if opts.Runs <= 0 {
 		opts.Runs = 5
 	}
+	opts.CallTools = allowedCallTools(opts.CallTools)
 	// Before the server starts: a broken registry or a selection that
 	// names nothing is the caller's error, not a finding about the server.
 	reg := registry()
@@ -192,7 +193,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	info := client.Info()
 	rep := &Report{
 		Target: target.Describe(), Transport: target.Kind(), Era: info.Era, ProtocolVersion: info.ProtocolVersion,
-		ServerInfo: info.ServerInfo, Runs: opts.Runs, Checks: []check.Result{}, Unobservable: Unobservable(), Deprecated: []DeprecatedUse{},
+		ServerInfo: info.ServerInfo, Runs: opts.Runs, CallTools: opts.CallTools, Checks: []check.Result{}, Unobservable: Unobservable(), Deprecated: []DeprecatedUse{},
 		Probe: append(append([]mcpclient.ProbeStep{}, firstProbe...), info.Probe...), Notes: append([]string{}, info.Notes...),
 	}
 	if fallbackNote != "" {
@@ -363,6 +364,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		env.Stdio = t
 	}
 	env.Facts = check.GatherFacts(ctx, client)
+	rep.Notes = append(rep.Notes, unknownCallToolNotes(opts.CallTools, env.Facts)...)
 	pool.setAfterProbe(afterProbeBounds(env.Facts, silence, env.Facts.Took))
 	tools := env.Facts.Tools
 	if opts.Listed != nil {
@@ -499,7 +501,7 @@ func wrongIDReport(reg check.Registry, target Target, client *mcpclient.Client, 
 	info := client.Info()
 	rep := &Report{
 		Target: target.Describe(), Transport: target.Kind(), Era: mcpclient.EraModern, ProtocolVersion: info.ProtocolVersion,
-		Runs: opts.Runs, Checks: []check.Result{}, Unobservable: Unobservable(), Deprecated: []DeprecatedUse{},
+		Runs: opts.Runs, CallTools: opts.CallTools, Checks: []check.Result{}, Unobservable: Unobservable(), Deprecated: []DeprecatedUse{},
 		Probe: append([]mcpclient.ProbeStep{}, info.Probe...), Notes: append([]string{}, info.Notes...),
 		Verdict: VerdictFail,
 	}

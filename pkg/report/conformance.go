@@ -26,6 +26,7 @@ type Conformance struct {
 	ServerInfo      *Implementation   `json:"serverInfo,omitempty"`
 	Verdict         string            `json:"verdict"`
 	Runs            int               `json:"runs"`
+	CallTools       []string          `json:"callTools,omitempty"` // --call-tool names: what CALL and MRTR could reach; absent when none
 	Checks          []CheckResult     `json:"checks"`
 	Unobservable    map[string]string `json:"unobservable"`
 	Legacy          *LegacyReport     `json:"legacy,omitempty"`

@@ -17,6 +17,7 @@ import (
 func full() *report.Report {
 	r := reporttest.New()
 	reporttest.Layer0(r, reporttest.Check("DISC-1", report.Must, 5, 5), reporttest.Check("TOOL-3", report.Must, 4, 5), reporttest.Check("CACHE-2", report.Should, 0, 1))
+	r.Conformance.CallTools = []string{"send_email"}
 	reporttest.Case(r, "weather-basic", report.Hard, "m1", 5, 5,
 		reporttest.Score(report.ToolSelection, 5, 5), reporttest.Score(report.ArgumentCorrectness, 5, 5), reporttest.Score(report.TaskCompletion, 5, 5))
 	reporttest.Case(r, "no-tool-needed", report.Soft, "m1", 4, 5, reporttest.Score(report.OverTrigger, 1, 5))
@@ -111,6 +112,7 @@ func TestParseRejects(t *testing.T) {
 			s["direction"] = "up"
 		}), report.ErrSchema, []string{"/behavior/results/0/scores/0/direction"}},
 		{"layer 0 invalid", edit(func(m map[string]any) { m["conformance"].(map[string]any)["verdict"] = "great" }), report.ErrSchema, []string{"/conformance/verdict"}},
+		{"call tool not a name", edit(func(m map[string]any) { m["conformance"].(map[string]any)["callTools"] = []any{1} }), report.ErrSchema, []string{"/conformance/callTools/0"}},
 		{"k above n", edit(func(m map[string]any) {
 			behavior(m)["results"].([]any)[0].(map[string]any)["passed"] = map[string]any{"k": 6, "n": 5}
 		}), report.ErrInvalid, []string{"/behavior/results/0/passed: k 6 is more than n 5"}},
