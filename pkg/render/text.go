@@ -90,6 +90,13 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 	if len(callSkips) > 0 {
 		p("skipped because calling a tool needs permission: %s (allow a tool with --call-tool NAME)\n", strings.Join(callSkips, ", "))
 	}
+	// The run's notes were in report.json only, so what they say (a
+	// --call-tool name the server does not list, a server that stopped
+	// answering) reached no one who reads the terminal. Beside the line
+	// above: a note may be why it still asks for --call-tool.
+	for _, n := range rep.Notes {
+		p("note: %s\n", Line(n))
+	}
 	for _, d := range rep.Deprecated {
 		p("deprecated: %s (%s); migrate: %s; earliest removal: %s\n", Line(d.Feature), Line(d.Evidence), Line(d.Migration), Line(d.EarliestRemoval))
 	}
