@@ -449,3 +449,44 @@ func realServer(t *testing.T, name string) (interop.Target, string, string) {
 	}
 	return tg, quoteArgv(argv), dir
 }
+
+// A --call-tool name the server does not list allowed nothing and said
+// nothing, from the flag as from conformance.call-tools: the terminal only
+// asked again for --call-tool. Both sources now end in a note on the
+// terminal and in report.json, with the name the user most likely meant,
+// the skip names the tool it could not call, and the report records the
+// names given.
+func TestUnknownCallToolIsNoted(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp-eval.yaml")
+	if err := os.WriteFile(config, []byte("conformance:\n  call-tools: [send_emial]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, source := range map[string][]string{"flag": {"--call-tool", "send_emial"}, "config": {"--config", config}} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name+".json")
+			code, out, errOut := run(t, append([]string{"check", "--url", hs.URL, "--conformance-runs", "1", "--only", "MRTR-2", "--out", p}, source...)...)
+			if code != ExitOK {
+				t.Fatalf("exit %d, want %d (a note, not an error)\n%s\n%s", code, ExitOK, out, errOut)
+			}
+			note := `note: --call-tool (or conformance.call-tools) names "send_emial", which the server does not list, so it allows no tool (did you mean "send_email"? fix or drop the name)`
+			if !strings.Contains(out, note) {
+				t.Errorf("the terminal lacks\n%s\n%s", note, out)
+			}
+			if !strings.Contains(out, `so not called: "send_email"`) {
+				t.Errorf("MRTR-2's skip does not name send_email:\n%s", out)
+			}
+			rep, err := report.Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := rep.Conformance; len(c.CallTools) != 1 || c.CallTools[0] != "send_emial" || !strings.Contains(strings.Join(c.Notes, "\n"), `did you mean "send_email"?`) {
+				t.Errorf("report: callTools %q, notes %q", c.CallTools, c.Notes)
+			}
+		})
+	}
+}

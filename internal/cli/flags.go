@@ -70,7 +70,7 @@ func (f *planFlags) register(fs *flag.FlagSet, groups int) {
 	if groups&flagsLayer0 != 0 {
 		fs.IntVar(&s.ConformanceRuns, "conformance-runs", 0, "runs of each MUST check; it passes only at N/N (default: conformance.runs, else 5)")
 		fs.IntVar(&s.ConformanceConcurrency, "conformance-concurrency", 0, "Layer 0 check runs in flight at once (default: 16), and up to twice as many runs of the checks that mostly wait")
-		fs.Var(&f.callTools, "call-tool", "allow calling this tool `NAME` although it is not annotated readOnlyHint: true (repeatable; by default only read-only tools are called)")
+		fs.Var(&f.callTools, "call-tool", "allow calling this tool `NAME` although it is not annotated readOnlyHint: true (repeatable; by default only read-only tools are called; a name the server does not list is noted, with the nearest listed name)")
 		fs.Var(&f.only, "only", "run only these check ids or families, e.g. DISC or TOOL-3 (repeatable, or comma-separated)")
 		fs.StringVar(&s.ToolTokens, "tool-tokens", "", "how the tool surface's tokens are counted: estimate (the embedded tokenizer) or exact (also each model's provider, at its token-counting endpoint, where its key is set) (default: conformance.tool-tokens, else estimate)")
 	}
