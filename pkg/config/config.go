@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/yamlsyntax"
 )
 
 // DefaultFile is looked for at the repository root.
@@ -372,6 +373,11 @@ func Parse(path string, b []byte) (*Config, error) {
 				msg := strings.Replace(m[2], "in type config.", "in section ", 1)
 				return nil, &Error{File: path, Line: line, Msg: msg, Hint: "see config.schema.json for the keys"}
 			}
+		}
+		// yaml.v3 names the line above the construct that holds a syntax
+		// error, not the line to fix.
+		if line, ok := yamlsyntax.Locate(b, err); ok {
+			return nil, &Error{File: path, Line: line, Msg: yamlsyntax.Problem(err)}
 		}
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			var line int
