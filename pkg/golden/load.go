@@ -7,12 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/yamlsyntax"
 )
 
 // Limits on what a golden set may hold. A golden file comes with a pull
@@ -138,10 +139,6 @@ func asError(file string, err error) *Error {
 	return &Error{Pos: Position{File: file}, Msg: err.Error()}
 }
 
-// yamlLine pulls the line out of a yaml.v3 syntax error, which has no
-// column.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // parseInto parses one file and appends its problems to sink.
 func parseInto(sink *errorSink, file string, src []byte) []Case {
 	var doc yaml.Node
@@ -151,12 +148,10 @@ func parseInto(sink *errorSink, file string, src []byte) []Case {
 			sink.add(Position{File: file}, "the golden file is empty", "add cases: see docs/golden-format.md")
 			return nil
 		}
-		msg, line := err.Error(), 0
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		}
-		sink.add(Position{File: file, Line: line}, "YAML syntax: "+strings.TrimPrefix(msg, "yaml: "), "check the indentation and quoting on this line")
+		// yaml.v3's own line is often above the fault, and it has no
+		// column.
+		line, _ := yamlsyntax.Locate(src, err)
+		sink.add(Position{File: file, Line: line}, "YAML syntax: "+yamlsyntax.Problem(err), "check the indentation and quoting on this line")
 		return nil
 	}
 	var extra yaml.Node
