@@ -206,3 +206,13 @@ models:
 		t.Errorf("an unknown key must name its line and the keys allowed: %v", err)
 	}
 }
+
+// A syntax error names the line to fix, not the line above the construct
+// that holds it (yaml.v3's own line for a parser error with a context).
+func TestParseNamesTheLineOfASyntaxError(t *testing.T) {
+	doc := "version: x\nmodels:\n  - provider: a\n    id: b\n    prices: [{input: 1, output: 1}\n  - provider: c\n"
+	_, err := Parse([]byte(doc), "p.yaml")
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:5: ") {
+		t.Fatalf("err %v, want it on p.yaml:5, where the [ is not closed", err)
+	}
+}

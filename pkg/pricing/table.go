@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/yamlsyntax"
 )
 
 // Table is a parsed price table. It is immutable once built, so it may be
@@ -138,6 +140,10 @@ func Load(path string) (*Table, error) {
 func Parse(data []byte, name string) (*Table, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
+		// yaml.v3's own line for a syntax error is often above the fault.
+		if line, ok := yamlsyntax.Locate(data, err); ok {
+			return nil, fmt.Errorf("%w: %s:%d: %s", ErrTable, name, line, yamlsyntax.Problem(err))
+		}
 		return nil, fmt.Errorf("%w: %s", ErrTable, yamlErrors(name, err))
 	}
 	var ft fileTable
