@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
@@ -19,7 +20,13 @@ func explain(err error) string {
 	case transport.KindTimeout:
 		msg += "\nhint: the server did not answer in time; raise --request-timeout or --timeout if it is just slow"
 	case transport.KindProcessExited:
-		msg += "\nhint: the server process ended; its stderr is shown above"
+		msg += "\nhint: the server process ended; whatever it wrote to stderr is shown above (if nothing is, it exited without a word: run the command by hand to see why)"
+	case transport.KindHTTPStatus:
+		// A 404 to the modern probe and to initialize alike is more often
+		// a wrong path than a server that speaks neither era.
+		if te := (*transport.Error)(nil); errors.As(err, &te) && te.Status == http.StatusNotFound {
+			msg += "\nhint: HTTP 404: is the URL's path right? Many servers serve MCP at /mcp, not at /"
+		}
 	case transport.KindMalformed, transport.KindBadID:
 		msg += "\nhint: the server's answer is not valid JSON-RPC for this request"
 	}

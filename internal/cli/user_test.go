@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,5 +63,17 @@ func TestExplainLeavesAnUnreachableServerAlone(t *testing.T) {
 	}}
 	if msg := explain(err); strings.Contains(msg, "hint:") || !strings.Contains(msg, "chmod o+x /tmp/x") {
 		t.Fatalf("explain = %s", msg)
+	}
+}
+
+// A URL whose path the server does not serve gets 404 to the modern probe
+// and to the legacy initialize: the hint asks about the path, not about a
+// legacy server.
+func TestCheckHintsAtThePathOnA404(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	code, _, stderr := run(t, "check", "--url", srv.URL+"/")
+	if code != ExitError || !strings.Contains(stderr, "hint: HTTP 404: is the URL's path right?") {
+		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 }

@@ -31,8 +31,12 @@ type Warning struct {
 	Hint string
 }
 
-func (w Warning) String() string {
-	s := w.Pos.String() + ": warning: " + w.Msg
+func (w Warning) String() string { return w.Pos.String() + ": warning: " + w.Advice() }
+
+// Advice is the warning without its position's "warning:", for a caller
+// that says "warning" itself: where, what, the hint and the code.
+func (w Warning) Advice() string {
+	s := w.Msg
 	if w.Hint != "" {
 		s += " (" + w.Hint + ")"
 	}

@@ -316,7 +316,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 		names = append(names, t.Name)
 	}
 	for _, w := range golden.Hygiene(set, names) {
-		p.Env.warnf("%s", render.TermLine(w.String()))
+		p.Env.warnf("%s", render.TermLine(w.Pos.String()+": "+w.Advice()))
 	}
 	cache, err := p.cache()
 	if err != nil {

@@ -247,7 +247,7 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 func (p *Plan) resolveTarget(s Settings) error {
 	switch {
 	case s.URL == "" && s.Command == "":
-		return errors.New("no server to test: name the server under test with --url http://host:port/mcp or --cmd \"server args…\", or set server.url or server.command in mcp-eval.yaml")
+		return errors.New("no server to test: name the server under test with --url http://host:port/mcp or --cmd \"server args…\" (in the action: the server-url or server-command input), or set server.url or server.command in mcp-eval.yaml")
 	case s.URL != "" && s.Command != "":
 		return errors.New("--url and --cmd (server.url and server.command, the server-url and server-command inputs) are exclusive: test one server at a time")
 	case s.MaxResponseBytes != 0 && s.MaxResponseBytes < 1024:
