@@ -23,6 +23,13 @@ type provider struct {
 	// noStructured is set once the endpoint rejected structured output;
 	// later judge calls go straight to JSON-in-text.
 	noStructured atomic.Bool
+	// unreachable is set once a call spent every retry failing to
+	// connect, and cleared by the next exchange that gets through: until
+	// then each call tries once. A run of hundreds of calls against an
+	// endpoint that refuses connections (a wrong base URL, a local model
+	// server that is not up) would otherwise wait out every call's
+	// backoff, about 7 s each, to say the same thing.
+	unreachable atomic.Bool
 }
 
 // dialect is one wire format.

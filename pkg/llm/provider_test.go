@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,5 +362,55 @@ func TestTruncatedReply(t *testing.T) {
 				t.Errorf("stop reason = %q, want max_tokens", resp.StopReason)
 			}
 		})
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// An endpoint that refuses connections costs one call its retries; the
+// calls after it try once, until one gets through, and after that a call
+// retries again. (A run of a whole golden set against a wrong base URL
+// waited out every call's backoff: 47 s for 27 single runs.)
+func TestCallsTryOnceWhileTheEndpointRefusesConnections(t *testing.T) {
+	f := llmfake.New(t, llmfake.Options{}, llmfake.Text("up"))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close() // nothing listens there now: connections are refused
+	var down atomic.Bool
+	down.Store(true)
+	var trips atomic.Int64
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		trips.Add(1)
+		if down.Load() {
+			r = r.Clone(r.Context())
+			r.URL.Host = closed
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	var s sleeps
+	p := newProvider(t, f, "openai-compatible:llama3.1:8b@"+f.URL+"/v1", llm.Options{Sleep: s.sleep, HTTPClient: client})
+	call := func() (int64, error) {
+		before := trips.Load()
+		_, err := p.Complete(context.Background(), userTurn("hi"))
+		return trips.Load() - before, err
+	}
+	if n, err := call(); n != llm.DefaultMaxRetries+1 || err == nil || !strings.Contains(err.Error(), "later calls try once") {
+		t.Fatalf("first refused call: %d attempts, err %v; want every retry and the note", n, err)
+	}
+	if n, err := call(); n != 1 || err == nil || !strings.Contains(err.Error(), "one attempt") || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("second call: %d attempts, err %v; want one attempt that says why", n, err)
+	}
+	down.Store(false)
+	if n, err := call(); n != 1 || err != nil {
+		t.Fatalf("the endpoint is up again: %d attempts, err %v", n, err)
+	}
+	down.Store(true)
+	if n, _ := call(); n != llm.DefaultMaxRetries+1 {
+		t.Fatalf("refused again after a call got through: %d attempts, want every retry", n)
 	}
 }

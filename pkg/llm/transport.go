@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -80,11 +81,20 @@ func (p *provider) post(ctx context.Context, body []byte) (*exchange, error) {
 }
 
 func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchange, error) {
+	retries := p.opts.MaxRetries
+	if p.unreachable.Load() {
+		retries = 0
+	}
 	for attempt := 1; ; attempt++ {
 		ex, apiErr, netErr := p.attempt(ctx, to, body)
 		if ex != nil {
 			ex.attempts = attempt
+			p.unreachable.Store(false)
 			return ex, nil
+		}
+		if apiErr != nil {
+			// It answered: reachable, whatever it said.
+			p.unreachable.Store(false)
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("calling %s: %w after %d attempts", p.id, ctx.Err(), attempt)
@@ -96,8 +106,14 @@ func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchang
 				return nil, apiErr.APIError
 			}
 			wait = apiErr.retryAfter
-		} else if attempt > p.opts.MaxRetries {
-			return nil, fmt.Errorf("calling %s: %w (gave up after %d attempts)", p.id, netErr, attempt)
+		} else if attempt > retries {
+			if !dialFailed(netErr) {
+				return nil, fmt.Errorf("calling %s: %w (gave up after %d attempts)", p.id, netErr, attempt)
+			}
+			if p.unreachable.Swap(true) && retries == 0 {
+				return nil, fmt.Errorf("calling %s: %w (one attempt: earlier calls could not connect either, so calls try once until one gets through)", p.id, netErr)
+			}
+			return nil, fmt.Errorf("calling %s: %w (gave up after %d attempts; later calls try once until one gets through)", p.id, netErr, attempt)
 		}
 		if wait <= 0 {
 			wait = backoff(attempt)
@@ -267,3 +283,10 @@ func bound(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// dialFailed says whether err is a failure to connect (refused, no route,
+// no such host), as opposed to one of a connection that was made.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
