@@ -131,7 +131,13 @@ func (e *evaluation) lint() {
 		}
 		reason := r.Outcome.Message
 		if n := len(r.Outcome.Details); n > 0 {
-			reason += fmt.Sprintf(" (and %d more)", n)
+			// Findings, not parameters: "1 of 3 parameters … (and 1
+			// more)" read as a contradiction.
+			word := "findings"
+			if n == 1 {
+				word = "finding"
+			}
+			reason += fmt.Sprintf(" (and %d more %s, listed under the check)", n, word)
 		}
 		e.add(report.GateItem{Layer: 0, Kind: report.KindLint, Subject: r.ID, Status: status, Rule: "gate.lint: " + mode + ": " + r.Doc, Reason: reason})
 	}

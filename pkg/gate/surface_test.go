@@ -90,7 +90,7 @@ func TestLintModes(t *testing.T) {
 	}
 	p := gate.DefaultPolicy()
 	g := judge(t, rep(), nil, p)
-	wantStatus(t, one(t, g, report.KindLint, "LINT-1", ""), report.ItemWarn, `tool "get" has no description (and 1 more)`)
+	wantStatus(t, one(t, g, report.KindLint, "LINT-1", ""), report.ItemWarn, `tool "get" has no description (and 1 more finding, listed under the check)`)
 	if len(find(g, report.KindLint, "LINT-2", "")) != 0 || g.Verdict != report.GatePass {
 		t.Errorf("a passing lint check got an item, or a warning moved the verdict: %s %+v", g.Verdict, g.Items)
 	}
