@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -94,17 +95,30 @@ func Merge(shards []Shard, dist Distribution) (*Result, error) {
 	out.Spend = mergeSpend(shards)
 	out.Replay = mergeReplay(shards)
 	out.Telemetry = mergeTelemetry(shards, dist)
-	seen := map[string]bool{}
+	// A note every shard wrote is said once; one only some shards wrote
+	// is about their part of the run (how much of it the cache held, or
+	// that a shard had nothing to gate), so it names them.
+	in := map[string][]string{}
+	var order []string
 	for _, s := range shards {
 		if s.Report.Gate == nil {
 			continue
 		}
 		for _, n := range s.Report.Gate.Notes {
-			if strings.HasPrefix(n, "shard ") || seen[n] {
-				continue // the shard's own view, or said by another shard
+			if strings.HasPrefix(n, "shard ") || slices.Contains(in[n], s.Name) {
+				continue // the shard's own view
 			}
-			seen[n] = true
+			if len(in[n]) == 0 {
+				order = append(order, n)
+			}
+			in[n] = append(in[n], s.Name)
+		}
+	}
+	for _, n := range order {
+		if len(in[n]) == len(shards) {
 			res.Notes = append(res.Notes, n)
+		} else {
+			res.Notes = append(res.Notes, fmt.Sprintf("shard %s: %s", strings.Join(in[n], ", "), n))
 		}
 	}
 	names := make([]string, len(shards))

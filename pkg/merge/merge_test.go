@@ -94,3 +94,25 @@ func TestReplayedShardsMergeAndMixedOnesAreRefused(t *testing.T) {
 		t.Errorf("a live shard merged with a replayed one: err %v, want a cassette mismatch naming b.json", err)
 	}
 }
+
+// A note every shard wrote is said once; one only some shards wrote is
+// about their part of the run and names them; a shard's view of itself
+// ("shard …") is left out.
+func TestShardNotesNameTheShardsTheyCameFrom(t *testing.T) {
+	a, b := shard("a", 1, row([]float64{1}, true)), shard("b", 2, row([]float64{2}, true))
+	a.Report.Gate = &report.Gate{Notes: []string{"the server runs as root", "Layer 1: 65 of 70 runs reused", "shard 1/2: 1 case"}}
+	b.Report.Gate = &report.Gate{Notes: []string{"Layer 1: 60 of 65 runs reused", "the server runs as root", "nothing to gate"}}
+	res, err := merge.Merge([]merge.Shard{a, b}, telemetry.Distribution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(res.Notes, "\n")
+	for _, want := range []string{"the server runs as root\n", "shard a.json: Layer 1: 65 of 70 runs reused", "shard b.json: Layer 1: 60 of 65 runs reused", "shard b.json: nothing to gate"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("notes\n%s\nwant %q", got, want)
+		}
+	}
+	if strings.Count(got, "runs as root") != 1 || strings.Contains(got, "1 case") {
+		t.Errorf("notes\n%s\nwant the common note once and no shard's view of itself", got)
+	}
+}
