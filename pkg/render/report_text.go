@@ -206,6 +206,19 @@ func GateText(w io.Writer, rep *report.Report) {
 				subject += " · " + Line(it.Model)
 			}
 			p("  %s L%d %-6s %s: %s\n      %s\n", statusMark(it.Status), it.Layer, it.Kind, subject, Line(it.Rule), Line(gateLine(ctx, it)))
+			// A case's count says that it fell short, not why; the first
+			// run that did is the quickest way in (the report has all).
+			if it.Kind == report.KindCase {
+				if r, ok := ctx.results[[2]string{it.Subject, it.Model}]; ok {
+					if c := runCause(r); c != nil && c.Reason != "" {
+						where := "first run short"
+						if c.Run > 0 {
+							where = fmt.Sprintf("run %d", c.Run)
+						}
+						p("      %s: %s\n", where, Line(clip(c.Reason, 240)))
+					}
+				}
+			}
 		}
 	}
 	passed := 0
