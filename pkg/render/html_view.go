@@ -257,7 +257,7 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 		if len(g.History) > 0 {
 			v.Baseline += fmt.Sprintf(" · history: %d green reports", len(g.History))
 		}
-		v.Notes = collapse(g.Notes)
+		v.Notes = collapse(append(append([]string(nil), g.Notes...), conformanceNotes(rep)...))
 		ctx := newAttnContext(rep)
 		for _, it := range g.Items {
 			if it.Kind != report.KindSuite {

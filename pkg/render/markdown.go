@@ -119,7 +119,7 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 		layer3Blocks(&d, rep)
 	}
 	if rep.Gate != nil {
-		gateDetails(&d, rep.Gate, att, labels)
+		gateDetails(&d, rep, att, labels)
 	}
 	_, err := io.WriteString(w, d.render(limit, aim, footer(rep, opts.RunURL)))
 	return err

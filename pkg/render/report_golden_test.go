@@ -84,6 +84,17 @@ func TestMarkdownHostileTextIsInert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("ungated", func(t *testing.T) { hostileInert(t, rep) })
+	// Gated, the details show Layer 0's notes, the server's text among them.
+	rep.Gate = &report.Gate{Verdict: report.GatePass, Method: "m", Policy: report.GatePolicy{Text: "p"}, History: []report.ReportRef{}, Items: []report.GateItem{}, Unmatched: []report.Unmatched{}, Notes: []string{}}
+	md := hostileInert(t, rep)
+	if n := strings.Count(md, "\n- Layer 0"); n != len(rep.Conformance.Notes) {
+		t.Errorf("%d of Layer 0's %d notes shown", n, len(rep.Conformance.Notes))
+	}
+}
+
+func hostileInert(t *testing.T, rep *report.Report) string {
+	t.Helper()
 	var buf bytes.Buffer
 	opts := mdOpts(0)
 	opts.Long = true // every section, so every hostile value is shown somewhere
@@ -111,6 +122,7 @@ func TestMarkdownHostileTextIsInert(t *testing.T) {
 			t.Errorf("the escaped form %q is missing", want)
 		}
 	}
+	return md
 }
 
 func TestMarkdownTruncates(t *testing.T) {

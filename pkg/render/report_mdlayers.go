@@ -505,7 +505,8 @@ func scoreLabel(score string) string {
 // gateDetails folds how the gate decided: each listed item's rule and
 // reason with its statistics, the method, the policy, the notes, every
 // item that did not simply pass, and what could not be matched.
-func gateDetails(d *mdDoc, g *report.Gate, att Attention, labels modelLabels) {
+func gateDetails(d *mdDoc, rep *report.Report, att Attention, labels modelLabels) {
+	g := rep.Gate
 	var head []string
 	for i, it := range att.Items {
 		for _, dec := range it.Decided {
@@ -527,6 +528,9 @@ func gateDetails(d *mdDoc, g *report.Gate, att Attention, labels modelLabels) {
 		head = append(head, "", fmt.Sprintf("**History:** %d green reports walked", len(g.History)))
 	}
 	for _, n := range g.Notes {
+		head = append(head, "", "- "+mdText(n))
+	}
+	for _, n := range conformanceNotes(rep) {
 		head = append(head, "", "- "+mdText(n))
 	}
 	d.add(mdBlock{head: details("How this was decided", head), tail: detailsEnd(), prio: prioDecided, label: "how this was decided"})
@@ -553,4 +557,19 @@ func gateDetails(d *mdDoc, g *report.Gate, att Attention, labels modelLabels) {
 		um = append(um, fmt.Sprintf("| %d | %s | %s | %s | %s | %s |", u.Layer, mdText(u.Kind), mdID(u.Subject), labels.of(u.Model), mdText(u.Side), mdText(u.Reason)))
 	}
 	d.add(mdBlock{head: details(fmt.Sprintf("Not compared: %d unmatched", len(um)), []string{"| Layer | Kind | Item | Model | Only in | Why |", "|---|---|---|---|---|---|"}), rows: um, tail: detailsEnd(), what: "entries", prio: prioDetail, label: "unmatched items"})
+}
+
+// conformanceNotes are Layer 0's notes (a dual-era server, a --call-tool
+// name the server does not list, a process that stopped answering), each
+// marked as Layer 0's, beside the gate's.
+func conformanceNotes(rep *report.Report) []string {
+	c := rep.Conformance
+	if c == nil {
+		return nil
+	}
+	out := make([]string, 0, len(c.Notes))
+	for _, n := range c.Notes {
+		out = append(out, "Layer 0: "+n)
+	}
+	return out
 }
