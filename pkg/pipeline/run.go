@@ -114,6 +114,11 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		}
 		notes = append(notes, n...)
 	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// Said once, where each check or case it cut short only says
+		// "context deadline exceeded".
+		notes = append(notes, fmt.Sprintf("the run's deadline (%s, --timeout) passed before it finished: what it cut short errored and is not judged; raise --timeout if the server or the models are just slow", p.Timeout))
+	}
 	if p.Shard != nil && rep.Shard == nil {
 		// Nothing of Layers 1 and 2 ran here, but a merge must still
 		// see which shard this is.

@@ -178,6 +178,11 @@ func newAttnContext(rep *report.Report) *attnContext {
 func (c *attnContext) groupKey(it report.GateItem) (string, bool) {
 	switch it.Kind {
 	case report.KindCheck:
+		if r, ok := c.checks[it.Subject]; ok && it.Status == report.ItemError {
+			// Checks not judged for one reason (the run's deadline, a
+			// process that exited) are one thing to fix, not fifteen.
+			return "check-error/" + r.Outcome.Message, false
+		}
 		root := it.Subject
 		if r, ok := c.checks[root]; ok && r.SameAs != "" {
 			root = r.SameAs
@@ -272,6 +277,17 @@ func (c *attnContext) attachGate(a *AttentionItem, it report.GateItem) {
 // fault (SameAs), gated or not, in report order.
 func (c *attnContext) finish(a *AttentionItem) {
 	if a.Kind != report.KindCheck {
+		return
+	}
+	if a.Status == report.ItemError {
+		if len(a.Rules) > 1 {
+			sort.SliceStable(a.Rules, func(i, j int) bool { return c.order[a.Rules[i]] < c.order[a.Rules[j]] })
+			a.Subject = a.Rules[0]
+			a.Sentence = fmt.Sprintf("%d checks errored in some or all of their runs, for the reason below: the harness could not judge them, which says nothing of the server, so they are not judged", len(a.Rules))
+			if a.Cause != nil {
+				a.Cause.Spec, a.Cause.SpecURL = "", "" // one check's, not the group's
+			}
+		}
 		return
 	}
 	root := a.Rules[0]
@@ -432,7 +448,7 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 		if it.New.K == 0 && it.New.N > 1 {
 			s = fmt.Sprintf("Errored in all %d runs", it.New.N)
 		}
-		return s + ": the harness could not judge it (see the check's error), which says nothing of the server, so it is not judged"
+		return s + ": the harness could not judge it, which says nothing of the server, so it is not judged"
 	}
 	s := fmt.Sprintf("Failed %d of %d runs", failed, it.New.N)
 	if it.New.K == 0 && it.New.N > 1 {

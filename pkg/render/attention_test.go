@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
 )
 
 func loadFixture(t *testing.T, name string) *report.Report {
@@ -181,6 +183,36 @@ func TestCommentNumbers(t *testing.T) {
 			if strings.Contains(line, "≠") && regexp.MustCompile(`≠\x{a0}\d+/\d+\x{a0}[+-]`).MatchString(line) {
 				t.Errorf("a not-comparable cell has a Δ: %s", line)
 			}
+		}
+	}
+}
+
+// Checks not judged for one reason are one item with every check id, the
+// reason and neither one check's fix nor its spec; another reason is
+// another item. No sentence says a check failed.
+func TestAttentionGroupsChecksNotJudgedByTheirError(t *testing.T) {
+	rep := reporttest.Layer0(reporttest.New(), reporttest.Errored("DISC-1", report.Must, 0, 0, 5),
+		reporttest.Errored("TOOL-3", report.Must, 2, 0, 5), reporttest.Errored("CACHE-1", report.Must, 4, 0, 5))
+	for i := range rep.Conformance.Checks {
+		rep.Conformance.Checks[i].Fix = "fix the server"
+	}
+	rep.Conformance.Checks[2].Outcome.Message = "stdio server/discover: server process exited with code 1"
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: reporttest.Start()}, gate.DefaultPolicy())
+	a := render.BuildAttention(rep)
+	if len(a.Items) != 2 || a.Causes[report.ItemError] != 2 || a.Rules[report.ItemError] != 3 {
+		t.Fatalf("items %+v, causes %v, rules %v; want 2 items with 3 rules", a.Items, a.Causes, a.Rules)
+	}
+	g := a.Items[0]
+	if !slices.Equal(g.Rules, []string{"DISC-1", "TOOL-3"}) || !strings.Contains(g.Sentence, "2 checks errored") || g.Cause == nil ||
+		!strings.Contains(g.Cause.Finding, "deadline exceeded") || g.Cause.Fix != "" || g.Cause.Spec != "" {
+		t.Errorf("the group: %+v cause %+v", g, g.Cause)
+	}
+	if one := a.Items[1]; !slices.Equal(one.Rules, []string{"CACHE-1"}) || !strings.Contains(one.Sentence, "Errored in 1 of 5 runs") || one.Cause.Fix != "" {
+		t.Errorf("the other: %+v cause %+v", one, one.Cause)
+	}
+	for _, it := range a.Items {
+		if strings.Contains(it.Sentence, "ail") {
+			t.Errorf("%v: %q speaks of failing", it.Rules, it.Sentence)
 		}
 	}
 }
