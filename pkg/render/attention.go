@@ -132,7 +132,11 @@ func BuildAttention(rep *report.Report) Attention {
 	})
 	for _, it := range a.Items {
 		a.Causes[it.Status]++
-		a.Rules[it.Status] += len(it.Rules)
+		if it.Kind == report.KindCase {
+			a.Rules[it.Status]++ // a group of cases is one cause, not rules
+		} else {
+			a.Rules[it.Status] += len(it.Rules)
+		}
 	}
 	return a
 }
@@ -189,6 +193,17 @@ func (c *attnContext) groupKey(it report.GateItem) (string, bool) {
 		}
 		return "check/" + root, false
 	case report.KindCase, report.KindDrift, report.KindSlide:
+		if it.Kind == report.KindCase && it.Status == report.ItemError {
+			// A provider that could not be reached errs every case the
+			// same way: one thing to fix per model and reason.
+			why := ""
+			if r, ok := c.results[[2]string{it.Subject, it.Model}]; ok {
+				if rc := runCause(r); rc != nil {
+					why = rc.Reason
+				}
+			}
+			return "case-error/" + it.Model + "\x00" + why, false
+		}
 		return "case/" + it.Subject + "\x00" + it.Model, it.Kind != report.KindCase
 	case report.KindFault, report.KindAttack:
 		// One fault type or attack category × model is one cause, whatever
@@ -231,7 +246,7 @@ func (c *attnContext) merge(a *AttentionItem, it report.GateItem, asNote bool) {
 			a.Subject = it.Subject
 		}
 		a.severity = severity(it)
-	} else if it.Kind != report.KindCheck {
+	} else if it.Kind != report.KindCheck && (it.Kind != report.KindCase || it.Status != report.ItemError) {
 		a.Notes = append(a.Notes, c.sentence(it))
 	}
 	if r := ruleName(it); !contains(a.Rules, r) {
@@ -276,6 +291,11 @@ func (c *attnContext) attachGate(a *AttentionItem, it report.GateItem) {
 // finish lists, under a Layer 0 cause, every check that reported the same
 // fault (SameAs), gated or not, in report order.
 func (c *attnContext) finish(a *AttentionItem) {
+	if a.Kind == report.KindCase && a.Status == report.ItemError && len(a.Rules) > 1 {
+		a.Sentence = fmt.Sprintf("%d cases errored on this model for the reason below: the harness or the provider could not complete their runs, which says nothing of the model or the server, so they are not judged", len(a.Rules))
+		a.Where = "" // the cases' files and lines are in the report
+		return
+	}
 	if a.Kind != report.KindCheck {
 		return
 	}

@@ -216,3 +216,33 @@ func TestAttentionGroupsChecksNotJudgedByTheirError(t *testing.T) {
 		}
 	}
 }
+
+// Cases a provider could not serve for one reason are one item per model
+// and reason, naming every case, its sentence counting them.
+func TestAttentionGroupsCasesNotJudgedByTheirError(t *testing.T) {
+	rep := reporttest.New()
+	for _, id := range []string{"a", "b", "c"} {
+		reporttest.Case(rep, id, report.Hard, "m1", 0, 2)
+		r := &rep.Behavior.Results[len(rep.Behavior.Results)-1]
+		r.Errors = 2
+		for i := range 2 {
+			r.Runs = append(r.Runs, report.CaseRun{Run: i + 1, Outcome: report.RunError, Reasons: []string{"error: connection refused"}})
+		}
+	}
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: reporttest.Start()}, gate.DefaultPolicy())
+	a := render.BuildAttention(rep)
+	if len(a.Items) != 1 || a.Causes[report.ItemError] != 1 || a.Rules[report.ItemError] != 1 {
+		t.Fatalf("items %+v, causes %v, rules %v; want one", a.Items, a.Causes, a.Rules)
+	}
+	it := a.Items[0]
+	if !slices.Equal(it.Rules, []string{"a", "b", "c"}) || !strings.Contains(it.Sentence, "3 cases errored") || len(it.Notes) != 0 || it.Cause == nil || it.Cause.Reason != "error: connection refused" {
+		t.Errorf("item %+v cause %+v", it, it.Cause)
+	}
+	var md bytes.Buffer
+	if err := render.Markdown(&md, rep, render.MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "`a` · `b` · `c`** × `m1`") || !strings.Contains(md.String(), "3 cases × `m1`") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+}

@@ -44,6 +44,12 @@ func htmlAttentionItems(rep *report.Report) []htmlAttention {
 		a := htmlAttention{Mark: statusMark(it.Status), Class: statusClass(it.Status), Status: line(it.Status),
 			Layer: layerName(it.Layer), Sentence: line(it.Sentence + "."), Where: line(it.Where)}
 		title := it.Subject
+		if it.Kind == report.KindCase && len(it.Rules) > 1 {
+			title = fmt.Sprintf("%d cases", len(it.Rules))
+			for _, id := range it.Rules {
+				a.Rules = append(a.Rules, htmlKV{line(id), "not judged"})
+			}
+		}
 		if it.Kind == report.KindCheck {
 			title = strings.Join(it.Rules, " · ")
 			if len(it.Rules) == 1 && docs[it.Rules[0]] != "" {

@@ -258,8 +258,11 @@ func summaryLine(rep *report.Report, att Attention) string {
 // attnName is an item's short name: "`CACHE-1` (3 rules)", "`weather-0` × `m1`".
 func attnName(it AttentionItem) string {
 	n := mdCode(it.Subject)
-	if len(it.Rules) > 1 && it.Kind == report.KindCheck {
+	switch {
+	case len(it.Rules) > 1 && it.Kind == report.KindCheck:
 		n = mdCode(it.Rules[0]) + fmt.Sprintf(" (%d rules)", len(it.Rules))
+	case len(it.Rules) > 1 && it.Kind == report.KindCase:
+		n = fmt.Sprintf("%d cases", len(it.Rules))
 	}
 	if it.Model != "" {
 		n += " × " + mdCode(it.Model)

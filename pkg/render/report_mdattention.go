@@ -34,6 +34,8 @@ func attentionLines(n int, it AttentionItem) []string {
 			ids = append(ids, mdCode(r))
 		}
 		title += strings.Join(ids, " · ") + "**"
+	} else if it.Kind == report.KindCase && len(it.Rules) > 1 {
+		title += casesText(it.Rules) + "**"
 	} else {
 		title += mdCode(it.Subject) + "**"
 	}
@@ -241,4 +243,18 @@ func (l modelLabels) of(model string) string {
 		return s
 	}
 	return mdCode(model)
+}
+
+// casesText names the cases of a grouped item: the first few, then how
+// many more.
+func casesText(ids []string) string {
+	const shown = 5
+	var names []string
+	for i, id := range ids {
+		if i == shown {
+			return strings.Join(names, " · ") + fmt.Sprintf(" and %d more", len(ids)-shown)
+		}
+		names = append(names, mdCode(id))
+	}
+	return strings.Join(names, " · ")
 }
