@@ -120,7 +120,7 @@ func matrixText(w io.Writer, rep *report.Report) {
 		// provider that could not be reached reads as a model that got
 		// every case wrong.
 		if errored > 0 {
-			fmt.Fprintf(w, "    %d of %d runs errored (not the model's answers: the harness or the provider could not complete them):\n", errored, runs)
+			fmt.Fprintf(w, "    %d of %d runs errored (not the model's answers: the harness, the provider or the server could not complete them):\n", errored, runs)
 			for i, why := range order {
 				if i == 3 {
 					fmt.Fprintf(w, "      and %d other reasons (report.json has every run's)\n", len(order)-3)

@@ -11,11 +11,13 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Level is how binding a rule is. What a check reports is report data,
@@ -285,8 +287,15 @@ func (p *Pass) SkipNeedsCall(format string, args ...any) {
 	}
 }
 
-// Outcome returns the run's result; err is what Run returned.
+// Outcome returns the run's result; err is what Run returned. An error
+// that is the server's own answer breaking the exchange (see
+// serverFault) is a failure of the rule the check was judging when it
+// came; any other error means the run was not judged.
 func (p *Pass) Outcome(err error) Outcome {
+	if err != nil && serverFault(err) {
+		p.Failf(nil, "%s", err.Error())
+		err = nil
+	}
 	out := p.out
 	if err != nil {
 		out.Verdict = Errored
@@ -474,4 +483,22 @@ func validateFollows(r Registry, known map[string]bool) []string {
 		}
 	}
 	return errs
+}
+
+// serverFault says whether err is the server's answer breaking the
+// exchange: bytes that are not JSON-RPC, a response with the wrong id, a
+// message over the size limit, an HTTP error without a JSON-RPC body, a
+// stream cut before its response, a redirect. What the server sent is
+// then the finding. Waits that ran out, a process that exited, a
+// connection that could not be made or was closed, and a cancelled run
+// are not: they leave the rule unjudged (the gate's "not judged", exit 2).
+func serverFault(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	switch transport.KindOf(err) {
+	case transport.KindMalformed, transport.KindBadID, transport.KindTooLarge, transport.KindHTTPStatus, transport.KindStreamBroken, transport.KindRedirect:
+		return true
+	}
+	return false
 }

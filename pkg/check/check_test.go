@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 func pass(level Level) *Pass {
@@ -473,5 +475,33 @@ func TestARunCutShortByTheDeadlineErrorsInsteadOfFailing(t *testing.T) {
 	}
 	if msg := r.Outcome.Message; !strings.Contains(msg, "cancelled while it ran") || !strings.Contains(msg, "server process exited") {
 		t.Errorf("message %q: want the cut and what the check saw", msg)
+	}
+}
+
+// An answer that breaks the exchange (a wrong id, bytes that are not
+// JSON-RPC, a message over the limit) is what the server did: the rule
+// being judged fails (a SHOULD warns). A wait that ran out or a process
+// that exited leaves the run unjudged.
+func TestServerFaultsFailAndOtherErrorsLeaveTheRunUnjudged(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		level Level
+		want  Verdict
+	}{
+		{&transport.Error{Kind: transport.KindBadID, Op: "stdio tools/list", Err: errors.New("result with id null")}, Must, Failed},
+		{&transport.Error{Kind: transport.KindMalformed, Op: "stdio tools/list"}, Should, Warned},
+		{fmt.Errorf("listing: %w", &transport.Error{Kind: transport.KindTooLarge, Op: "stdio tools/list", Limit: 1 << 22}), Must, Failed},
+		{&transport.Error{Kind: transport.KindTimeout, Op: "stdio tools/list", After: time.Second}, Must, Errored},
+		{&transport.Error{Kind: transport.KindProcessExited, Op: "stdio tools/list"}, Must, Errored},
+		{fmt.Errorf("run: %w", context.DeadlineExceeded), Must, Errored},
+	} {
+		c := &Check{ID: "A-1", Level: tc.level, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { return tc.err }}
+		res, err := Execute(context.Background(), Registry{Families: []Family{{"A", "a"}}, Checks: []*Check{c}}, Env{Transport: "stdio"}, Options{Runs: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := res[0]; r.Verdict != tc.want || r.Outcome.Message != tc.err.Error() {
+			t.Errorf("%v (%s): %s %q, want %s with the error as its message", tc.err, tc.level, r.Verdict, r.Outcome.Message, tc.want)
+		}
 	}
 }

@@ -503,7 +503,10 @@ func TestChecksDoNotWaitForProcessesToExit(t *testing.T) {
 			if each >= 2*grace {
 				t.Errorf("STDIO-4 took %s: two graces one after the other", each)
 			}
-		case each >= grace/2:
+		case each >= grace*3/4:
+			// Waiting for an exit costs the whole grace; below it, a
+			// run is only slow (1.0 s for PROG-1 once, on a machine
+			// busy with other tests).
 			t.Errorf("%s took %s a run: it waited for a process to exit", r.ID, each)
 		}
 	}

@@ -216,7 +216,7 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 		// could not complete: no run showed the model or the server
 		// fall short, so this is no failure, and no pass either.
 		it.Status = report.ItemError
-		it.Reason = fmt.Sprintf("not judged: %s passed, and the other %d run(s) errored, which says nothing of the model or the server (%s); rerun once the cause is fixed", now, r.Passed.N-r.Passed.K, runErrorCause(r))
+		it.Reason = fmt.Sprintf("not judged: %s passed, and the other %d run(s) errored (%s), which is no verdict on the model either way; rerun once the cause is fixed", now, r.Passed.N-r.Passed.K, runErrorCause(r))
 	case !matched:
 		it.Status = report.ItemFail
 		if e.base == nil {

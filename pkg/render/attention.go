@@ -292,7 +292,7 @@ func (c *attnContext) attachGate(a *AttentionItem, it report.GateItem) {
 // fault (SameAs), gated or not, in report order.
 func (c *attnContext) finish(a *AttentionItem) {
 	if a.Kind == report.KindCase && a.Status == report.ItemError && len(a.Rules) > 1 {
-		a.Sentence = fmt.Sprintf("%d cases errored on this model for the reason below: the harness or the provider could not complete their runs, which says nothing of the model or the server, so they are not judged", len(a.Rules))
+		a.Sentence = fmt.Sprintf("%d cases errored on this model for the reason below: the harness, the provider or the server could not complete their runs, which is no verdict on the model, so they are not judged", len(a.Rules))
 		a.Where = "" // the cases' files and lines are in the report
 		return
 	}
@@ -303,7 +303,7 @@ func (c *attnContext) finish(a *AttentionItem) {
 		if len(a.Rules) > 1 {
 			sort.SliceStable(a.Rules, func(i, j int) bool { return c.order[a.Rules[i]] < c.order[a.Rules[j]] })
 			a.Subject = a.Rules[0]
-			a.Sentence = fmt.Sprintf("%d checks errored in some or all of their runs, for the reason below: the harness could not judge them, which says nothing of the server, so they are not judged", len(a.Rules))
+			a.Sentence = fmt.Sprintf("%d checks errored in some or all of their runs, for the reason below: the harness could not judge them, which is no verdict on the rules either way, so they are not judged", len(a.Rules))
 			if a.Cause != nil {
 				a.Cause.Spec, a.Cause.SpecURL = "", "" // one check's, not the group's
 			}
@@ -468,7 +468,7 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 		if it.New.K == 0 && it.New.N > 1 {
 			s = fmt.Sprintf("Errored in all %d runs", it.New.N)
 		}
-		return s + ": the harness could not judge it, which says nothing of the server, so it is not judged"
+		return s + ": the harness could not judge it, which is no verdict on the rule either way, so it is not judged"
 	}
 	s := fmt.Sprintf("Failed %d of %d runs", failed, it.New.N)
 	if it.New.K == 0 && it.New.N > 1 {
@@ -495,7 +495,7 @@ func (c *attnContext) caseSentence(it report.GateItem) string {
 		if it.New.K == 0 && it.New.N > 1 {
 			s = fmt.Sprintf("Errored in all %d runs", it.New.N)
 		}
-		return s + ": the harness or the provider could not complete them, which says nothing of the model or the server, so it is not judged"
+		return s + ": the harness, the provider or the server could not complete them, which is no verdict on the model, so it is not judged"
 	}
 	k := c.cases[it.Subject]
 	f := c.policy.FloorSoft

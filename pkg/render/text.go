@@ -120,7 +120,7 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 		}
 		p("\n")
 	case report.ConformanceIncomplete:
-		p("verdict: INCOMPLETE: no MUST check failed, but %d could not be judged, as their runs errored (the errors are above; they say nothing of the server): %s\n", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
+		p("verdict: INCOMPLETE: no MUST check failed, but %d could not be judged, as their runs errored (the errors are above): %s\n", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
 	}
 }
 
