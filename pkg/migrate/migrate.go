@@ -24,23 +24,32 @@ type Rule struct {
 }
 
 // quoted matches a string literal holding exactly s, in any common quote.
-func quoted(s string) *regexp.Regexp {
+func quoted(s string) *regexp.Regexp { return quotedOr(s) }
+
+// quotedOr matches a string literal holding exactly s, or one of the
+// given expressions: how SDKs name the method instead of spelling it (the
+// TypeScript SDK 1.x's request schemas, the Python SDK's decorators).
+func quotedOr(s string, or ...string) *regexp.Regexp {
 	q := regexp.QuoteMeta(s)
-	return regexp.MustCompile(`["'` + "`" + `]` + q + `["'` + "`" + `]`)
+	return regexp.MustCompile(strings.Join(append([]string{`["'` + "`" + `]` + q + `["'` + "`" + `]`}, or...), "|"))
 }
+
+// pyDecorator matches a Python SDK low-level server's handler decorator,
+// "@server.name(" at the start of a line; the bare name is too common.
+func pyDecorator(name string) string { return `(?m:^\s*@[\w.]+\.` + name + `\()` }
 
 // Rules are checked on every line, in this order (changelog.mdx Major 1-9,
 // Minor 11-12; basic/index.mdx §Error Codes).
 var Rules = []Rule{
-	{"MIG-initialize", quoted("initialize"), "the initialize handshake is removed", "probe with server/discover; send protocolVersion, clientCapabilities and clientInfo in every request's _meta"},
-	{"MIG-initialized", quoted("notifications/initialized"), "notifications/initialized is removed", "drop it: requests are stateless, there is nothing to acknowledge"},
+	{"MIG-initialize", quotedOr("initialize", `\bInitializeRequestSchema\b`), "the initialize handshake is removed", "probe with server/discover; send protocolVersion, clientCapabilities and clientInfo in every request's _meta"},
+	{"MIG-initialized", quotedOr("notifications/initialized", `\bInitializedNotificationSchema\b`), "notifications/initialized is removed", "drop it: requests are stateless, there is nothing to acknowledge"},
 	{"MIG-session", regexp.MustCompile(`(?i)mcp-session-id`), "Mcp-Session-Id is removed: 2026-07-28 has no sessions", "carry cross-request state in explicit ids (MRTR requestState, subscriptions/listen)"},
 	{"MIG-last-event-id", regexp.MustCompile(`(?i)last-event-id`), "Last-Event-ID stream resumption is removed", "re-issue a broken request under a new id; reconnect a subscription with a new subscriptions/listen"},
-	{"MIG-ping", quoted("ping"), "ping is removed in both directions", "drop it; use transport-level health checks"},
-	{"MIG-setLevel", quoted("logging/setLevel"), "logging/setLevel is removed", "send _meta io.modelcontextprotocol/logLevel on the requests that should log"},
-	{"MIG-subscribe", quoted("resources/subscribe"), "resources/subscribe is removed", "use subscriptions/listen with notifications.resourceSubscriptions"},
-	{"MIG-unsubscribe", quoted("resources/unsubscribe"), "resources/unsubscribe is removed", "cancel the subscriptions/listen request instead"},
-	{"MIG-roots-changed", quoted("notifications/roots/list_changed"), "notifications/roots/list_changed is removed", "roots travel as MRTR input requests (roots/list) answered per request"},
+	{"MIG-ping", quotedOr("ping", `\bPingRequestSchema\b`), "ping is removed in both directions", "drop it; use transport-level health checks"},
+	{"MIG-setLevel", quotedOr("logging/setLevel", `\bSetLevelRequestSchema\b`, pyDecorator("set_logging_level")), "logging/setLevel is removed", "send _meta io.modelcontextprotocol/logLevel on the requests that should log"},
+	{"MIG-subscribe", quotedOr("resources/subscribe", `\bSubscribeRequestSchema\b`, pyDecorator("subscribe_resource")), "resources/subscribe is removed", "use subscriptions/listen with notifications.resourceSubscriptions"},
+	{"MIG-unsubscribe", quotedOr("resources/unsubscribe", `\bUnsubscribeRequestSchema\b`, pyDecorator("unsubscribe_resource")), "resources/unsubscribe is removed", "cancel the subscriptions/listen request instead"},
+	{"MIG-roots-changed", quotedOr("notifications/roots/list_changed", `\bRootsListChangedNotificationSchema\b`), "notifications/roots/list_changed is removed", "roots travel as MRTR input requests (roots/list) answered per request"},
 	{"MIG-elicitation-complete", quoted("notifications/elicitation/complete"), "notifications/elicitation/complete is removed", "complete URL elicitation through the MRTR retry"},
 	{"MIG-tasks", regexp.MustCompile(`["'` + "`" + `]tasks/(list|result)["'` + "`" + `]`), "tasks/list and tasks/result do not exist in 2026-07-28 (core tasks moved to the tasks extension without them)", "use the io.modelcontextprotocol/tasks extension: tasks/get, tasks/update, tasks/cancel"},
 	{"MIG-32001", regexp.MustCompile(`-32001\b`), "-32001 was the pre-release number of HeaderMismatch (and a legacy SDK's \"Session not found\")", "use -32020 HeaderMismatch (HTTP 400)"},

@@ -33,6 +33,35 @@ func TestScanFindsWhat2026RemovesAndOnlyThat(t *testing.T) {
 	}
 }
 
+// SDKs name the removed methods rather than spell them: the TypeScript
+// SDK 1.x registers handlers by request schema, the Python SDK by
+// decorator. A params schema and a method of the same name elsewhere are
+// not findings.
+func TestScanFindsTheSDKsNamesOfRemovedMethods(t *testing.T) {
+	got, err := Scan("testdata/sdk-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range got {
+		lines = append(lines, f.Path+":"+strconv.Itoa(f.Line)+" "+f.Rule)
+	}
+	want := []string{
+		"testdata/sdk-server/server.py:3 MIG-setLevel",
+		"testdata/sdk-server/server.py:5 MIG-subscribe",
+		"testdata/sdk-server/server.ts:2 MIG-setLevel", // the import names all three
+		"testdata/sdk-server/server.ts:2 MIG-subscribe",
+		"testdata/sdk-server/server.ts:2 MIG-unsubscribe",
+		"testdata/sdk-server/server.ts:4 MIG-setLevel",
+		"testdata/sdk-server/server.ts:5 MIG-subscribe",
+		"testdata/sdk-server/server.ts:6 MIG-unsubscribe",
+		"testdata/sdk-server/server.ts:7 MIG-roots-changed",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestScanRejectsAFile(t *testing.T) {
 	if _, err := Scan("migrate.go"); err == nil {
 		t.Fatal("scanning a file should fail with a clear error")
