@@ -142,10 +142,11 @@ type lintTool struct {
 }
 
 // lintParam is one property of a tool's inputSchema, read through the
-// same-document $refs it makes (lint_ref.go).
+// same-document $refs it makes and the nullable wrappers (anyOf/oneOf of
+// one schema and null) it sits in (lint_ref.go).
 type lintParam struct {
-	// Description is the nearest non-blank one: beside the $ref before
-	// the schema it names.
+	// Description is the nearest non-blank one: beside the $ref or the
+	// wrapper before the schema it names or wraps.
 	Description string
 	// Explains is every description on the way, for LINT-4.
 	Explains string

@@ -17,11 +17,13 @@ import (
 // reference itself is SCHEMA-2's (unresolvable) or SCHEMA-3's (loop) to
 // report, with evidence, as a MUST. Saying it again in a LINT finding
 // would report one fault twice and change messages the gate and waivers
-// match.
+// match. For the same reason the lint reads through a nullable wrapper
+// (Pydantic's Optional[X]) to the one schema it allows besides null.
 
 const (
-	// lintMaxRefHops bounds a chain of references from one parameter; a
-	// schema from the server under test may chain them without end.
+	// lintMaxRefHops bounds a chain of references and nullable wrappers
+	// from one parameter; a schema from the server under test may chain
+	// them without end.
 	lintMaxRefHops = 16
 	// lintMaxPointerTokens bounds the reference tokens of one pointer:
 	// each token may decode one more container of the schema.
@@ -73,16 +75,28 @@ func lintReadParam(name string, raw json.RawMessage, doc *lintSchemaDoc) (lp lin
 	}
 	lp.Name = name
 	at, root := "/inputSchema/properties/"+lintPtr(name), false
+	// inID: n sits inside a schema with its own $id (a nullable wrapper
+	// of one), so its "#/…" is relative to that schema too.
+	inID := false
 	seen := map[string]bool{}
+	// A hop is a $ref followed or a nullable wrapper entered: both take
+	// the reader one schema further, and a schema from the server may
+	// nest or chain either without end.
 	for hop := 0; ; hop++ {
 		lp.take(n, at)
 		ref, has := n.ref()
 		if !has {
-			return lp, true
+			key, i, branch, ok := n.nullable()
+			if !ok || hop >= lintMaxRefHops {
+				return lp, true
+			}
+			inID = inID || (len(n.ID) > 0 && !root)
+			n, at, root = branch, at+"/"+key+"/"+strconv.Itoa(i), false
+			continue
 		}
 		// Under a schema's own $id, "#/…" is relative to that schema,
 		// not to inputSchema: not followed.
-		nested := len(n.ID) > 0 && !root
+		nested := inID || (len(n.ID) > 0 && !root)
 		var (
 			ptr    string
 			target json.RawMessage
@@ -97,8 +111,57 @@ func lintReadParam(name string, raw json.RawMessage, doc *lintSchemaDoc) (lp lin
 			return lp, true
 		}
 		seen[ptr] = true
-		n, at, root = next, "/inputSchema"+ptr, ptr == ""
+		n, at, root, inID = next, "/inputSchema"+ptr, ptr == "", false
 	}
+}
+
+// nullable returns the one branch of a nullable wrapper: an anyOf or
+// oneOf of a single schema and {"type": "null"} branches, which is how
+// Pydantic writes Optional[X] ({"anyOf": [{"$ref": "#/$defs/X"},
+// {"type": "null"}]}). A model reads that branch as the parameter, so the
+// lint does too. Any other composition is not entered: a union of two
+// schemas or more is described, if at all, beside it (a description in
+// one branch says what that branch is, not the parameter), and a shape
+// the lint cannot read for sure (both keywords, a branch that is not an
+// object) is left as the composition it is, still typed.
+func (n lintNode) nullable() (key string, i int, branch lintNode, ok bool) {
+	key, raw := "anyOf", n.AnyOf
+	if len(n.OneOf) > 0 {
+		if len(raw) > 0 {
+			return "", 0, lintNode{}, false
+		}
+		key, raw = "oneOf", n.OneOf
+	}
+	raw = bytes.TrimSpace(raw)
+	var bs []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &bs) != nil {
+		return "", 0, lintNode{}, false
+	}
+	i = -1
+	for j, b := range bs {
+		var bn lintNode
+		if !lintObject(b) || json.Unmarshal(b, &bn) != nil {
+			return "", 0, lintNode{}, false
+		}
+		if bn.null() {
+			continue
+		}
+		if i >= 0 {
+			return "", 0, lintNode{}, false
+		}
+		i, branch = j, bn
+	}
+	return key, i, branch, i >= 0
+}
+
+// null reports a branch that admits only null: {"type": "null"}, with
+// annotations at most. A branch that also names or composes a schema is
+// read as one more schema, which makes the wrapper a union.
+func (n lintNode) null() bool {
+	var t string
+	_, hasRef := n.ref()
+	return json.Unmarshal(n.Type, &t) == nil && t == "null" && !hasRef &&
+		len(n.Enum)+len(n.Const)+len(n.AnyOf)+len(n.OneOf)+len(n.AllOf) == 0
 }
 
 // take adds what node n at (a pointer into the tool) says to what the

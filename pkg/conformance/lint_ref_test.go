@@ -101,6 +101,84 @@ func TestLintFollowsLocalRefs(t *testing.T) {
 	}
 }
 
+// Pydantic writes Optional[X] as a nullable wrapper, {"anyOf": [X,
+// {"type": "null"}], "default": null}, with the field's description beside
+// the anyOf and the model's or type's inside X. The lint reads X as the
+// parameter (the nearest description still first), and enters nothing
+// else: a union of two schemas or more, or a shape it cannot read for
+// sure, stays the composition it is, typed and undescribed.
+func TestLintReadsNullableWrappers(t *testing.T) {
+	const address = `"Address":{"description":"A postal address","properties":{"street":{"title":"Street","type":"string"}},"required":["street"],"title":"Address","type":"object"}`
+	nest := func(n int) string { // n wrappers around a described string
+		return strings.Repeat(`{"anyOf":[{"type":"null"},`, n) + `{"type":"string","description":"inside"}` + strings.Repeat(`]}`, n)
+	}
+	for _, tc := range []struct {
+		name, schema string
+		want         lintParam // of property "p"; Name is filled in
+	}{
+		{"Optional[Address]", `{"$defs":{` + address + `},"properties":{"p":{"anyOf":[{"$ref":"#/$defs/Address"},{"type":"null"}],"default":null}}}`,
+			lintParam{Description: "A postal address", Explains: "A postal address", Typed: true}},
+		{"Optional[Address], draft-07 definitions", `{"definitions":{` + address + `},"properties":{"p":{"anyOf":[{"$ref":"#/definitions/Address"},{"type":"null"}]}}}`,
+			lintParam{Description: "A postal address", Explains: "A postal address", Typed: true}},
+		{"null first, as oneOf", `{"$defs":{` + address + `},"properties":{"p":{"oneOf":[{"type":"null"},{"$ref":"#/$defs/Address"}]}}}`,
+			lintParam{Description: "A postal address", Explains: "A postal address", Typed: true}},
+		{"Optional[str], described inside", `{"properties":{"p":{"anyOf":[{"type":"string","description":"ISO 8601 date"},{"type":"null"}],"default":null,"title":"P"}}}`,
+			lintParam{Description: "ISO 8601 date", Explains: "ISO 8601 date", Typed: true}},
+		{"Field(description=…) beside the anyOf wins", `{"$defs":{` + address + `},"properties":{"p":{"anyOf":[{"$ref":"#/$defs/Address"},{"type":"null"}],"default":null,"description":"Where to ship"}}}`,
+			lintParam{Description: "Where to ship", Explains: "Where to ship\nA postal address", Typed: true}},
+		{"Optional[Literal['A', 'B']]: the enum inside", `{"properties":{"p":{"anyOf":[{"enum":["A","B"],"type":"string"},{"type":"null"}],"default":null,"description":"A is active, B is blocked"}}}`,
+			lintParam{Description: "A is active, B is blocked", Explains: "A is active, B is blocked", Typed: true, Enum: []string{"A", "B"}, EnumAt: "/inputSchema/properties/p/anyOf/0/enum"}},
+		{"Optional[State]: the enum in $defs", `{"$defs":{"State":{"enum":[1,2],"title":"State","type":"integer"}},"properties":{"p":{"anyOf":[{"$ref":"#/$defs/State"},{"type":"null"}]}}}`,
+			lintParam{Typed: true, Enum: []string{"1", "2"}, EnumAt: "/inputSchema/$defs/State/enum"}},
+		{"a wrapper a $ref names", `{"$defs":{"OptId":{"anyOf":[{"type":"string","enum":["x1","x2"],"description":"an id"},{"type":"null"}]}},"properties":{"p":{"$ref":"#/$defs/OptId"}}}`,
+			lintParam{Description: "an id", Explains: "an id", Typed: true, Enum: []string{"x1", "x2"}, EnumAt: "/inputSchema/$defs/OptId/anyOf/0/enum"}},
+		{"a described null branch is still null", `{"properties":{"p":{"anyOf":[{"type":"null","description":"none"},{"type":"string","description":"a name"}]}}}`,
+			lintParam{Description: "a name", Explains: "a name", Typed: true}},
+		{"two null branches", `{"properties":{"p":{"anyOf":[{"type":"null"},{"type":"string","description":"a name"},{"type":"null"}]}}}`,
+			lintParam{Description: "a name", Explains: "a name", Typed: true}},
+		{"wrappers as deep as the bound", `{"properties":{"p":` + nest(lintMaxRefHops) + `}}`, lintParam{Description: "inside", Explains: "inside", Typed: true}},
+		{"wrappers past the bound", `{"properties":{"p":` + nest(lintMaxRefHops+1) + `}}`, lintParam{Typed: true}},
+		{"a wrapper around itself", `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"properties":{"p":{"$ref":"#/$defs/a"}}}`, lintParam{Typed: true}},
+		{"a wrapper under its own $id", `{"$defs":{"a":{"$id":"https://example.com/a","anyOf":[{"$ref":"#/$defs/b"},{"type":"null"}]},"b":{"description":"x"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`,
+			lintParam{Typed: true}},
+		{"type: [string, null] is one schema", `{"properties":{"p":{"type":["string","null"],"description":"a name"}}}`,
+			lintParam{Description: "a name", Explains: "a name", Typed: true}},
+		{"type: [string, null], undescribed, is typed", `{"properties":{"p":{"type":["string","null"]}}}`, lintParam{Typed: true}},
+
+		// Not entered: the composition is read as it is.
+		{"a union of two types", `{"properties":{"p":{"anyOf":[{"type":"string","description":"a name"},{"type":"integer","description":"an id"},{"type":"null"}]}}}`,
+			lintParam{Typed: true}},
+		{"a union of two refs", `{"$defs":{` + address + `,"Po":{"type":"string","description":"a PO box"}},"properties":{"p":{"oneOf":[{"$ref":"#/$defs/Address"},{"$ref":"#/$defs/Po"}]}}}`,
+			lintParam{Typed: true}},
+		{"allOf is not a wrapper", `{"$defs":{` + address + `},"properties":{"p":{"allOf":[{"$ref":"#/$defs/Address"}]}}}`, lintParam{Typed: true}},
+		{"anyOf and oneOf both", `{"properties":{"p":{"anyOf":[{"type":"string","description":"a"},{"type":"null"}],"oneOf":[{"type":"string","description":"b"},{"type":"null"}]}}}`,
+			lintParam{Typed: true}},
+		{"a null branch with a $ref", `{"$defs":{"n":{"type":"null"}},"properties":{"p":{"anyOf":[{"type":"string","description":"a"},{"type":"null","$ref":"#/$defs/n"}]}}}`,
+			lintParam{Typed: true}},
+		{"anyOf not an array", `{"properties":{"p":{"anyOf":{"type":"string","description":"a"}}}}`, lintParam{Typed: true}},
+		{"anyOf null", `{"properties":{"p":{"anyOf":null}}}`, lintParam{Typed: true}},
+		{"anyOf empty", `{"properties":{"p":{"anyOf":[]}}}`, lintParam{Typed: true}},
+		{"only null", `{"properties":{"p":{"anyOf":[{"type":"null","description":"nothing"}]}}}`, lintParam{Typed: true}},
+		{"a boolean branch", `{"properties":{"p":{"anyOf":[true,{"type":"null"}]}}}`, lintParam{Typed: true}},
+		{"a text branch", `{"properties":{"p":{"anyOf":["text",{"type":"null"}]}}}`, lintParam{Typed: true}},
+		{"a null branch literally null", `{"properties":{"p":{"anyOf":[null,{"type":"string","description":"a"}]}}}`, lintParam{Typed: true}},
+		{"a branch whose description is not a string", `{"properties":{"p":{"anyOf":[{"description":5},{"type":"null"}]}}}`, lintParam{Typed: true}},
+		{"a branch with an unfollowable $ref", `{"properties":{"p":{"anyOf":[{"$ref":"other.json#/a"},{"type":"null"}]}}}`, lintParam{Typed: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := lintTools(lintListOf(t, `[{"name":"t","description":"A tool.","inputSchema":`+tc.schema+`}]`))
+			if len(ts) != 1 || len(ts[0].Params) != 1 {
+				t.Fatalf("got %+v, want one tool with one parameter", ts)
+			}
+			got, want := ts[0].Params[0], tc.want
+			want.Name = "p"
+			if fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+				t.Errorf("got  %#v\nwant %#v", got, want)
+			}
+		})
+	}
+}
+
 // What the lint read of a tool before it followed references it still
 // reads: a tool with no inputSchema or a null one has no parameters, a
 // null property is one with nothing said, and a tool whose schema is not
@@ -152,6 +230,8 @@ func FuzzLintTools(f *testing.F) {
 		`{"properties":{"p":{"$ref":"#//"}}}`,
 		`{"properties":{"p":{"$ref":"#%"}}}`,
 		`{"definitions":{"":{"description":"empty name"}},"properties":{"p":{"$ref":"#/definitions/"}}}`,
+		`{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"properties":{"p":{"oneOf":[{"type":"null"},{"$ref":"#/$defs/a"}]}}}`,
+		`{"properties":{"p":{"anyOf":[{"anyOf":[{"enum":[1]},{"type":"null"}]},{"type":["null"]}],"oneOf":{}}}}`,
 	} {
 		f.Add(s)
 	}
@@ -208,5 +288,44 @@ func TestLintChecksFollowRefs(t *testing.T) {
 	}
 	if ev := res["LINT-4"].Outcome.Evidence; len(ev) == 0 || ev[0].Pointer != "/result/tools/0/inputSchema/$defs/tier/enum" || ev[0].Value == "" {
 		t.Errorf("LINT-4's evidence: %+v, want the enum in $defs", ev)
+	}
+}
+
+// Through the checks, on a tool as a Python server built on Pydantic lists
+// it: an Optional field described by its model or inside its one branch is
+// no finding; a real union and an array-typed nullable are typed (no
+// LINT-3) but still need their own description (LINT-2); LINT-4's
+// evidence points at the enum inside the wrapper.
+func TestLintChecksReadNullableWrappers(t *testing.T) {
+	tools := `[
+	 {"name":"create_order","description":"Create an order for a customer and ship it to an address.",
+	  "inputSchema":{"type":"object","title":"create_orderArguments","required":["recipient","tag"],
+	   "$defs":{"Address":{"description":"A postal address","properties":{"street":{"title":"Street","type":"string"}},"required":["street"],"title":"Address","type":"object"}},
+	   "properties":{
+	    "shipping_address":{"anyOf":[{"$ref":"#/$defs/Address"},{"type":"null"}],"default":null},
+	    "note":{"anyOf":[{"type":"string","description":"Free text for the courier"},{"type":"null"}],"default":null,"title":"Note"},
+	    "priority":{"anyOf":[{"enum":["P1","P2"],"type":"string"},{"type":"null"}],"default":null,"description":"Delivery priority"},
+	    "recipient":{"anyOf":[{"type":"string","description":"a name"},{"type":"integer","description":"a customer number"}],"title":"Recipient"},
+	    "tag":{"type":["string","null"],"title":"Tag"}}}}
+	]`
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	_, res := runChecks(t, serveHTTP(t, relisting{next: srv.Handler(), tools: tools}), 1, "LINT")
+	text := func(id string) string {
+		return strings.Join(append([]string{res[id].Outcome.Message}, res[id].Outcome.Details...), "\n")
+	}
+	for _, c := range []struct{ id, want string }{
+		{"LINT-2", `tool "create_order": 2 of 5 parameters have no description: "recipient", "tag"`},
+		{"LINT-4", `tool "create_order": parameter "priority" has enum values a model cannot read ("P1", "P2") and its description does not explain "P1", "P2"`},
+	} {
+		if res[c.id].Verdict != check.Warned || !strings.Contains(text(c.id), c.want) {
+			t.Errorf("%s: %s, want a warning saying %q:\n%s", c.id, res[c.id].Verdict, c.want, text(c.id))
+		}
+	}
+	if res["LINT-3"].Verdict != check.Passed {
+		t.Errorf("LINT-3: %s, want passed (a union and a type array are typed):\n%s", res["LINT-3"].Verdict, text("LINT-3"))
+	}
+	if ev := res["LINT-4"].Outcome.Evidence; len(ev) == 0 || ev[0].Pointer != "/result/tools/0/inputSchema/properties/priority/anyOf/0/enum" || ev[0].Value == "" {
+		t.Errorf("LINT-4's evidence: %+v, want the enum inside the anyOf", ev)
 	}
 }
