@@ -173,7 +173,8 @@ func ResultOf(rep *report.Report, reportPath, markdown string) Result {
 }
 
 // annotations are what the gate did not pass, worst first: failed items
-// as errors, then inconclusive and warned ones as warnings, each naming
+// as errors, then those not judged, inconclusive and warned ones as
+// warnings, each naming
 // the case × model and, for a golden case, the file and line it starts
 // on, so the annotation lands on the golden set in the PR's diff.
 // Without a gate (nothing judged) the failed MUST checks stand alone.
@@ -249,10 +250,15 @@ func annotations(rep *report.Report) []Annotation {
 }
 
 // checkAnnotation names a Layer 0 check with what it found and the fix.
+// A check not judged gets its error alone: the fix and the spec are for a
+// server that broke the rule, and no run saw that.
 func checkAnnotation(r report.CheckResult, level, word, reason string) Annotation {
 	msg := r.Outcome.Message
 	if msg == "" {
 		msg = reason
+	}
+	if word == statusWords[report.ItemError] {
+		return Annotation{Level: level, Title: r.ID + " " + word + ": " + r.Doc, Message: msg}
 	}
 	if len(r.Outcome.Evidence) > 0 {
 		if e := r.Outcome.Evidence[0]; e.Pointer != "" {

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -488,7 +489,8 @@ func validateFollows(r Registry, known map[string]bool) []string {
 // serverFault says whether err is the server's answer breaking the
 // exchange: bytes that are not JSON-RPC, a response with the wrong id, a
 // message over the size limit, an HTTP error without a JSON-RPC body, a
-// stream cut before its response, a redirect. What the server sent is
+// stream cut before its response, a redirect (but not a gateway's 502,
+// 503 or 504, nor a 429). What the server sent is
 // then the finding. Waits that ran out, a process that exited, a
 // connection that could not be made or was closed, and a cancelled run
 // are not: they leave the rule unjudged (the gate's "not judged", exit 2).
@@ -497,7 +499,18 @@ func serverFault(err error) bool {
 		return false
 	}
 	switch transport.KindOf(err) {
-	case transport.KindMalformed, transport.KindBadID, transport.KindTooLarge, transport.KindHTTPStatus, transport.KindStreamBroken, transport.KindRedirect:
+	case transport.KindHTTPStatus:
+		// A gateway's "upstream unavailable" or a rate limit says the
+		// server could not be reached or asked, not what it answers.
+		var te *transport.Error
+		if errors.As(err, &te) {
+			switch te.Status {
+			case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+				return false
+			}
+		}
+		return true
+	case transport.KindMalformed, transport.KindBadID, transport.KindTooLarge, transport.KindStreamBroken, transport.KindRedirect:
 		return true
 	}
 	return false

@@ -491,6 +491,10 @@ func TestServerFaultsFailAndOtherErrorsLeaveTheRunUnjudged(t *testing.T) {
 		{&transport.Error{Kind: transport.KindBadID, Op: "stdio tools/list", Err: errors.New("result with id null")}, Must, Failed},
 		{&transport.Error{Kind: transport.KindMalformed, Op: "stdio tools/list"}, Should, Warned},
 		{fmt.Errorf("listing: %w", &transport.Error{Kind: transport.KindTooLarge, Op: "stdio tools/list", Limit: 1 << 22}), Must, Failed},
+		{&transport.Error{Kind: transport.KindHTTPStatus, Op: "POST /mcp (tools/list)", Status: 500}, Must, Failed},
+		// A gateway's or a rate limit's status is not the server's answer.
+		{&transport.Error{Kind: transport.KindHTTPStatus, Op: "POST /mcp (tools/list)", Status: 503}, Must, Errored},
+		{&transport.Error{Kind: transport.KindHTTPStatus, Op: "POST /mcp (tools/list)", Status: 429}, Must, Errored},
 		{&transport.Error{Kind: transport.KindTimeout, Op: "stdio tools/list", After: time.Second}, Must, Errored},
 		{&transport.Error{Kind: transport.KindProcessExited, Op: "stdio tools/list"}, Must, Errored},
 		{fmt.Errorf("run: %w", context.DeadlineExceeded), Must, Errored},

@@ -325,6 +325,8 @@ func runOnce(ctx context.Context, c *Check, env Env, run int) (out Outcome, loca
 		// and abandons requests, and a check sees that as a server that
 		// exited or went silent. What it found cannot be told apart from
 		// what the harness did, so it is not the server's finding.
+		// The renderers group runs cut short for one reason by the text
+		// before "; what it saw then" (render.errorReason).
 		found := out.Message
 		out = Outcome{Verdict: Errored, Message: "run cancelled while it ran: " + err.Error() + "; what it saw then may be the harness stopping the server: " + found}
 	}

@@ -57,13 +57,18 @@ func Evaluate(in Input, p Policy) *report.Gate {
 		g.Notes = append(g.Notes, "the run was cancelled ("+why+") before it finished: nothing is judged, and this report is never a baseline")
 		return g
 	}
-	if b := in.Baseline; b != nil && (b.Run.Cancelled != "" || (b.Gate != nil && b.Gate.Verdict == report.GateCancelled)) {
-		// A cancelled run compares with nothing; floors only, like no baseline.
+	if b := in.Baseline; b != nil && (b.Run.Cancelled != "" || (b.Gate != nil && (b.Gate.Verdict == report.GateCancelled || b.Gate.Verdict == report.GateError))) {
+		// A cancelled run, or one with runs nobody could judge, compares
+		// with nothing; floors only, like no baseline.
 		name := "the baseline"
 		if in.BaselineRef.Path != "" {
 			name = "baseline " + in.BaselineRef.Path
 		}
-		in.Baseline, in.BaselineNote = nil, name+" is a cancelled run, never a baseline"
+		what := "a cancelled run"
+		if b.Run.Cancelled == "" && b.Gate.Verdict == report.GateError {
+			what = "a run whose verdict is error (runs it needed were not judged)"
+		}
+		in.Baseline, in.BaselineNote = nil, name+" is "+what+", never a baseline"
 	}
 	view, lex := gatedView(in.New)
 	e := &evaluation{p: p, g: g, new: view, base: in.Baseline}

@@ -648,3 +648,34 @@ func TestCaseErroredRunsAreNotJudged(t *testing.T) {
 		t.Errorf("verdict %s with errored runs only, want error", g.Verdict)
 	}
 }
+
+// A baseline that did not judge a check or a case (its runs errored) makes
+// no failure now a known one; a baseline whose verdict is error is no
+// baseline at all. A waiver accepts a check not judged as it accepts a
+// failing one.
+func TestABaselineThatDidNotJudgeHidesNoFailure(t *testing.T) {
+	base := reporttest.Layer0(reporttest.New(), reporttest.Errored("SUB-4", report.Must, 0, 0, 2), reporttest.Check("DISC-1", report.Must, 2, 2))
+	reporttest.Case(base, "down", report.Hard, "m1", 0, 5)
+	base.Behavior.Results[0].Errors = 5
+	now := reporttest.Layer0(reporttest.New(), reporttest.Check("SUB-4", report.Must, 0, 2), reporttest.Check("DISC-1", report.Must, 2, 2))
+	reporttest.Case(now, "down", report.Hard, "m1", 0, 5)
+	g := evaluate(t, now, base)
+	wantStatus(t, one(t, g, report.KindCheck, "SUB-4", ""), report.ItemFail, "the baseline did not judge this check")
+	wantStatus(t, one(t, g, report.KindCase, "down", "m1"), report.ItemFail)
+	if g.Verdict != report.GateFail {
+		t.Errorf("verdict %s, want fail", g.Verdict)
+	}
+	base.Gate = &report.Gate{Verdict: report.GateError}
+	g = evaluate(t, now, base)
+	if g.Baseline != nil || !strings.Contains(g.BaselineNote, "never a baseline") {
+		t.Errorf("an error run as baseline: %+v, note %q", g.Baseline, g.BaselineNote)
+	}
+
+	errored := reporttest.Layer0(reporttest.New(), reporttest.Errored("TOOL-3", report.Must, 2, 0, 5))
+	p := gate.DefaultPolicy()
+	p.Waivers = []report.GateWaiver{{Check: "TOOL-3", Reason: "hangs on the CI runner", Until: "2099-01-01"}}
+	g = gate.Evaluate(gate.Input{New: errored, Now: reporttest.Start()}, p)
+	if it := one(t, g, report.KindCheck, "TOOL-3", ""); it.Status != report.ItemWaived || g.Verdict != report.GatePass || g.Waivers[0].State != report.WaiverActive {
+		t.Errorf("waived check not judged: %s, verdict %s, waiver %s", it.Status, g.Verdict, g.Waivers[0].State)
+	}
+}

@@ -71,6 +71,13 @@ func (e *evaluation) layer0() {
 			it.Status = report.ItemFail
 			it.Reason = fmt.Sprintf("%d/%d is below its floor; the baseline did not run this check, floors only", k, r.Runs)
 			e.unmatched(report.Unmatched{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Side: "new", Reason: "not run in the baseline"})
+		case unjudgedOnly(b):
+			// Below its floor in the baseline only by runs nobody could
+			// judge: that says nothing of whether it passed, so a failure
+			// now is not a known one.
+			it.Status = report.ItemFail
+			it.Baseline = cnt(report.Count{K: b.Passes(), N: b.Runs})
+			it.Reason = fmt.Sprintf("%d/%d is below its floor; the baseline did not judge this check (its runs errored), floors only", k, r.Runs)
 		default:
 			bk := b.Passes()
 			it.Baseline = cnt(report.Count{K: bk, N: b.Runs})

@@ -381,11 +381,14 @@ func TestCallsTryOnceWhileTheEndpointRefusesConnections(t *testing.T) {
 	}
 	closed := l.Addr().String()
 	l.Close() // nothing listens there now: connections are refused
-	var down atomic.Bool
+	var down, reset atomic.Bool
 	down.Store(true)
 	var trips atomic.Int64
 	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		trips.Add(1)
+		if reset.Swap(false) {
+			return nil, &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}
+		}
 		if down.Load() {
 			r = r.Clone(r.Context())
 			r.URL.Host = closed
@@ -405,12 +408,24 @@ func TestCallsTryOnceWhileTheEndpointRefusesConnections(t *testing.T) {
 	if n, err := call(); n != 1 || err == nil || !strings.Contains(err.Error(), "one attempt") || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("second call: %d attempts, err %v; want one attempt that says why", n, err)
 	}
+	// Up again, but the first attempt's connection is reset: that is no
+	// failure to connect, so it is retried as before.
 	down.Store(false)
-	if n, err := call(); n != 1 || err != nil {
-		t.Fatalf("the endpoint is up again: %d attempts, err %v", n, err)
+	reset.Store(true)
+	if n, err := call(); n != 2 || err != nil {
+		t.Fatalf("the endpoint is up again, its first answer cut: %d attempts, err %v; want a retry that gets through", n, err)
 	}
 	down.Store(true)
 	if n, _ := call(); n != llm.DefaultMaxRetries+1 {
 		t.Fatalf("refused again after a call got through: %d attempts, want every retry", n)
+	}
+	// Refused (one attempt now), then a reset: a connection was made, so
+	// the call after it retries fully again.
+	if n, _ := call(); n != 1 {
+		t.Fatalf("refused once more: %d attempts, want one", n)
+	}
+	reset.Store(true)
+	if n, _ := call(); n != llm.DefaultMaxRetries+1 {
+		t.Fatalf("a reset, then refused: %d attempts, want every retry (the reset showed the endpoint reachable)", n)
 	}
 }

@@ -81,10 +81,7 @@ func (p *provider) post(ctx context.Context, body []byte) (*exchange, error) {
 }
 
 func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchange, error) {
-	retries := p.opts.MaxRetries
-	if p.unreachable.Load() {
-		retries = 0
-	}
+	wasUnreachable := p.unreachable.Load()
 	for attempt := 1; ; attempt++ {
 		ex, apiErr, netErr := p.attempt(ctx, to, body)
 		if ex != nil {
@@ -106,13 +103,17 @@ func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchang
 				return nil, apiErr.APIError
 			}
 			wait = apiErr.retryAfter
-		} else if attempt > retries {
-			if !dialFailed(netErr) {
+		} else if !dialFailed(netErr) {
+			// A connection was made: reachable, and this error is retried
+			// as any other.
+			p.unreachable.Store(false)
+			if attempt > p.opts.MaxRetries {
 				return nil, fmt.Errorf("calling %s: %w (gave up after %d attempts)", p.id, netErr, attempt)
 			}
-			if p.unreachable.Swap(true) && retries == 0 {
-				return nil, fmt.Errorf("calling %s: %w (one attempt: earlier calls could not connect either, so calls try once until one gets through)", p.id, netErr)
-			}
+		} else if wasUnreachable && attempt == 1 && p.unreachable.Load() {
+			return nil, fmt.Errorf("calling %s: %w (one attempt: earlier calls could not connect either, so calls try once until one gets through)", p.id, netErr)
+		} else if attempt > p.opts.MaxRetries {
+			p.unreachable.Store(true)
 			return nil, fmt.Errorf("calling %s: %w (gave up after %d attempts; later calls try once until one gets through)", p.id, netErr, attempt)
 		}
 		if wait <= 0 {

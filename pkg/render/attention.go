@@ -185,7 +185,7 @@ func (c *attnContext) groupKey(it report.GateItem) (string, bool) {
 		if r, ok := c.checks[it.Subject]; ok && it.Status == report.ItemError {
 			// Checks not judged for one reason (the run's deadline, a
 			// process that exited) are one thing to fix, not fifteen.
-			return "check-error/" + r.Outcome.Message, false
+			return "check-error/" + errorReason(r.Outcome.Message), false
 		}
 		root := it.Subject
 		if r, ok := c.checks[root]; ok && r.SameAs != "" {
@@ -305,7 +305,9 @@ func (c *attnContext) finish(a *AttentionItem) {
 			a.Subject = a.Rules[0]
 			a.Sentence = fmt.Sprintf("%d checks errored in some or all of their runs, for the reason below: the harness could not judge them, which is no verdict on the rules either way, so they are not judged", len(a.Rules))
 			if a.Cause != nil {
-				a.Cause.Spec, a.Cause.SpecURL = "", "" // one check's, not the group's
+				// One check's spec and what it saw are not the group's.
+				a.Cause.Spec, a.Cause.SpecURL = "", ""
+				a.Cause.Finding = errorReason(a.Cause.Finding)
 			}
 		}
 		return
@@ -752,4 +754,15 @@ func costLimit(it report.GateItem) string {
 		return "at most " + strconv.FormatFloat(100**it.Limit, 'g', 6, 64) + "% over the baseline"
 	}
 	return "at most " + usdText(*it.Limit)
+}
+
+// errorReason is what stopped a run, without what the run had seen by
+// then: the check driver writes a run cut short by the deadline as "run
+// cancelled while it ran: <why>; what it saw then …: <its finding>", and
+// checks cut short for one reason are grouped by it.
+func errorReason(msg string) string {
+	if i := strings.Index(msg, "; what it saw then"); i > 0 {
+		return msg[:i]
+	}
+	return msg
 }

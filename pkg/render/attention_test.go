@@ -246,3 +246,23 @@ func TestAttentionGroupsCasesNotJudgedByTheirError(t *testing.T) {
 		t.Errorf("markdown:\n%s", md.String())
 	}
 }
+
+// In JUnit a case not judged is an error, never a passing test.
+func TestJUnitCaseNotJudgedIsAnError(t *testing.T) {
+	rep := reporttest.New()
+	reporttest.Case(rep, "down", report.Hard, "m1", 0, 2)
+	r := &rep.Behavior.Results[0]
+	r.Errors = 2
+	for i := range 2 {
+		r.Runs = append(r.Runs, report.CaseRun{Run: i + 1, Outcome: report.RunError, Reasons: []string{"error: connection refused"}})
+	}
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: reporttest.Start()}, gate.DefaultPolicy())
+	var buf bytes.Buffer
+	if err := render.ReportJUnit(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	x := buf.String()
+	if !strings.Contains(x, `errors="1"`) || !strings.Contains(x, `<error message="[error] not judged`) || !strings.Contains(x, `failures="0"`) {
+		t.Errorf("junit:\n%s", x)
+	}
+}

@@ -113,6 +113,10 @@ func addGateOutcome(s *junitSuite, c *junitCase, it report.GateItem, gated bool,
 	case report.ItemFail:
 		c.Failure = &junitMessage{Message: msg, Type: "gate", Body: xmlSafe(Line(it.Rule) + "\n" + observed)}
 		s.Failures++
+	case report.ItemError:
+		// Not judged: neither a pass nor a failure, as JUnit's error is.
+		c.Error = &junitMessage{Message: msg, Type: "not judged", Body: xmlSafe(Line(it.Rule) + "\n" + observed)}
+		s.Errors++
 	default:
 		c.SystemOut = msg + "\n" + xmlSafe(observed)
 	}
