@@ -433,9 +433,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	for _, r := range rep.Checks {
 		switch {
 		case r.Level != check.Must:
-		case r.Verdict == check.Failed || r.Counts[check.Failed] > 0:
+		case r.FailedARun():
 			rep.Verdict = VerdictFail
-		case (r.Verdict == check.Errored || r.Counts[check.Errored] > 0) && rep.Verdict == VerdictPass:
+		case r.Unjudged() && rep.Verdict == VerdictPass:
 			rep.Verdict = VerdictIncomplete
 		}
 	}

@@ -196,7 +196,7 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 		it.NotComparable = why
 	}
 	baseMet := matched && br.Passed.K >= floor(f, br.Passed.N)
-	if matched && !baseMet && br.Errors > 0 && br.Passed.N-br.Passed.K <= br.Errors {
+	if matched && !baseMet && br.ShortOnlyByErrors() {
 		// The baseline fell short only by runs nobody could judge: it
 		// says nothing of the case, so a fall now is no known failure,
 		// and its count is nothing to compare with.
@@ -218,7 +218,7 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 		it.Status = report.ItemKnown
 		it.Baseline = cnt(br.Passed)
 		it.Reason = fmt.Sprintf("known failure: %s now, already %d/%d (below its floor) in the baseline", now, br.Passed.K, br.Passed.N)
-	case r.Errors > 0 && r.Passed.N-r.Passed.K <= r.Errors:
+	case r.ShortOnlyByErrors():
 		// Short of its floor only by runs the harness or the provider
 		// could not complete: no run showed the model or the server
 		// fall short, so this is no failure, and no pass either.

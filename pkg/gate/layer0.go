@@ -56,9 +56,8 @@ func (e *evaluation) layer0() {
 			continue // met its floor: nothing to say
 		}
 		it := report.GateItem{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Rule: rule, New: cnt(now), Direction: report.Higher, FloorRuns: intPtr(need)}
-		unjudged := unjudgedOnly(r)
 		switch {
-		case unjudged && (!inBase || b.Verdict == report.CheckSkipped || b.Passes() >= floor(e.p.FloorMust, b.Runs)):
+		case r.Unjudged() && (!inBase || b.Verdict == report.CheckSkipped || b.Passes() >= floor(e.p.FloorMust, b.Runs)):
 			// Short of its floor only by runs the harness could not
 			// judge: no run saw the server break the rule, so this is
 			// not the server's failure, and not a pass either.
@@ -71,7 +70,7 @@ func (e *evaluation) layer0() {
 			it.Status = report.ItemFail
 			it.Reason = fmt.Sprintf("%d/%d is below its floor; the baseline did not run this check, floors only", k, r.Runs)
 			e.unmatched(report.Unmatched{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Side: "new", Reason: "not run in the baseline"})
-		case unjudgedOnly(b):
+		case b.Unjudged():
 			// Below its floor in the baseline only by runs nobody could
 			// judge: that says nothing of whether it passed, so a failure
 			// now is not a known one.
@@ -121,12 +120,6 @@ func (e *evaluation) legacy(bc *report.Conformance) {
 		it.Reason = fmt.Sprintf("the baseline server spoke %s; this one speaks legacy MCP only", bc.ProtocolVersion)
 	}
 	e.add(it)
-}
-
-// unjudgedOnly says whether every run of r that did not pass errored: no
-// run failed (a monitor's failure of a run counts, as r.Verdict).
-func unjudgedOnly(r report.CheckResult) bool {
-	return r.Verdict != report.CheckFailed && r.Counts[report.CheckFailed] == 0 && r.Counts[report.CheckErrored] > 0
 }
 
 // errorCause is the first line of r's error, clipped for an item's reason.

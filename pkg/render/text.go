@@ -200,9 +200,9 @@ func Summarize(rep *report.Conformance) Summary {
 		}
 		switch {
 		case r.Level != report.Must:
-		case r.Verdict == report.CheckFailed || r.Counts[report.CheckFailed] > 0:
+		case r.FailedARun():
 			s.FailedMust = append(s.FailedMust, r.ID)
-		case r.Verdict == report.CheckErrored || r.Counts[report.CheckErrored] > 0:
+		case r.Unjudged():
 			s.UnjudgedMust = append(s.UnjudgedMust, r.ID)
 		}
 	}

@@ -180,6 +180,13 @@ type CaseResult struct {
 	Runs []CaseRun `json:"runs,omitempty"`
 }
 
+// ShortOnlyByErrors says whether every run of r that did not pass errored
+// (the harness, the provider or the server could not complete it), and
+// one did: no run showed the model fall short.
+func (r *CaseResult) ShortOnlyByErrors() bool {
+	return r.Errors > 0 && r.Passed.N-r.Passed.K <= r.Errors
+}
+
 // Run outcomes of a CaseRun.
 const (
 	RunPass         = "pass"

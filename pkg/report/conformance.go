@@ -148,6 +148,18 @@ func (r *CheckResult) Passes() int {
 	return r.Counts[CheckPassed] + r.Counts[CheckWarned] + r.Counts[CheckNoted]
 }
 
+// FailedARun says whether a run of r failed (a monitor's failure of a run
+// counts: Verdict).
+func (r *CheckResult) FailedARun() bool {
+	return r.Verdict == CheckFailed || r.Counts[CheckFailed] > 0
+}
+
+// Unjudged says whether r failed no run but errored in one: where it fell
+// short, the harness could not judge it.
+func (r *CheckResult) Unjudged() bool {
+	return !r.FailedARun() && (r.Verdict == CheckErrored || r.Counts[CheckErrored] > 0)
+}
+
 // Outcome is the result of one run of one check.
 type Outcome struct {
 	Verdict CheckVerdict `json:"verdict"`

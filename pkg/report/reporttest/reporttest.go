@@ -136,9 +136,9 @@ func Layer0(r *report.Report, checks ...report.CheckResult) *report.Report {
 	for _, ch := range checks {
 		switch {
 		case ch.Level != report.Must:
-		case ch.Counts[report.CheckFailed] > 0:
+		case ch.FailedARun():
 			c.Verdict = report.ConformanceFail
-		case ch.Counts[report.CheckErrored] > 0 && c.Verdict == report.ConformancePass:
+		case ch.Unjudged() && c.Verdict == report.ConformancePass:
 			c.Verdict = report.ConformanceIncomplete
 		}
 	}
