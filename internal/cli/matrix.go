@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -126,19 +127,11 @@ func matrixText(w io.Writer, rep *report.Report) {
 					fmt.Fprintf(w, "      and %d other reasons (report.json has every run's)\n", len(order)-3)
 					break
 				}
-				fmt.Fprintf(w, "      %d× %s\n", reasons[why], sanitize(clipRunes(why, 300)))
+				fmt.Fprintf(w, "      %d× %s\n", reasons[why], sanitize(jsonrpc.Clip(why, 300)))
 			}
 		}
 	}
 	render.ConfusionText(w, rep)
-}
-
-// clipRunes cuts s to at most n runes, marking the cut.
-func clipRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 // spendText prints the run's spend over Layers 1 and 2, split by part:

@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-func TestScanFindsWhat2026RemovesAndOnlyThat(t *testing.T) {
-	got, err := Scan("testdata/legacy-server")
+// scanLines scans dir and names each finding "path:line rule".
+func scanLines(t *testing.T, dir string) ([]Finding, []string) {
+	t.Helper()
+	got, err := Scan(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -15,6 +17,11 @@ func TestScanFindsWhat2026RemovesAndOnlyThat(t *testing.T) {
 	for _, f := range got {
 		lines = append(lines, f.Path+":"+strconv.Itoa(f.Line)+" "+f.Rule)
 	}
+	return got, lines
+}
+
+func TestScanFindsWhat2026RemovesAndOnlyThat(t *testing.T) {
+	got, lines := scanLines(t, "testdata/legacy-server")
 	want := []string{
 		"testdata/legacy-server/src/server.ts:2 MIG-initialize",
 		"testdata/legacy-server/src/server.ts:3 MIG-initialized",
@@ -38,14 +45,7 @@ func TestScanFindsWhat2026RemovesAndOnlyThat(t *testing.T) {
 // decorator. A params schema and a method of the same name elsewhere are
 // not findings.
 func TestScanFindsTheSDKsNamesOfRemovedMethods(t *testing.T) {
-	got, err := Scan("testdata/sdk-server")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, f := range got {
-		lines = append(lines, f.Path+":"+strconv.Itoa(f.Line)+" "+f.Rule)
-	}
+	_, lines := scanLines(t, "testdata/sdk-server")
 	want := []string{
 		"testdata/sdk-server/server.py:3 MIG-setLevel",
 		"testdata/sdk-server/server.py:5 MIG-subscribe",
