@@ -509,3 +509,29 @@ func TestServerFaultsFailAndOtherErrorsLeaveTheRunUnjudged(t *testing.T) {
 		}
 	}
 }
+
+// A wait set to end at the run's deadline may fire just before the
+// context's own timer: a run that fails then, with ctx.Err() still nil,
+// was cut short all the same.
+func TestARunFailingJustBeforeTheDeadlineErrors(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var late atomic.Bool
+	c := &Check{ID: "C-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error {
+		dl, _ := p.Ctx.Deadline()
+		time.Sleep(time.Until(dl) - 20*time.Millisecond)
+		late.Store(p.Ctx.Err() != nil)
+		p.Failf(nil, "tools/list got no response within 10s")
+		return nil
+	}}
+	res, err := Execute(ctx, Registry{Families: []Family{{"C", "c"}}, Checks: []*Check{c}}, Env{Transport: "stdio"}, Options{Runs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late.Load() {
+		t.Skip("the machine was too slow: the run failed after the deadline, not just before it")
+	}
+	if r := res[0]; r.Verdict != Errored || !strings.Contains(r.Outcome.Message, "cancelled while it ran") {
+		t.Fatalf("%s %q, want an error: the run was cut short", r.Verdict, r.Outcome.Message)
+	}
+}
