@@ -77,3 +77,35 @@ func TestCheckHintsAtThePathOnA404(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 }
+
+// The note on who the server runs as is said once: with the verdict's
+// notes, not also before the run.
+func TestServerUserNoteIsPrintedOnce(t *testing.T) {
+	dir := reachableTempDir(t)
+	server := filepath.Join(dir, "example-server")
+	if b, err := exec.Command("go", "build", "-o", server, "github.com/mcp-eval/mcp-eval-action/golden-examples/cmd/example-server").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	// As root, server.user current runs the server as root with a note;
+	// otherwise auto with a secret in the environment notes that the
+	// server can read it.
+	env := map[string]string{"OPENAI_API_KEY": "sk-test-not-a-key"}
+	args := []string{"check", "--cmd", server, "--runs", "1", "--only", "DISC"}
+	want := target.NoteSameUserSecrets
+	if os.Geteuid() == 0 {
+		args = append(args, "--server-user", "current")
+		want = target.NoteCurrentRoot
+	}
+	var out, errb strings.Builder
+	c := &Command{Stdout: &out, Stderr: &errb,
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Environ:   func() []string { return []string{"OPENAI_API_KEY=" + env["OPENAI_API_KEY"]} }}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if code := c.Main(ctx, args); code != ExitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	if n := strings.Count(out.String()+errb.String(), want); n != 1 {
+		t.Fatalf("the server-user note is printed %d times, want once\nstdout:\n%s\nstderr:\n%s", n, out.String(), errb.String())
+	}
+}

@@ -40,9 +40,9 @@ var ErrPreviewOnly = errors.New("preview only")
 // still show it.
 func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 	started := time.Now().UTC()
-	if p.ServerUserNote != "" && p.Env.Stderr != nil {
-		fmt.Fprintf(p.Env.Stderr, "mcp-eval: note: %s\n", p.ServerUserNote)
-	}
+	// The server-user note is not printed here: it is one of the
+	// report's notes, which every command that runs a plan prints with
+	// the verdict, and a reader saw it twice.
 	if len(p.Build) > 0 {
 		if err := p.buildServer(ctx); err != nil {
 			if ctx.Err() != nil {
