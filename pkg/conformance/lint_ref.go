@@ -154,14 +154,35 @@ func (n lintNode) nullable() (key string, i int, branch lintNode, ok bool) {
 	return key, i, branch, i >= 0
 }
 
-// null reports a branch that admits only null: {"type": "null"}, with
-// annotations at most. A branch that also names or composes a schema is
-// read as one more schema, which makes the wrapper a union.
+// null reports a branch that admits only null, with annotations at most:
+// {"type": "null"}, {"type": ["null"]}, {"const": null} or {"enum":
+// [null]} (zod and some generators write the last two), or several of
+// them agreeing. A branch that also names or composes a schema is read as
+// one more schema, which makes the wrapper a union.
 func (n lintNode) null() bool {
+	if _, hasRef := n.ref(); hasRef || len(n.AnyOf)+len(n.OneOf)+len(n.AllOf) > 0 {
+		return false
+	}
+	var types []string
 	var t string
-	_, hasRef := n.ref()
-	return json.Unmarshal(n.Type, &t) == nil && t == "null" && !hasRef &&
-		len(n.Enum)+len(n.Const)+len(n.AnyOf)+len(n.OneOf)+len(n.AllOf) == 0
+	switch {
+	case len(n.Type) == 0:
+	case json.Unmarshal(n.Type, &t) == nil:
+		types = []string{t}
+	case json.Unmarshal(n.Type, &types) != nil:
+		return false
+	}
+	typeNull := len(types) > 0
+	for _, t := range types {
+		typeNull = typeNull && t == "null"
+	}
+	constNull := string(bytes.TrimSpace(n.Const)) == "null"
+	enumNull := len(n.Enum) > 0
+	for _, e := range n.Enum {
+		enumNull = enumNull && string(bytes.TrimSpace(e)) == "null"
+	}
+	return (typeNull || constNull || enumNull) &&
+		(len(n.Type) == 0 || typeNull) && (len(n.Const) == 0 || constNull) && (len(n.Enum) == 0 || enumNull)
 }
 
 // take adds what node n at (a pointer into the tool) says to what the
