@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/toolschema"
 )
 
 // The LINT family judges tool descriptions as a model reads them: the
@@ -205,7 +206,11 @@ func lintRun(judge func(p *check.Pass, ts []lintTool)) func(p *check.Pass) error
 }
 
 // lintTools reads every page's tools; an entry that is not a tool object
-// is TOOL-1's to report and is left out.
+// is TOOL-1's to report and is left out. A parameter is read as a model
+// reads it (package toolschema): through local $refs and nullable
+// wrappers. A $ref that cannot be followed is SCHEMA-2's (unresolvable)
+// or SCHEMA-3's (loop) to report, with evidence, as a MUST; a LINT
+// finding saying it again would report one fault twice.
 func lintTools(lr *mcpclient.ListResult) []lintTool {
 	var out []lintTool
 	for _, pg := range lr.Pages {
@@ -237,16 +242,16 @@ func lintTools(lr *mcpclient.ListResult) []lintTool {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			doc := &lintSchemaDoc{root: t.InputSchema}
+			doc := toolschema.NewDoc(t.InputSchema)
 			ok := true
 			for _, n := range names {
-				lp, read := lintReadParam(n, in.Properties[n], doc)
+				sp, read := doc.Param(n, in.Properties[n])
 				if !read {
 					ok = false
 					break
 				}
-				lp.Required = slices.Contains(in.Required, n)
-				lt.Params = append(lt.Params, lp)
+				lt.Params = append(lt.Params, lintParam{Name: n, Description: sp.Description, Explains: sp.Explains,
+					Required: slices.Contains(in.Required, n), Enum: sp.EnumText(), EnumAt: sp.EnumAt, Typed: sp.Typed})
 			}
 			if !ok {
 				continue

@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/toolschema"
 )
 
 // lintListOf is a one-page tools/list answer holding tools (a JSON array).
@@ -35,8 +36,8 @@ func TestLintFollowsLocalRefs(t *testing.T) {
 		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"string","description":"at the end"}`, n-1))
 		return `{"$defs":{` + strings.Join(defs, ",") + `},"properties":{"p":{"$ref":"#/$defs/d0"}}}`
 	}
-	deep := `{"$defs":{"a":` + strings.Repeat(`{"b":`, lintMaxPointerTokens) + `{"description":"deep"}` + strings.Repeat(`}`, lintMaxPointerTokens) + `},` +
-		`"properties":{"p":{"$ref":"#/$defs/a` + strings.Repeat("/b", lintMaxPointerTokens) + `"}}}`
+	deep := `{"$defs":{"a":` + strings.Repeat(`{"b":`, toolschema.MaxPointerTokens) + `{"description":"deep"}` + strings.Repeat(`}`, toolschema.MaxPointerTokens) + `},` +
+		`"properties":{"p":{"$ref":"#/$defs/a` + strings.Repeat("/b", toolschema.MaxPointerTokens) + `"}}}`
 	for _, tc := range []struct {
 		name, schema string
 		want         lintParam // of property "p"; Name is filled in
@@ -47,8 +48,8 @@ func TestLintFollowsLocalRefs(t *testing.T) {
 			lintParam{Description: "Customer id", Explains: "Customer id", Typed: true}},
 		{"a chain of refs", `{"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/definitions/c"}},"definitions":{"c":{"enum":["x","y"],"description":"a code"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`,
 			lintParam{Description: "a code", Explains: "a code", Typed: true, Enum: []string{"x", "y"}, EnumAt: "/inputSchema/definitions/c/enum"}},
-		{"a chain as long as the bound", chain(lintMaxRefHops), lintParam{Description: "at the end", Explains: "at the end", Typed: true}},
-		{"a chain past the bound reads as unresolved", chain(lintMaxRefHops + 1), lintParam{Typed: true}},
+		{"a chain as long as the bound", chain(toolschema.MaxHops), lintParam{Description: "at the end", Explains: "at the end", Typed: true}},
+		{"a chain past the bound reads as unresolved", chain(toolschema.MaxHops + 1), lintParam{Typed: true}},
 		{"a description beside the $ref wins", `{"$defs":{"s":{"enum":["A","B"],"description":"A is active, B is blocked"}},"properties":{"p":{"$ref":"#/$defs/s","description":"Account state"}}}`,
 			lintParam{Description: "Account state", Explains: "Account state\nA is active, B is blocked", Typed: true, Enum: []string{"A", "B"}, EnumAt: "/inputSchema/$defs/s/enum"}},
 		{"a blank description beside the $ref does not", `{"$defs":{"id":{"description":"Customer id"}},"properties":{"p":{"$ref":"#/$defs/id","description":"  "}}}`,
@@ -142,8 +143,8 @@ func TestLintReadsNullableWrappers(t *testing.T) {
 			lintParam{Description: "a name", Explains: "a name", Typed: true}},
 		{"type [null] with const null", `{"properties":{"p":{"anyOf":[{"type":["null"],"const":null},{"type":"string","description":"a name"}]}}}`,
 			lintParam{Description: "a name", Explains: "a name", Typed: true}},
-		{"wrappers as deep as the bound", `{"properties":{"p":` + nest(lintMaxRefHops) + `}}`, lintParam{Description: "inside", Explains: "inside", Typed: true}},
-		{"wrappers past the bound", `{"properties":{"p":` + nest(lintMaxRefHops+1) + `}}`, lintParam{Typed: true}},
+		{"wrappers as deep as the bound", `{"properties":{"p":` + nest(toolschema.MaxHops) + `}}`, lintParam{Description: "inside", Explains: "inside", Typed: true}},
+		{"wrappers past the bound", `{"properties":{"p":` + nest(toolschema.MaxHops+1) + `}}`, lintParam{Typed: true}},
 		{"a wrapper around itself", `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"null"}]}},"properties":{"p":{"$ref":"#/$defs/a"}}}`, lintParam{Typed: true}},
 		{"a wrapper under its own $id", `{"$defs":{"a":{"$id":"https://example.com/a","anyOf":[{"$ref":"#/$defs/b"},{"type":"null"}]},"b":{"description":"x"}},"properties":{"p":{"$ref":"#/$defs/a"}}}`,
 			lintParam{Typed: true}},
@@ -209,26 +210,6 @@ func TestLintReadsOddSchemasAsBefore(t *testing.T) {
 	}
 	if s := strings.Join(got, " "); s != "none:0 null:0 nullprop:1" {
 		t.Errorf("tools read: %s, want none:0 null:0 nullprop:1", s)
-	}
-}
-
-// A hundred parameters naming definitions decode $defs once: the pointer
-// cache holds each member once, not a copy per lookup.
-func TestLintRefsDecodeEachContainerOnce(t *testing.T) {
-	var defs, props []string
-	for i := range 100 {
-		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"string","description":"def %d"}`, i, i))
-		props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/$defs/d%d"}`, i, i))
-	}
-	raw := json.RawMessage(`{"$defs":{` + strings.Join(defs, ",") + `},"properties":{` + strings.Join(props, ",") + `}}`)
-	doc := &lintSchemaDoc{root: raw}
-	for i := range 100 {
-		if _, v, ok := doc.lookup(fmt.Sprintf("#/$defs/d%d", i)); !ok || !strings.Contains(string(v), fmt.Sprintf(`"def %d"`, i)) {
-			t.Fatalf("d%d: %s %v", i, v, ok)
-		}
-	}
-	if len(doc.open) != 2 || len(doc.nodes) != 2+100 {
-		t.Errorf("%d containers decoded, %d members kept; want 2 and 102", len(doc.open), len(doc.nodes))
 	}
 }
 

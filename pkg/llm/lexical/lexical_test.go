@@ -244,6 +244,27 @@ func TestExtractArgs(t *testing.T) {
 	}
 }
 
+// Pydantic's schemas (FastMCP's): Optional[X] is {"anyOf": [X, {"type":
+// "null"}]} and a model or enum type is a $ref into $defs, often both.
+// The baseline reads the type, enum and bounds inside, as a model does.
+func TestExtractArgsPydantic(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"priority":{"anyOf":[{"$ref":"#/$defs/Priority"},{"type":"null"}],"default":null},
+		"limit":{"anyOf":[{"type":"integer","minimum":1,"maximum":20},{"type":"null"}],"default":null,"title":"Limit"},
+		"owner":{"anyOf":[{"type":"string","format":"email"},{"type":"null"}],"default":null}
+	},
+	"$defs":{"Priority":{"enum":["low","high"],"title":"Priority","type":"string"}}}`
+	tool := llm.Tool{Name: "search", InputSchema: json.RawMessage(schema)}
+	got := ExtractArgs(`HIGH priority tickets of ana@example.com, up to 5`, tool)
+	want := map[string]any{"priority": "high", "limit": int64(5), "owner": "ana@example.com"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("\n got %#v\nwant %#v", got, want)
+	}
+	if got := ExtractArgs("up to 50", tool); got["limit"] != nil {
+		t.Errorf("the bound inside the wrapper is not kept: %#v", got)
+	}
+}
+
 func TestShapeOf(t *testing.T) {
 	for in, want := range map[string]string{
 		"us-west1": `\p{Ll}+-\p{Ll}+[0-9]+`,
