@@ -144,12 +144,30 @@ func TestCacheKeysOnCaseSurfaceModelAndParameters(t *testing.T) {
 	c.Tools = append(lt.Tools[:0:0], lt.Tools...)
 	c.Tools[0].Description += " Changed."
 	changed["tool surface"] = c
+	// A selector built into mcp-eval whose code changed (llm.Revision):
+	// the same id, another revision.
+	c = cfg
+	c.Models = []llm.Provider{revised{model, "r2"}}
+	changed["revision of a built-in selector"] = c
 	for what, cfg := range changed {
 		if n := calls(cfg); n == 0 {
 			t.Errorf("a changed %s reused the old result", what)
 		}
 	}
+	c = cfg
+	c.Models = []llm.Provider{revised{model, "r2"}}
+	if n := calls(c); n != 0 {
+		t.Errorf("the same revision: %d calls, want 0", n)
+	}
 }
+
+// revised is a provider with a revision (llm.Revision).
+type revised struct {
+	llm.Provider
+	rev string
+}
+
+func (r revised) Revision() string { return r.rev }
 
 func TestUnreadableCacheEntriesAreMisses(t *testing.T) {
 	dir := t.TempDir()

@@ -136,11 +136,14 @@ type done struct {
 // Plan is a prepared run: cases hashed, tools listed, cache consulted,
 // spend previewed; nothing has called a model yet.
 type Plan struct {
-	cfg       Config
-	tools     []llm.Tool
-	surface   string
-	caseHash  []string
-	modelIDs  []string
+	cfg      Config
+	tools    []llm.Tool
+	surface  string
+	caseHash []string
+	modelIDs []string
+	// cacheIDs are the models in the result cache's keys: their ids,
+	// with the revision of a built-in selector (llm.Revision).
+	cacheIDs  []string
 	jobs      []job
 	preview   *spend.Preview
 	toolChars int
@@ -203,6 +206,10 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		}
 		seen[id] = true
 		p.modelIDs = append(p.modelIDs, id)
+		if rev := llm.Revision(m); rev != "" {
+			id += "@" + rev
+		}
+		p.cacheIDs = append(p.cacheIDs, id)
 	}
 	for _, t := range cfg.Tools {
 		p.tools = append(p.tools, llm.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
@@ -232,7 +239,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 				if cfg.Only != nil && !cfg.Only(c.ID, id) {
 					continue
 				}
-				j := job{ci: ci, run: run, mi: mi, key: cacheKey("result", LoopVersion, p.caseHash[ci], p.surface, id, params, fmt.Sprint(run))}
+				j := job{ci: ci, run: run, mi: mi, key: cacheKey("result", LoopVersion, p.caseHash[ci], p.surface, p.cacheIDs[mi], params, fmt.Sprint(run))}
 				if cfg.Cache != nil && cfg.Reuse == ReuseAll {
 					var cr cachedRun
 					if at, ok := cfg.Cache.get(kindResult, j.key, &cr); ok && cr.Model == id {

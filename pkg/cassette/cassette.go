@@ -295,6 +295,8 @@ type recording struct {
 
 func (w *recording) ID() string { return w.p.ID() }
 
+func (w *recording) Revision() string { return llm.Revision(w.p) }
+
 func (w *recording) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	resp, err := w.p.Complete(ctx, req)
 	if ctx.Err() != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm/lexical"
 	"github.com/mcp-eval/mcp-eval-action/pkg/redact"
 	"github.com/mcp-eval/mcp-eval-action/pkg/telemetry"
 )
@@ -105,5 +106,13 @@ func TestDiffIsShort(t *testing.T) {
 	d := Diff(json.RawMessage(`{"A":"`+long+`x","B":[1,2],"C":1,"D":1,"E":1}`), json.RawMessage(`{"A":"`+long+`y","B":[1],"C":2,"D":2,"E":2}`))
 	if len(d) > 400 || !strings.Contains(d, `A: recorded "…`) || !strings.Contains(d, "B[1]: recorded 2, now nothing") || !strings.Contains(d, "and 2 more") {
 		t.Errorf("diff %q", d)
+	}
+}
+
+// Recording a run keeps the lexical baseline's revision in the result
+// cache's keys.
+func TestRecordingForwardsTheRevision(t *testing.T) {
+	if got := llm.Revision(NewRecorder(nil).Wrap(lexical.New(), false)); got != lexical.Revision {
+		t.Errorf("revision through the cassette recorder %q, want %q", got, lexical.Revision)
 	}
 }

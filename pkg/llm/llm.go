@@ -41,6 +41,18 @@ type Provider interface {
 	Complete(ctx context.Context, req *Request) (*Response, error)
 }
 
+// Revision is what a provider's answers depend on besides its id and the
+// request, for a result cache: "" for a model behind an API, whose id
+// names it, and a version for a selector built into mcp-eval (the lexical
+// baseline), whose answers change with mcp-eval's code. A wrapper
+// forwards its provider's.
+func Revision(p Provider) string {
+	if r, ok := p.(interface{ Revision() string }); ok {
+		return r.Revision()
+	}
+	return ""
+}
+
 // Role of a message in the neutral transcript.
 type Role string
 

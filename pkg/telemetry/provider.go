@@ -60,6 +60,8 @@ type recordingProvider struct {
 
 func (w *recordingProvider) ID() string { return w.p.ID() }
 
+func (w *recordingProvider) Revision() string { return llm.Revision(w.p) }
+
 func (w *recordingProvider) Complete(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	start := time.Now()
 	resp, err := w.p.Complete(ctx, req)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm/lexical"
 )
 
 type fakeProvider struct {
@@ -44,5 +45,17 @@ func TestProviderRecordsEveryCall(t *testing.T) {
 	}
 	if !b.Judge || !b.Failed || b.Usage.InputTokens != 50 {
 		t.Errorf("failed judge call %+v: its usage still counts", b)
+	}
+}
+
+// The recorder wraps every Layer 1 provider, the lexical baseline too: it
+// passes the baseline's revision on to the result cache's keys.
+func TestRecordingProviderForwardsTheRevision(t *testing.T) {
+	rec := NewRecorder(Options{})
+	if got := llm.Revision(rec.Provider(lexical.New(), false)); got != lexical.Revision {
+		t.Errorf("revision through the recorder %q, want %q", got, lexical.Revision)
+	}
+	if got := llm.Revision(rec.Provider(fakeProvider{}, false)); got != "" {
+		t.Errorf("a model behind an API has revision %q, want none", got)
 	}
 }

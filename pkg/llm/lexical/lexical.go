@@ -50,6 +50,11 @@ const (
 	// between an open invoice and an overdue one" (4.79), which no
 	// lexical method can tell from a request; TestExampleSet pins them.
 	DefaultThreshold = 1.8
+	// Revision changes whenever what the baseline answers for the same
+	// request changes, so that a result cache does not replay the
+	// answers of an older mcp-eval (llm.Revision). 2: parameters read
+	// through nullable wrappers and every local $ref (package toolschema).
+	Revision = "lexical/2"
 )
 
 // ErrCannotJudge is returned for a request asking for structured output
@@ -71,6 +76,9 @@ var _ llm.Provider = (*Provider)(nil)
 
 // ID is "baseline:lexical".
 func (p *Provider) ID() string { return ID }
+
+// Revision is Revision, the constant.
+func (p *Provider) Revision() string { return Revision }
 
 // Complete answers one turn deterministically. It honours ctx only to
 // refuse work after cancellation; it does no I/O.
