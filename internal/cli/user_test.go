@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
 	"github.com/mcp-eval/mcp-eval-action/pkg/target"
@@ -107,5 +108,39 @@ func TestServerUserNoteIsPrintedOnce(t *testing.T) {
 	}
 	if n := strings.Count(out.String()+errb.String(), want); n != 1 {
 		t.Fatalf("the server-user note is printed %d times, want once\nstdout:\n%s\nstderr:\n%s", n, out.String(), errb.String())
+	}
+}
+
+// A server that refuses the run's token (as the TS SDK's bearer auth does:
+// HTTP 401 with a JSON-RPC error) cannot be tested: exit 2 and what to
+// do, not every MUST check failing on the same refusal. The right token
+// passes.
+func TestCheckOnARefusedTokenIsAHarnessError(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	inner := srv.Handler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer right" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("WWW-Authenticate", `Bearer realm="t"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Unauthorized"}}`))
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	for _, header := range []string{"Authorization: Bearer wrong", ""} {
+		args := []string{"check", "--url", hs.URL, "--runs", "1"}
+		if header != "" {
+			args = append(args, "--header", header)
+		}
+		code, stdout, stderr := run(t, args...)
+		if code != ExitError || !strings.Contains(stderr, "requires authorization") || !strings.Contains(stderr, "--header") || strings.Contains(stdout, "MUST check(s) failed") {
+			t.Errorf("%q: exit %d\nstdout:\n%s\nstderr:\n%s", header, code, stdout, stderr)
+		}
+	}
+	if code, stdout, stderr := run(t, "check", "--url", hs.URL, "--runs", "1", "--only", "DISC,TOOL", "--header", "Authorization: Bearer right"); code != ExitOK {
+		t.Errorf("the right token: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

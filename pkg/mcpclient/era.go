@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -225,10 +226,8 @@ func (c *Client) classify(ctx context.Context, resp *Response, err error) (Era, 
 	if err != nil {
 		kind := transport.KindOf(err)
 		switch {
-		case http && kind == transport.KindHTTPStatus && (step.Status == 401 || step.Status == 403) && resp.Exchange.HTTP.Header.Get("WWW-Authenticate") != "":
-			step.Outcome = "authorization required"
-			c.addStep(step)
-			return "", "", fmt.Errorf("%w (HTTP %d with WWW-Authenticate %q): pass a token with --header \"Authorization: Bearer …\"", ErrAuthRequired, step.Status, jsonrpc.Clip(resp.Exchange.HTTP.Header.Get("WWW-Authenticate"), 200))
+		case http && kind == transport.KindHTTPStatus && refusedAuth(resp, step.Status):
+			return c.authRequired(resp, step)
 		case http && kind == transport.KindHTTPStatus && step.Status >= 400 && step.Status < 500:
 			step.Outcome = fmt.Sprintf("HTTP %d without a modern JSON-RPC error: legacy", step.Status)
 			c.addStep(step)
@@ -244,6 +243,12 @@ func (c *Client) classify(ctx context.Context, resp *Response, err error) (Era, 
 	}
 	if resp.Error != nil {
 		step.Code = resp.Error.Code
+		if http && refusedAuth(resp, step.Status) {
+			// A JSON-RPC error in the body (the TS SDK's bearer auth
+			// sends -32001) does not make the refusal a legacy answer:
+			// every later request would be refused too.
+			return c.authRequired(resp, step)
+		}
 		switch resp.Error.Code {
 		case jsonrpc.CodeUnsupportedProtocolVersion:
 			return c.onUnsupported(resp, step)
@@ -287,6 +292,32 @@ func (c *Client) classify(ctx context.Context, resp *Response, err error) (Era, 
 	c.addStep(step)
 	c.setModern(Latest, &dr)
 	return EraModern, "", nil
+}
+
+// refusedAuth reports an HTTP answer that refuses the request's
+// credentials (or their absence): a 401, or a 403 with WWW-Authenticate.
+// A bare 403 may be the server's Origin or Host validation instead.
+func refusedAuth(resp *Response, status int) bool {
+	if resp == nil || resp.Exchange == nil || resp.Exchange.HTTP == nil {
+		return false
+	}
+	return status == http.StatusUnauthorized || status == http.StatusForbidden && resp.Exchange.HTTP.Header.Get("WWW-Authenticate") != ""
+}
+
+// authRequired ends the probe: a server that refuses the credentials the
+// run was given (or asks for some) cannot be tested; each check would
+// fail on the same refusal.
+func (c *Client) authRequired(resp *Response, step ProbeStep) (Era, string, error) {
+	step.Outcome = "authorization required"
+	c.addStep(step)
+	what := fmt.Sprintf("HTTP %d", step.Status)
+	if h := resp.Exchange.HTTP.Header.Get("WWW-Authenticate"); h != "" {
+		what += fmt.Sprintf(" with WWW-Authenticate %q", jsonrpc.Clip(h, 200))
+	}
+	if resp.Error != nil {
+		what += fmt.Sprintf(", error %d: %s", resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 200))
+	}
+	return "", "", fmt.Errorf("%w: server/discover got %s. Pass a token with --header \"Authorization: Bearer …\" (server.headers in mcp-eval.yaml); if one was passed, the server refused it: it may be wrong or expired", ErrAuthRequired, what)
 }
 
 func (c *Client) onUnsupported(resp *Response, step ProbeStep) (Era, string, error) {

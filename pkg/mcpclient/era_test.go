@@ -175,6 +175,36 @@ func TestProbeOutcomes(t *testing.T) {
 			wantErr: ErrAuthRequired,
 		},
 		{
+			name: "401 with a JSON-RPC error and no WWW-Authenticate is a refused token, not a legacy server",
+			h: func(w http.ResponseWriter, r *http.Request) {
+				writeJSON(w, 401, `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Unauthorized"}}`)
+			},
+			wantErr: ErrAuthRequired,
+		},
+		{
+			name: "401 with a plain body",
+			h: func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "invalid_token", 401)
+			},
+			wantErr: ErrAuthRequired,
+		},
+		{
+			name: "403 with WWW-Authenticate and a JSON-RPC error",
+			h: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope"`)
+				writeJSON(w, 403, `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Forbidden"}}`)
+			},
+			wantErr: ErrAuthRequired,
+		},
+		{
+			// The TS SDK's DNS-rebinding protection: not about credentials.
+			name: "403 with a JSON-RPC error and no WWW-Authenticate is not an auth refusal",
+			h: func(w http.ResponseWriter, r *http.Request) {
+				writeJSON(w, 403, `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Invalid Host header"}}`)
+			},
+			wantErr: ErrInitializeRejected,
+		},
+		{
 			name: "a redirect is not followed",
 			h: func(w http.ResponseWriter, r *http.Request) {
 				http.Redirect(w, r, "http://evil.example/mcp", http.StatusTemporaryRedirect)
