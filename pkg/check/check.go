@@ -13,7 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 
@@ -502,14 +501,7 @@ func serverFault(err error) bool {
 	case transport.KindHTTPStatus:
 		// A gateway's "upstream unavailable" or a rate limit says the
 		// server could not be reached or asked, not what it answers.
-		var te *transport.Error
-		if errors.As(err, &te) {
-			switch te.Status {
-			case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-				return false
-			}
-		}
-		return true
+		return !transport.GatewayRefused(err)
 	case transport.KindMalformed, transport.KindBadID, transport.KindTooLarge, transport.KindStreamBroken, transport.KindRedirect:
 		return true
 	}

@@ -120,8 +120,7 @@ var CANC2 = &check.Check{
 	Run: func(p *check.Pass) error {
 		es := progFindEmitters(p)
 		if es.progress == nil {
-			progSkipNoEmitter(p, es, "notifications/progress (nothing stays in flight long enough to cancel)")
-			return nil
+			return progSkipNoEmitter(p, es, "notifications/progress (nothing stays in flight long enough to cancel)")
 		}
 		// A process of its own, not a quiet turn: a server that ignores
 		// the cancellation may stream progress and an answer for it long

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Dual-era servers (basic/versioning.mdx §Terminology, §Backward
@@ -117,6 +118,10 @@ func observeLegacySide(ctx context.Context, env check.Env) *legacySide {
 	}
 	defer closeFn()
 	info := c.Info()
+	if info.Initialize == nil && transport.GatewayRefused(err) {
+		// A proxy answered in the server's stead: nothing observed.
+		return &legacySide{openErr: err}
+	}
 	ls := &legacySide{init: info.Initialize, initErr: err, ev: check.FromResponse(info.Initialize)}
 	if err != nil {
 		if info.Initialize == nil {

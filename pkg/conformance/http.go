@@ -224,8 +224,7 @@ var HTTP5 = &check.Check{
 			em = es.logs
 		}
 		if em == nil {
-			progSkipNoEmitter(p, es, "progress or log notifications (nothing streams)")
-			return nil
+			return progSkipNoEmitter(p, es, "progress or log notifications (nothing streams)")
 		}
 		token := "mcp-eval-http5"
 		obs, err := progObserve(p.Ctx, p.Env.Client, "tools/call", map[string]any{"name": em.Tool.Name, "arguments": em.Args}, 500*time.Millisecond, mcpclient.WithProgressToken(token), mcpclient.WithLogLevel("debug"))

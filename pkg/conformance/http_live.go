@@ -228,6 +228,14 @@ func httpOpenLive(ctx context.Context, ht *transport.HTTPTransport, body []byte,
 	l := &httpLive{Status: resp.StatusCode, Header: resp.Header, ContentType: resp.Header.Get("Content-Type"), Sent: body, SentHeader: hdr, cancel: cancel, items: make(chan httpLiveMsg, 256)}
 	mt, _, _ := mime.ParseMediaType(l.ContentType)
 	l.SSE = mt == "text/event-stream"
+	if transport.GatewayRefusal(l.Status) && !l.SSE && mt != "application/json" {
+		// A proxy or rate limiter answered in the server's stead (a
+		// JSON body may be the server's own JSON-RPC error, kept as data).
+		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+		resp.Body.Close()
+		cancel()
+		return nil, &transport.Error{Kind: transport.KindHTTPStatus, Op: "POST to the MCP endpoint", Status: l.Status, Excerpt: jsonrpc.Clip(strings.ToValidUTF8(string(excerpt), "�"), 200)}
+	}
 	go l.read(resp.Body)
 	return l, nil
 }

@@ -80,8 +80,7 @@ var LOG2 = &check.Check{
 			if err := es.logsUnseen(); err != nil {
 				return err
 			}
-			progSkipNoEmitter(p, es, "notifications/message")
-			return nil
+			return progSkipNoEmitter(p, es, "notifications/message")
 		}
 		const level = "notice"
 		c, closeFn, err := progClient(p)
@@ -124,8 +123,7 @@ var LOG3 = &check.Check{
 			if err := es.logsUnseen(); err != nil {
 				return err
 			}
-			progSkipNoEmitter(p, es, "notifications/message")
-			return nil
+			return progSkipNoEmitter(p, es, "notifications/message")
 		}
 		p.Failf(es.logs.At("/method"), "tool %s sent notifications/message, but capabilities has no \"logging\"", es.logs.Tool.Name)
 		return nil

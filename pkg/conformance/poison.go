@@ -7,6 +7,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/poison"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // The POISON family reports the tool-poisoning scan (package poison): text
@@ -74,6 +75,7 @@ type poisonScan struct {
 	// secondListing says whether the second tools/list call answered;
 	// without it there is nothing to compare and the drift rule skips.
 	secondListing bool
+	againErr      error // why the second listing failed
 }
 
 type poisonScanKey struct{}
@@ -122,7 +124,7 @@ func scanPoison(p *check.Pass) *poisonScan {
 			// reported, and the drift rule is skipped.
 			fs = first.Findings(nil)
 		}
-		s := &poisonScan{byRule: map[poison.Rule][]poison.Finding{}, secondListing: err == nil}
+		s := &poisonScan{byRule: map[poison.Rule][]poison.Finding{}, secondListing: err == nil, againErr: err}
 		for _, f := range fs {
 			s.byRule[f.Rule] = append(s.byRule[f.Rule], f)
 		}
@@ -147,6 +149,8 @@ func poisonRule(rule poison.Rule) func(p *check.Pass) error {
 		s := scanPoison(p)
 		list := s.byRule[rule]
 		switch {
+		case rule == poison.RuleDrift && !s.secondListing && transport.GatewayRefused(s.againErr):
+			return s.againErr // a proxy answered in the server's stead
 		case rule == poison.RuleDrift && !s.secondListing:
 			p.Skipf("only one tools/list call was made: nothing to compare")
 			return nil

@@ -26,8 +26,7 @@ var PROG1 = &check.Check{
 	Run: func(p *check.Pass) error {
 		es := progFindEmitters(p)
 		if es.progress == nil {
-			progSkipNoEmitter(p, es, "notifications/progress")
-			return nil
+			return progSkipNoEmitter(p, es, "notifications/progress")
 		}
 		call := map[string]any{"name": es.progress.Tool.Name, "arguments": es.progress.Args}
 		c, closeFn, err := progClient(p)

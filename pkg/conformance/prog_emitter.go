@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // progSkipNoTool skips a check that needs a tool call when no tool may
@@ -242,6 +243,9 @@ type progEmitters struct {
 	// shared is why a stdio search ran on the run's own process: a new
 	// one could not be started.
 	shared error
+	// refused: a call of the search met a gateway's refusal instead of
+	// the server, so "no tool sent them" is not known.
+	refused error
 }
 
 // logsUnseen is why a search that found no tool sending logs cannot say
@@ -353,6 +357,9 @@ func (es *progEmitters) search(ctx context.Context, env check.Env, c *mcpclient.
 		es.tried = append(es.tried, t.Name)
 		token := fmt.Sprintf("mcp-eval-probe-%d", i)
 		resp, err := c.Do(ctx, "tools/call", map[string]any{"name": t.Name, "arguments": args}, mcpclient.WithProgressToken(token), mcpclient.WithLogLevel("debug"))
+		if transport.GatewayRefused(err) && es.refused == nil {
+			es.refused = err
+		}
 		if err != nil || resp.Exchange == nil {
 			continue
 		}
@@ -371,13 +378,19 @@ func (es *progEmitters) search(ctx context.Context, env check.Env, c *mcpclient.
 	}
 }
 
-// progSkipNoEmitter skips a check that needs a tool sending kind notifications.
-func progSkipNoEmitter(p *check.Pass, es *progEmitters, kind string) {
+// progSkipNoEmitter skips a check that needs a tool sending kind
+// notifications; the error, when there is one, is the check's: a call of
+// the search met a gateway instead of the server.
+func progSkipNoEmitter(p *check.Pass, es *progEmitters, kind string) error {
 	if len(p.Env.CallableTools()) == 0 {
 		progSkipNoTool(p)
-		return
+		return nil
+	}
+	if es.refused != nil {
+		return es.refused
 	}
 	callSkip(p, fmt.Sprintf("no callable tool sent %s when called with example arguments (tried %s)", kind, strings.Join(es.tried, ", ")))
+	return nil
 }
 
 // progParams is the notification's params as a map of raw members.

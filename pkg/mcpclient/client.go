@@ -459,6 +459,11 @@ func (c *Client) sendOnce(ctx context.Context, req *Request) (*Response, error) 
 		// and reads 499ms for a 500ms deadline on a busy machine.
 		te.After = timeout
 	}
+	if transport.GatewayRefused(err) {
+		// A proxy or rate limiter answered in the server's stead: there
+		// is no answer of the server's to judge, only the error.
+		return nil, err
+	}
 	if err != nil {
 		return resp, err
 	}
@@ -493,6 +498,9 @@ func (c *Client) Notify(ctx context.Context, method string, params any) (*transp
 	if c.cfg.Observer != nil {
 		// Observed like a request, so that its traceparent names a span.
 		c.cfg.Observer(observed(req, start, sent, ex, err))
+	}
+	if transport.GatewayRefused(err) {
+		return nil, err
 	}
 	return ex, err
 }

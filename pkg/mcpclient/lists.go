@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Page is one page of a paginated list, kept whole for the conformance layer.
@@ -40,6 +41,11 @@ func (c *Client) List(ctx context.Context, method, key string, opts ...CallOptio
 			params = map[string]any{"cursor": *cursor}
 		}
 		resp, err := c.call(ctx, method, params, opts...)
+		if transport.GatewayRefused(err) {
+			// A proxy answered a page in the server's stead: the walk
+			// shows nothing of the list, not a list that ended there.
+			return nil, err
+		}
 		out.Pages = append(out.Pages, Page{Cursor: cursor, Response: resp})
 		if err != nil {
 			return out, err

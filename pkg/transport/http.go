@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,8 +131,40 @@ type RawResponse struct {
 
 // Do sends one raw HTTP request. It returns an error only when no HTTP
 // response could be read whole (connect, timeout, size); statuses and bodies
-// of any kind are data in the RawResponse.
+// of any kind are data in the RawResponse, but one:
+//
+// a gateway's or rate limiter's refusal (HTTP 429, 502, 503 or 504 with no
+// JSON-RPC message in the body) is returned as an error with no response:
+// it says the server could not be reached or asked, not what it answers,
+// so no rule may be judged on it (a raw check returns the error, which
+// leaves its run unjudged, as the typed client's requests are).
 func (t *HTTPTransport) Do(ctx context.Context, rr *RawRequest) (*RawResponse, error) {
+	out, err := t.do(ctx, rr)
+	if out != nil && GatewayRefusal(out.Status) && len(out.Messages) == 0 {
+		method := cmp.Or(rr.Method, http.MethodPost)
+		return nil, &Error{Kind: KindHTTPStatus, Op: method + " " + t.url.Redacted(), Status: out.Status, Excerpt: excerpt(out.Body)}
+	}
+	return out, err
+}
+
+// GatewayRefusal reports the statuses a proxy or rate limiter answers in
+// the server's stead.
+func GatewayRefusal(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// GatewayRefused reports an error that is a gateway's refusal: HTTP 429,
+// 502, 503 or 504 without a JSON-RPC message in the body.
+func GatewayRefused(err error) bool {
+	te := (*Error)(nil)
+	return errors.As(err, &te) && te.Kind == KindHTTPStatus && GatewayRefusal(te.Status)
+}
+
+func (t *HTTPTransport) do(ctx context.Context, rr *RawRequest) (*RawResponse, error) {
 	method := rr.Method
 	if method == "" {
 		method = http.MethodPost
@@ -364,7 +397,7 @@ func (t *HTTPTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchange
 		h[http.CanonicalHeaderKey(k)] = vs
 	}
 	start := time.Now()
-	rr, err := t.Do(ctx, &RawRequest{Body: out.Body, Header: h, StopAtID: out.ID, OnNotification: out.OnNotification})
+	rr, err := t.do(ctx, &RawRequest{Body: out.Body, Header: h, StopAtID: out.ID, OnNotification: out.OnNotification})
 	ex := t.exchange(rr, out, start)
 	if err != nil {
 		if te, ok := err.(*Error); ok {
