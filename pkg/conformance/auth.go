@@ -231,8 +231,15 @@ var AUTH1 = &check.Check{
 		}
 		ch, _ := authChallenge(a.Header.Get("WWW-Authenticate"))
 		prm, tried := authFetchPRM(p.Ctx, authPRMLocations(p.Env.HTTP.URL(), ch))
+		if prm == nil && ch["resource_metadata"] == "" {
+			// Authorization is OPTIONAL, and an HTTP server that has some
+			// SHOULD (not MUST) follow MCP's: a server behind a static
+			// token is AUTH-5's warning, not this rule's failure.
+			p.Skipf("the server does not use MCP's authorization (its challenge names no resource_metadata and no Protected Resource Metadata is served: tried %s); the metadata rule binds servers that do (AUTH-5)", strings.Join(tried, ", "))
+			return nil
+		}
 		if prm == nil {
-			p.Failf(a.Ev(), "no Protected Resource Metadata found; tried %s", strings.Join(tried, ", "))
+			p.Failf(a.Ev(), "a request sent without the Authorization header (on purpose) was challenged with resource_metadata, but no Protected Resource Metadata was found; tried %s", strings.Join(tried, ", "))
 			return nil
 		}
 		ev := &check.Evidence{Transport: "http", Request: "GET " + prm.URL, Response: jsonrpc.Clip(string(prm.Raw), 600)}
@@ -342,4 +349,29 @@ var AUTH4 = &check.Check{
 	},
 }
 
-var authFamily = family{name: "AUTH", title: "authorization", checks: []*check.Check{AUTH1, AUTH2, AUTH3, AUTH4}}
+var AUTH5 = &check.Check{
+	ID: "AUTH-5", Level: check.Should, Transports: check.HTTP,
+	Spec: "basic/authorization/index.mdx §Protocol Requirements",
+	Doc:  "a server that refuses requests without credentials follows MCP's authorization: OAuth 2.1 with discoverable Protected Resource Metadata",
+	Fix:  "to let any MCP client obtain a token, serve RFC 9728 metadata (/.well-known/oauth-protected-resource, named in WWW-Authenticate resource_metadata); a static token works for clients that are configured with it, which the spec allows",
+	Run: func(p *check.Pass) error {
+		a, err := authGate(p)
+		if a == nil {
+			return err
+		}
+		ch, _ := authChallenge(a.Header.Get("WWW-Authenticate"))
+		if ch["resource_metadata"] != "" {
+			p.Passf(a.Ev(), "the challenge names resource_metadata %q", jsonrpc.Clip(ch["resource_metadata"], 120))
+			return nil
+		}
+		if prm, tried := authFetchPRM(p.Ctx, authPRMLocations(p.Env.HTTP.URL(), ch)); prm == nil {
+			p.Failf(a.Ev(), "a request sent without the Authorization header (on purpose) got HTTP %d, and no Protected Resource Metadata is served (tried %s): a client can only use a token it was configured with", a.Status, strings.Join(tried, ", "))
+		} else {
+			p.Passf(&check.Evidence{Transport: "http", Request: "GET " + prm.URL, Response: jsonrpc.Clip(string(prm.Raw), 600)}, "Protected Resource Metadata at %s", prm.URL)
+		}
+		return nil
+	},
+}
+
+var authFamily = family{name: "AUTH", title: "authorization", checks: []*check.Check{AUTH1, AUTH2, AUTH3, AUTH4, AUTH5},
+	added: map[string]string{"AUTH-5": "authorization/index.mdx: HTTP implementations that support authorization SHOULD conform to it; AUTH-1's MUST binds those that do, and failed a server behind a static token (a user's trial)"}}

@@ -19,7 +19,9 @@ const authToken = "Bearer mcp-eval-good-token"
 // behaviour: 401 with a Bearer challenge for a missing or invalid token,
 // Protected Resource Metadata at the well-known URIs, and 403 with an
 // insufficient_scope challenge for prompts/list (the given token lacks
-// that scope). broken names the rule it breaks.
+// that scope). broken names the rule it breaks: AUTH-1's challenge names
+// metadata that is not there; AUTH-5's is a server behind a static token,
+// which names none and serves none.
 func authFixture(t *testing.T, broken string) Target {
 	t.Helper()
 	ref := refserver.New(refserver.Options{})
@@ -27,7 +29,7 @@ func authFixture(t *testing.T, broken string) Target {
 	mux := http.NewServeMux()
 	var base string
 	prm := func(w http.ResponseWriter, _ *http.Request) {
-		if broken == "AUTH-1" {
+		if broken == "AUTH-1" || broken == "AUTH-5" {
 			http.NotFound(w, nil)
 			return
 		}
@@ -42,7 +44,7 @@ func authFixture(t *testing.T, broken string) Target {
 	mux.HandleFunc("/.well-known/oauth-protected-resource", prm)
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		meta := ` resource_metadata="` + base + `/.well-known/oauth-protected-resource/mcp",`
-		if broken == "AUTH-1" {
+		if broken == "AUTH-5" {
 			meta = ""
 		}
 		scope := "mcp:tools"
@@ -77,6 +79,19 @@ func TestAUTHFixture(t *testing.T) {
 			want = check.Warned
 		}
 		t.Run(c.ID, func(t *testing.T) { assertFixture(t, c, authFixture, want) })
+	}
+}
+
+// A server behind a static token (no resource_metadata, no metadata
+// served) is not bound by the metadata rule: authorization is optional,
+// and following MCP's is a SHOULD (AUTH-5's warning).
+func TestAUTH1SkipsAStaticTokenServer(t *testing.T) {
+	_, res := runChecks(t, authFixture(t, "AUTH-5"), 1, "AUTH-1", "AUTH-5")
+	if r := res["AUTH-1"]; r.Verdict != check.Skipped {
+		t.Errorf("AUTH-1: %s (%s), want skip", r.Verdict, r.Outcome.Message)
+	}
+	if r := res["AUTH-5"]; r.Verdict != check.Warned {
+		t.Errorf("AUTH-5: %s (%s), want warn", r.Verdict, r.Outcome.Message)
 	}
 }
 
