@@ -13,9 +13,11 @@ const checkExamples = `  mcp-eval check --cmd "go run ./golden-examples/cmd/exam
   mcp-eval check --url http://127.0.0.1:3000/mcp --only DISC,TOOL-3 -v
 `
 
-// runCheck is Layer 0 alone. It reads mcp-eval.yaml only when --config
-// names it, and a legacy server fails it: check exists to say whether the
-// server speaks 2026-07-28.
+// runCheck is Layer 0 alone, and a legacy server fails it: check exists
+// to say whether the server speaks 2026-07-28. Like run, it reads
+// mcp-eval.yaml in the current directory when --config names no other
+// (its help said so, and a user's `mcp-eval check` beside the file that
+// names the server was told to set server.url there).
 func runCheck(ctx context.Context, c *Command, args []string) int {
 	var f planFlags
 	var runs, lanes int
@@ -48,5 +50,5 @@ func runCheck(ctx context.Context, c *Command, args []string) int {
 	}
 	f.s.ConformanceRuns, f.s.ConformanceConcurrency = cmp.Or(f.s.ConformanceRuns, runs), cmp.Or(f.s.ConformanceConcurrency, lanes)
 	force := pipeline.Settings{Layers: []string{pipeline.Conformance}, FailOnLegacy: ptr(true)}
-	return c.execute(ctx, evaluation{name: "check", force: force}, &f)
+	return c.execute(ctx, evaluation{name: "check", autoFile: true, force: force}, &f)
 }

@@ -25,20 +25,17 @@ type evaluation struct {
 	needGolden bool
 }
 
-// execute stacks defaults < mcp-eval.yaml < flags < what the command forces,
-// runs the pipeline, prints the result and returns the exit code.
-func (c *Command) execute(ctx context.Context, e evaluation, f *planFlags) int {
-	fail := func(err error) int {
-		fmt.Fprintf(c.Stderr, "mcp-eval %s: %s\n", e.name, sanitizeText(explain(err)))
-		return ExitError
-	}
+// withFile stacks defaults < the configuration file < the flags: the file
+// --config names, else, when auto, mcp-eval.yaml in the current directory
+// if there is one.
+func (f *planFlags) withFile(defaults pipeline.Settings, auto bool) (pipeline.Settings, error) {
 	flags, err := f.settings()
 	if err != nil {
-		return fail(err)
+		return pipeline.Settings{}, err
 	}
-	s := e.defaults
+	s := defaults
 	path := f.config
-	if path == "" && e.autoFile {
+	if path == "" && auto {
 		if _, err := os.Stat(config.DefaultFile); err == nil {
 			path = config.DefaultFile
 		}
@@ -46,11 +43,25 @@ func (c *Command) execute(ctx context.Context, e evaluation, f *planFlags) int {
 	if path != "" {
 		file, err := pipeline.LoadConfig(path)
 		if err != nil {
-			return fail(err)
+			return pipeline.Settings{}, err
 		}
 		s = s.Overlay(file)
 	}
-	plan, err := pipeline.Resolve(s.Overlay(flags).Overlay(e.force), c.env())
+	return s.Overlay(flags), nil
+}
+
+// execute stacks defaults < mcp-eval.yaml < flags < what the command forces,
+// runs the pipeline, prints the result and returns the exit code.
+func (c *Command) execute(ctx context.Context, e evaluation, f *planFlags) int {
+	fail := func(err error) int {
+		fmt.Fprintf(c.Stderr, "mcp-eval %s: %s\n", e.name, sanitizeText(explain(err)))
+		return ExitError
+	}
+	s, err := f.withFile(e.defaults, e.autoFile)
+	if err != nil {
+		return fail(err)
+	}
+	plan, err := pipeline.Resolve(s.Overlay(e.force), c.env())
 	if err != nil {
 		return fail(err)
 	}

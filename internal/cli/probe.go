@@ -45,12 +45,13 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 	var f planFlags
 	var asJSON bool
 	fs := c.newFlagSet("probe", "(--url URL | --cmd \"server args…\") [flags]", probeExamples)
-	f.register(fs, flagsServer)
+	f.register(fs, flagsServer|flagsConfig)
 	fs.BoolVar(&asJSON, "json", false, "print machine-readable JSON instead of text")
 	if code := c.parse(fs, args); code >= 0 {
 		return code
 	}
-	s, err := f.settings()
+	// The server as mcp-eval.yaml names it, as every command reads it.
+	s, err := f.withFile(pipeline.Settings{}, true)
 	if err != nil {
 		c.errorf("probe", "%v", err)
 		return ExitError

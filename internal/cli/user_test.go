@@ -144,3 +144,24 @@ func TestCheckOnARefusedTokenIsAHarnessError(t *testing.T) {
 		t.Errorf("the right token: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
+
+// check and probe read mcp-eval.yaml in the current directory, as run
+// does and as their help says: a user beside the file that names the
+// server was told to set server.url there.
+func TestCheckAndProbeReadTheConfigFileBesideThem(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mcp-eval.yaml"), []byte("server:\n  url: "+hs.URL+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if code, stdout, stderr := run(t, "check", "--runs", "1", "--only", "DISC"); code != ExitOK || !strings.Contains(stdout, "verdict: PASS") {
+		t.Errorf("check: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, "probe"); code != ExitOK || !strings.Contains(stdout, "modern") {
+		t.Errorf("probe: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}

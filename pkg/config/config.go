@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/didyoumean"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/yamlsyntax"
@@ -349,7 +351,90 @@ func Load(path string) (*Config, error) {
 	return Parse(path, b)
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+var (
+	yamlLine     = regexp.MustCompile(`line (\d+): (.*)`)
+	unknownField = regexp.MustCompile(`^field (\S+) not found in type config\.(\w+)$`)
+)
+
+// typeErrors says every key and value yaml.v3 refused, at the first one's
+// line: a file with three typos is fixed in one round, not three. An
+// unknown key gets the key of its section it most likely meant and the
+// section's keys.
+func typeErrors(path string, errs []string) *Error {
+	var first int
+	var msgs []string
+	for _, e := range errs {
+		m := yamlLine.FindStringSubmatch(e)
+		if m == nil {
+			continue
+		}
+		var line int
+		fmt.Sscan(m[1], &line)
+		if first == 0 {
+			first = line
+		}
+		msg := m[2]
+		if u := unknownField.FindStringSubmatch(msg); u != nil {
+			keys := sectionKeys(u[2])
+			msg = fmt.Sprintf("unknown key %q in %s", u[1], sectionName(u[2]))
+			if near, ok := didyoumean.Nearest(u[1], keys); ok {
+				msg += fmt.Sprintf(": did you mean %s?", near)
+			} else if len(keys) > 0 {
+				msg += fmt.Sprintf(": its keys are %s", strings.Join(keys, ", "))
+			}
+		} else {
+			msg = strings.Replace(msg, "in type config.", "in section ", 1)
+		}
+		if len(msgs) > 0 {
+			msg = fmt.Sprintf("line %d: %s", line, msg)
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return &Error{File: path, Line: first, Msg: strings.Join(msgs, "; "), Hint: "the README's Configuration section lists every key"}
+}
+
+// sectionName is how a message names the section of Go type name.
+func sectionName(typ string) string {
+	if typ == "Config" {
+		return "the top level"
+	}
+	return "section " + typ
+}
+
+// sectionKeys are the YAML keys of the config struct type named typ.
+func sectionKeys(typ string) []string {
+	var keys []string
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type) bool
+	walk = func(t reflect.Type) bool {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return false
+		}
+		seen[t] = true
+		if t.Name() == typ {
+			for i := range t.NumField() {
+				if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+					keys = append(keys, k)
+				}
+			}
+			return true
+		}
+		for i := range t.NumField() {
+			if walk(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	walk(reflect.TypeOf(Config{}))
+	return keys
+}
 
 // Parse decodes b (named path in messages) strictly and validates it.
 func Parse(path string, b []byte) (*Config, error) {
@@ -366,12 +451,8 @@ func Parse(path string, b []byte) (*Config, error) {
 		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {
-			m := yamlLine.FindStringSubmatch(te.Errors[0])
-			if m != nil {
-				var line int
-				fmt.Sscan(m[1], &line)
-				msg := strings.Replace(m[2], "in type config.", "in section ", 1)
-				return nil, &Error{File: path, Line: line, Msg: msg, Hint: "see config.schema.json for the keys"}
+			if e := typeErrors(path, te.Errors); e != nil {
+				return nil, e
 			}
 		}
 		// yaml.v3 names the line above the construct that holds a syntax
@@ -418,9 +499,10 @@ func (c *Config) validate(path string, src []byte) error {
 	}
 	for _, l := range c.Layers {
 		switch l {
-		case "auto", "0", "1", "2", "3", "conformance", "behavior", "resilience", "telemetry":
+		// What --layers and the action's input accept (pipeline, action).
+		case "auto", "all", "0", "1", "2", "3", "conformance", "behavior", "behaviour", "resilience", "telemetry":
 		default:
-			return at("layers", fmt.Sprintf("unknown layer %q", l), "use auto, 0-3 or conformance, behavior, resilience, telemetry")
+			return at("layers", fmt.Sprintf("unknown layer %q", l), "use auto, all, 0-3 or conformance, behavior, resilience, telemetry")
 		}
 	}
 	return nil

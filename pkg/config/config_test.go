@@ -59,7 +59,9 @@ func TestParseCostGateForms(t *testing.T) {
 
 func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 	cases := map[string]string{
-		"server:\n  url: http://x/mcp\n  comand: srv\n":       "mcp-eval.yaml:3: field comand not found",
+		"server:\n  url: http://x/mcp\n  comand: srv\n":                              "mcp-eval.yaml:3: unknown key \"comand\" in section Server: did you mean command?",
+		"server:\n  url: http://x/mcp\n  header:\n    A: b\nlayerz: [conformance]\n": "mcp-eval.yaml:3: unknown key \"header\" in section Server: did you mean headers?; line 5: unknown key \"layerz\" in the top level: did you mean layers?",
+		"server:\n  xyzzy: 1\n":                               "mcp-eval.yaml:2: unknown key \"xyzzy\" in section Server: its keys are ",
 		"conformance:\n  runs: -1\n":                          "mcp-eval.yaml:2: conformance.runs is -1",
 		"gate:\n  max-drop: 2\n":                              "mcp-eval.yaml:2: gate.max-drop 2 is out of range",
 		"gate:\n  max-drop: 1\n":                              "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
@@ -129,6 +131,15 @@ func TestWaiversAndSurfaceGates(t *testing.T) {
 		_, err := Parse("mcp-eval.yaml", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", src, err, want)
+		}
+	}
+}
+
+// The layers a config file accepts are those --layers accepts.
+func TestLayersAsTheFlagReadsThem(t *testing.T) {
+	for _, src := range []string{"layers: [behaviour]\n", "layers: [all]\n", "layers: [0, telemetry]\n"} {
+		if _, err := Parse("mcp-eval.yaml", []byte(src)); err != nil {
+			t.Errorf("Parse(%q): %v", src, err)
 		}
 	}
 }
