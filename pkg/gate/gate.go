@@ -84,6 +84,7 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	}
 	e.layer0()
 	e.toolTokens()
+	e.tools()
 	e.lint()
 	e.waivers(in.Now)
 	e.behavior()

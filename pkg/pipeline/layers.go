@@ -263,6 +263,7 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 		rep.Models = append(rep.Models, res.Models...)
 		if rep.ToolSurfaceHash == "" {
 			rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(m.tools))
+			rep.Tools = toolNames(m.tools)
 		}
 		reused, fresh, stale = res.ReusedRuns, res.FreshRuns, res.StaleRuns
 		m.notes = append(m.notes, res.Notes...)
@@ -317,6 +318,12 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 	}
 	for _, w := range golden.Hygiene(set, names) {
 		p.Env.warnf("%s", render.TermLine(w.Pos.String()+": "+w.Advice()))
+		if w.Code == golden.WarnUnknownTool {
+			// A case that expects a tool the server no longer lists is
+			// what a reviewer must see, in the comment too: with only the
+			// lexical baseline, nothing else gates it.
+			m.notes = append(m.notes, "golden set: "+w.Pos.String()+": "+w.Advice())
+		}
 	}
 	cache, err := p.cache()
 	if err != nil {
@@ -411,4 +418,13 @@ func hasModel(ms []report.Model, id string) bool {
 		}
 	}
 	return false
+}
+
+// toolNames are the listed tools' names, in the server's order.
+func toolNames(tools []mcpclient.Tool) []string {
+	out := make([]string, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, t.Name)
+	}
+	return out
 }

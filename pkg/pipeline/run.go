@@ -93,6 +93,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		}
 		rep = report.FromConformance(l0, p.Env.Workspace)
 		rep.ToolSurfaceHash = report.ToolSurfaceHash(mcpclient.ToolSurfaces(tools))
+		rep.Tools = toolNames(tools)
 		lt := llmTools(tools)
 		tt, err := count.wait()
 		if err != nil {

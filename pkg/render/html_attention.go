@@ -44,6 +44,9 @@ func htmlAttentionItems(rep *report.Report) []htmlAttention {
 		a := htmlAttention{Mark: statusMark(it.Status), Class: statusClass(it.Status), Status: line(it.Status),
 			Layer: layerName(it.Layer), Sentence: line(it.Sentence + "."), Where: line(it.Where)}
 		title := it.Subject
+		if it.Kind == report.KindTool {
+			title = "tool " + it.Subject // not the case of the same name
+		}
 		if it.Kind == report.KindCase && len(it.Rules) > 1 {
 			title = fmt.Sprintf("%d cases", len(it.Rules))
 			for _, id := range it.Rules {

@@ -36,6 +36,8 @@ func attentionLines(n int, it AttentionItem) []string {
 		title += strings.Join(ids, " · ") + "**"
 	} else if it.Kind == report.KindCase && len(it.Rules) > 1 {
 		title += casesText(it.Rules) + "**"
+	} else if it.Kind == report.KindTool {
+		title += "tool " + mdCode(it.Subject) + "**" // not the case of the same name
 	} else {
 		title += mdCode(it.Subject) + "**"
 	}

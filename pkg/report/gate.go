@@ -138,6 +138,7 @@ const (
 	KindToolTokens = "toolTokens" // Layer 0: the tools array's tokens in one encoding, against its caps
 	KindLint       = "lint"       // Layer 0: a description-lint check that found something
 	KindWaiver     = "waiver"     // a waiver of the policy that no longer waives anything
+	KindTool       = "tool"       // a tool of the baseline's listing gone, or its calls erroring now
 )
 
 // GateItem is one judgement with its reason: the rule as written and the

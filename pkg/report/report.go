@@ -36,6 +36,10 @@ type Report struct {
 	// ToolSurfaceHash is ToolSurfaceHash over the tools the server listed:
 	// "sha256:" and 64 hex digits, or "" when the tools could not be listed.
 	ToolSurfaceHash string `json:"toolSurfaceHash"`
+	// Tools are the names of the tools the server listed, in its order
+	// (absent when the tools could not be listed): the gate names a tool
+	// the baseline listed and the server no longer does.
+	Tools []string `json:"tools,omitempty"`
 	// ToolTokens is what the listed tools cost in every model request,
 	// absent when Layer 0 did not run or listed no tools.
 	ToolTokens *ToolTokens `json:"toolTokens,omitempty"`

@@ -1,0 +1,64 @@
+package gate_test
+
+import (
+	"testing"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
+)
+
+func withTools(r *report.Report, names ...string) *report.Report {
+	r.Tools = names
+	return r
+}
+
+// A tool the baseline listed and the server no longer does is a warning
+// that names it and the tools new since (a rename?); the verdict stays.
+func TestRemovedToolWarns(t *testing.T) {
+	layer0 := func() *report.Report {
+		return reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 1, 1))
+	}
+	base := withTools(layer0(), "search_tickets", "get_ticket", "close_ticket")
+	g := judge(t, withTools(layer0(), "search_tickets", "fetch_ticket", "close_ticket"), base, gate.DefaultPolicy())
+	it := one(t, g, report.KindTool, "get_ticket", "")
+	wantStatus(t, it, report.ItemWarn, "listed in the baseline, not now", "renamed? new since the baseline: fetch_ticket")
+	if g.Verdict != report.GatePass || len(find(g, report.KindTool, "search_tickets", "")) != 0 {
+		t.Errorf("verdict %s, items %+v", g.Verdict, g.Items)
+	}
+	// No listing now (the listing failed or found none): nothing said
+	// about tools; Layer 0 reports the listing.
+	if g := judge(t, layer0(), base, gate.DefaultPolicy()); len(find(g, report.KindTool, "get_ticket", "")) != 0 {
+		t.Errorf("a report without tools warned: %+v", g.Items)
+	}
+}
+
+// A tool whose calls mostly error now, and seldom did, warns per model.
+func TestToolErrorsWarn(t *testing.T) {
+	withUsage := func(r *report.Report, calls, errors int) *report.Report {
+		r.Telemetry = &report.Telemetry{Tools: []report.ToolUsage{{Tool: "get_ticket", Model: "m:a", Calls: calls, Errors: errors}}}
+		return r
+	}
+	layer0 := func() *report.Report {
+		return reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 1, 1))
+	}
+	base := withUsage(layer0(), 10, 0)
+	g := judge(t, withUsage(layer0(), 10, 10), base, gate.DefaultPolicy())
+	wantStatus(t, one(t, g, report.KindTool, "get_ticket", "m:a"), report.ItemWarn, "10 of 10 calls errored", "0 of 10 in the baseline")
+	if g.Verdict != report.GatePass {
+		t.Errorf("verdict %s", g.Verdict)
+	}
+	for _, tc := range []struct {
+		name      string
+		now, base [2]int // calls, errors
+	}{
+		{"as often as before", [2]int{10, 6}, [2]int{10, 5}},
+		{"too few calls now", [2]int{2, 2}, [2]int{10, 0}},
+		{"a few errors now", [2]int{10, 4}, [2]int{10, 0}},
+	} {
+		g := judge(t, withUsage(layer0(), tc.now[0], tc.now[1]), withUsage(layer0(), tc.base[0], tc.base[1]), gate.DefaultPolicy())
+		if items := find(g, report.KindTool, "get_ticket", "m:a"); len(items) != 0 {
+			t.Errorf("%s: %+v", tc.name, items)
+		}
+	}
+}
