@@ -201,7 +201,9 @@ func (e *evaluation) waivers(now time.Time) {
 				// A check the waiver accepts may also be one the harness
 				// cannot judge on this server (it hangs, it times out):
 				// accepted until the date all the same.
-				if it.Status != report.ItemFail && it.Status != report.ItemWarn && it.Status != report.ItemError {
+				// A failure the baseline had too (known) is waived as
+				// well: the waiver says why it is accepted, every run.
+				if it.Status != report.ItemFail && it.Status != report.ItemWarn && it.Status != report.ItemError && it.Status != report.ItemKnown {
 					continue
 				}
 				if expired {

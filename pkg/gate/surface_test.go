@@ -152,6 +152,13 @@ func TestWaivers(t *testing.T) {
 	if g = judge(t, rep(), nil, p); g.Verdict != report.GatePass {
 		t.Errorf("verdict %s with every failure waived: %+v", g.Verdict, g.Items)
 	}
+	// Against a baseline that failed the same check (a known failure),
+	// the waiver still says why it is accepted: waived, and active.
+	g = judge(t, rep(), rep(), p)
+	wantStatus(t, one(t, g, report.KindCheck, "TOOL-1", ""), report.ItemWaived, "waived until "+today+": SDK bug upstream#12")
+	if g.Waivers[0].State != report.WaiverActive {
+		t.Errorf("the waiver of a known failure is %s, want active", g.Waivers[0].State)
+	}
 	for _, bad := range []struct {
 		w    report.GateWaiver
 		want string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
@@ -74,5 +75,38 @@ func TestLayer0JUnitPrefix(t *testing.T) {
 		if !bytes.Equal(l0.Suites[i].Raw, all.Suites[i].Raw) {
 			t.Errorf("suite %d differs:\nLayer 0 alone: %s\nwhole report:  %s", i, l0.Suites[i].Raw, all.Suites[i].Raw)
 		}
+	}
+}
+
+// Layer 0's own verdict line names the failures the gate waived, so that
+// it does not read as a second verdict against the gate's PASS.
+func TestLayer0VerdictNamesWaivedFailures(t *testing.T) {
+	full, err := report.Load(filepath.Join("testdata", "report", "layer0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, r := range full.Conformance.Checks {
+		if r.Level == report.Must && r.Verdict == report.CheckFailed {
+			failed = append(failed, r.ID)
+		}
+	}
+	if full.Conformance.Verdict != report.ConformanceFail || len(failed) < 2 {
+		t.Fatalf("the fixture has %d failed MUST checks (%s), want 2 or more and a failing verdict", len(failed), full.Conformance.Verdict)
+	}
+	text := func(waived ...string) string {
+		rep := &report.Report{Conformance: full.Conformance, Gate: &report.Gate{}}
+		for _, id := range waived {
+			rep.Gate.Items = append(rep.Gate.Items, report.GateItem{Layer: 0, Kind: report.KindCheck, Subject: id, Status: report.ItemWaived})
+		}
+		var b bytes.Buffer
+		render.ReportText(&b, rep, render.TextOptions{Only: []render.Section{render.SectionConformance}})
+		return b.String()
+	}
+	if got := text(failed[0]); !strings.Contains(got, failed[0]+" (waived)") || strings.Contains(got, "every failure waived") {
+		t.Errorf("one of %d failures waived:\n%s", len(failed), got)
+	}
+	if got := text(failed...); !strings.Contains(got, "verdict: FAIL, every failure waived") {
+		t.Errorf("every failure waived:\n%s", got)
 	}
 }

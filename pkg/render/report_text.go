@@ -45,7 +45,7 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 		present bool
 		write   func()
 	}{
-		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts); surfaceText(w, rep) }},
+		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts, waivedChecks(rep)); surfaceText(w, rep) }},
 		{SectionBehavior, "\n== Layer 1 · behaviour" + replayedTag(rep) + " ==\n", rep.Behavior != nil, func() { behaviorText(w, rep) }},
 		{SectionResilience, "\n== Layer 2 · resilience and security" + replayedTag(rep) + " ==\n", rep.Resilience != nil, func() {
 			mw := modelWidth(rep)
@@ -279,4 +279,18 @@ func itemWords(ctx *attnContext, it report.GateItem) string {
 		s += " (" + it.Stats + ")"
 	}
 	return s
+}
+
+// waivedChecks are the Layer 0 checks the gate waived.
+func waivedChecks(rep *report.Report) map[string]bool {
+	out := map[string]bool{}
+	if rep.Gate == nil {
+		return out
+	}
+	for _, it := range rep.Gate.Items {
+		if it.Layer == 0 && it.Status == report.ItemWaived {
+			out[it.Subject] = true
+		}
+	}
+	return out
 }

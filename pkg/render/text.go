@@ -25,7 +25,11 @@ func familyTitle(r report.CheckResult) string {
 
 // conformanceText writes the human summary of a Layer 0 result, grouped
 // by family in checklist order.
-func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
+//
+// waived are the checks the gate waived: Layer 0's own verdict does not
+// know the policy, and a bare "FAIL" above the gate's "PASS" read as two
+// verdicts that disagree.
+func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, waived map[string]bool) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	server := "(no serverInfo)"
 	if rep.ServerInfo != nil {
@@ -114,7 +118,20 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions) {
 			p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
 		}
 	case report.ConformanceFail:
-		p("verdict: FAIL: %d MUST check(s) failed: %s", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
+		named, open := make([]string, 0, len(s.FailedMust)), 0
+		for _, id := range s.FailedMust {
+			if waived[id] {
+				named = append(named, id+" (waived)")
+			} else {
+				named = append(named, id)
+				open++
+			}
+		}
+		if open == 0 {
+			p("verdict: FAIL, every failure waived: %d MUST check(s) failed, each waived by the policy until its date: %s (the gate's verdict follows)", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
+		} else {
+			p("verdict: FAIL: %d MUST check(s) failed: %s", len(s.FailedMust), strings.Join(named, ", "))
+		}
 		if len(s.UnjudgedMust) > 0 {
 			p("; %d more not judged, as their runs errored: %s", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
 		}
