@@ -201,6 +201,15 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 		return nil, err
 	}
 	p.Layers = layers
+	if len(s.Layers) == 0 && s.Golden != "" && !p.Has(Behavior) && !p.Has(Resilience) {
+		// A golden set named and never run (and a misspelt path never
+		// noticed) read as Layer 1 passing.
+		note := fmt.Sprintf("golden: %s is set, but no layer that runs it is: layers: is not set anywhere, so only Layer 0 ran (set layers: [conformance, behavior], or --layers 0,1)", s.Golden)
+		if _, err := os.Stat(s.Golden); err != nil {
+			note += "; and it cannot be read: " + err.Error()
+		}
+		p.Notes = append(p.Notes, note)
+	}
 	if p.Shard, err = ParseShard(s.Shard); err != nil {
 		return nil, err
 	}

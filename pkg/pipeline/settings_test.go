@@ -113,3 +113,25 @@ func TestKeyEnvMakesAutoDrop(t *testing.T) {
 		t.Fatalf("%v: without key-env MY_LLM is no secret, yet runs as %v", err, p.Target.RunAs)
 	}
 }
+
+// A golden set named where nothing chose the layers runs nothing: a note
+// says so (and whether the file is there), not a silent Layer 0 pass.
+func TestGoldenWithoutLayersIsNoted(t *testing.T) {
+	env := Env{Redact: &redact.Redactor{}}
+	p, err := Resolve(Settings{Command: "srv", Golden: filepath.Join(t.TempDir(), "taks.yaml")}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Join(p.Notes, "\n"); !strings.Contains(n, "no layer that runs it") || !strings.Contains(n, "cannot be read") {
+		t.Errorf("notes %q", p.Notes)
+	}
+	for _, layers := range [][]string{{"0,1"}, {"conformance"}} {
+		p, err := Resolve(Settings{Command: "srv", Golden: "tasks.yaml", Layers: layers, Models: []string{"none"}}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Join(p.Notes, "\n"); strings.Contains(n, "no layer that runs it") {
+			t.Errorf("layers %q chosen: notes %q", layers, p.Notes)
+		}
+	}
+}
