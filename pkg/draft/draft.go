@@ -67,6 +67,9 @@ type Draft struct {
 	// Notes are about the draft as a whole (tools left out, no chain).
 	Notes []string
 	tools map[string]*toolInfo
+	// unsafe are the tools not marked read-only, for the stubs the
+	// header offers.
+	unsafe []string
 }
 
 // Case is one drafted case. Steps is empty for a negative, one step for
@@ -164,7 +167,45 @@ func Build(tools []Tool, opts Options) (*Draft, error) {
 	d.chains(usable)
 	d.negatives(usable)
 	d.uniqueIDs()
+	d.sideEffects(usable)
 	return d, nil
+}
+
+// sideEffects says, above each case that calls a tool not marked
+// readOnlyHint: true and once for the draft, that a run calls it for real
+// on the server the config names, and how to stub it: a user's draft
+// closed tickets 10 times a run on a staging server, the lexical baseline
+// alone.
+func (d *Draft) sideEffects(tools []Tool) {
+	kinds := map[string]string{}
+	var names []string
+	for _, t := range tools {
+		if t.ReadOnly() {
+			continue
+		}
+		// The spec's default for destructiveHint is true.
+		kind := "not read-only, and destructive (destructiveHint true or not said)"
+		if a := t.Annotations; a != nil && a.DestructiveHint != nil && !*a.DestructiveHint {
+			kind = "not read-only"
+		}
+		kinds[t.Name] = kind
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return
+	}
+	for _, c := range d.Cases {
+		done := map[string]bool{}
+		for _, st := range c.Steps {
+			if k, ok := kinds[st.Tool]; ok && !done[st.Tool] {
+				done[st.Tool] = true
+				c.How = append(c.How, fmt.Sprintf("%s is %s: every run calls it for real on the server the config names, unless eval.stubs answers it", st.Tool, k))
+			}
+		}
+	}
+	d.Notes = append(d.Notes, fmt.Sprintf("%d tool(s) are not marked readOnlyHint: true, and each run of their cases calls them for real on the server the config names: %s. To keep runs from changing anything, answer them with stubs in mcp-eval.yaml (below)",
+		len(names), strings.Join(names, ", ")))
+	d.unsafe = names
 }
 
 // uniqueIDs makes the case ids unique and short enough for the loader,

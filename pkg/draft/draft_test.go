@@ -339,3 +339,31 @@ func TestRewriteStopsAtTheBudget(t *testing.T) {
 		t.Errorf("a spent budget: err %v, want spend.ErrBudget", err)
 	}
 }
+
+// A case that calls a tool not marked read-only says that every run calls
+// it for real, and the draft's header says how to stub them all; a
+// read-only tool's case says nothing of the kind.
+func TestDraftSaysWhichCasesCallToolsForReal(t *testing.T) {
+	ts := tools(t, `[
+	 {"name": "close_ticket", "description": "Close a ticket by its id.", "annotations": {"destructiveHint": true},
+	  "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}},
+	 {"name": "create_ticket", "description": "Create a ticket with a title.", "annotations": {"readOnlyHint": false, "destructiveHint": false},
+	  "inputSchema": {"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]}},
+	 {"name": "search_tickets", "description": "Search the tickets by a query.", "annotations": {"readOnlyHint": true},
+	  "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}
+	]`)
+	_, _, data := build(t, ts)
+	text := string(data)
+	for _, want := range []string{
+		"close_ticket is not read-only, and destructive",
+		"create_ticket is not read-only: every run calls it for real",
+		"#     stubs:\n#       close_ticket: \"stubbed\"\n#       create_ticket: \"stubbed\"\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the draft lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "search_tickets is not read-only") {
+		t.Errorf("a read-only tool is said to have side effects:\n%s", text)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -14,6 +15,9 @@ import (
 
 // maxCommentLine bounds one comment line made from server or model text.
 const maxCommentLine = 300
+
+// maxStubLines bounds the stubs the header offers.
+const maxStubLines = 50
 
 // Mark records that model failed the case when the draft was run once;
 // note is the report's explanation (model text: untrusted, kept to one
@@ -91,7 +95,25 @@ func (d *Draft) header() string {
 	for _, n := range d.Notes {
 		lines = append(lines, "NOTE: "+n)
 	}
-	return comment(lines)
+	if len(d.unsafe) == 0 {
+		return comment(lines)
+	}
+	lines = append(lines, "Stubs for the tools that are not read-only, to paste into mcp-eval.yaml:")
+	// Indented YAML, which comment's one-line form would flatten; the
+	// names are ones a golden file can hold (validToolName).
+	stub := []string{"#   eval:", "#     stubs:"}
+	for i, name := range d.unsafe {
+		if i == maxStubLines {
+			stub = append(stub, fmt.Sprintf("#       # … and %d more", len(d.unsafe)-i))
+			break
+		}
+		key := name
+		if strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != "" {
+			key = strconv.Quote(name)
+		}
+		stub = append(stub, fmt.Sprintf("#       %s: %q", key, "stubbed"))
+	}
+	return comment(lines) + "\n" + strings.Join(stub, "\n")
 }
 
 func comment(lines []string) string {
