@@ -139,8 +139,30 @@ func (e *evaluation) lint() {
 			}
 			reason += fmt.Sprintf(" (and %d more %s, listed under the check)", n, word)
 		}
+		reason = e.lintSince(r) + reason
 		e.add(report.GateItem{Layer: 0, Kind: report.KindLint, Subject: r.ID, Status: status, Rule: "gate.lint: " + mode + ": " + r.Doc, Reason: reason})
 	}
+}
+
+// lintSince says whether a lint finding is new since the baseline: a
+// removed description looked the same as the finding every PR had shown.
+func (e *evaluation) lintSince(r report.CheckResult) string {
+	if e.base == nil || e.base.Conformance == nil {
+		return ""
+	}
+	for _, b := range e.base.Conformance.Checks {
+		if b.ID != r.ID {
+			continue
+		}
+		switch {
+		case b.Counts[report.CheckWarned]+b.Counts[report.CheckFailed] == 0:
+			return "new since the baseline: "
+		case b.Outcome.Message == r.Outcome.Message && len(b.Outcome.Details) == len(r.Outcome.Details):
+			return "as in the baseline: "
+		}
+		return "changed since the baseline: "
+	}
+	return "new since the baseline: "
 }
 
 var (

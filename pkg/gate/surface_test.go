@@ -94,6 +94,13 @@ func TestLintModes(t *testing.T) {
 	if len(find(g, report.KindLint, "LINT-2", "")) != 0 || g.Verdict != report.GatePass {
 		t.Errorf("a passing lint check got an item, or a warning moved the verdict: %s %+v", g.Verdict, g.Items)
 	}
+	// Against a baseline: new, as before, or changed.
+	clean := reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 1, 1), reporttest.Check("LINT-1", report.Should, 1, 1))
+	wantStatus(t, one(t, judge(t, rep(), clean, p), report.KindLint, "LINT-1", ""), report.ItemWarn, "new since the baseline: ")
+	wantStatus(t, one(t, judge(t, rep(), rep(), p), report.KindLint, "LINT-1", ""), report.ItemWarn, "as in the baseline: ")
+	changed := rep()
+	changed.Conformance.Checks[1].Outcome.Message = "tool \"put\" has no description"
+	wantStatus(t, one(t, judge(t, rep(), changed, p), report.KindLint, "LINT-1", ""), report.ItemWarn, "changed since the baseline: ")
 	p.Lint = gate.LintFail
 	g = judge(t, rep(), nil, p)
 	wantStatus(t, one(t, g, report.KindLint, "LINT-1", ""), report.ItemFail)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pricing"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // prices for the fixture run, per million tokens: round numbers so every
@@ -266,5 +267,33 @@ func TestLayer2UsageIsKeptApartFromCostPerCase(t *testing.T) {
 	}
 	if total, ok := tel.TotalCostUSD(); !ok || total != 11 {
 		t.Errorf("run total %v (%v), want $11 over both layers", total, ok)
+	}
+}
+
+// The per-method rows time what the server serves: a JSON-RPC error a
+// Layer 0 probe asked for (ping on a modern server) is no row, a probe
+// that got no answer is an error of its method, and a plain call's error
+// counts.
+func TestMethodRowsLeaveOutTheErrorsProbesAskedFor(t *testing.T) {
+	ev := Events{MCP: []mcpclient.Call{
+		{Method: "ping", Probe: true, ErrKind: mcpclient.CallRPCError, Elapsed: time.Millisecond},
+		{Method: "tools/list", Probe: true, Elapsed: 2 * time.Millisecond},
+		{Method: "tools/list", Probe: true, ErrKind: transport.KindTimeout.String(), Elapsed: 3 * time.Millisecond},
+		{Method: "tools/call", ErrKind: mcpclient.CallRPCError, Elapsed: time.Millisecond},
+	}}
+	rows := map[string]report.Latency{}
+	for _, l := range Summarize(ev, nil).Latency {
+		if l.Kind == report.LatencyMethod {
+			rows[l.Subject] = l
+		}
+	}
+	if _, ok := rows["ping"]; ok {
+		t.Errorf("ping, answered with the error the probe asked for, has a row: %+v", rows["ping"])
+	}
+	if r := rows["tools/list"]; r.Samples != 2 || r.Errors != 1 {
+		t.Errorf("tools/list: %d samples, %d errors; want 2 and 1", r.Samples, r.Errors)
+	}
+	if r := rows["tools/call"]; r.Samples != 1 || r.Errors != 1 {
+		t.Errorf("tools/call: %d samples, %d errors; want 1 and 1", r.Samples, r.Errors)
 	}
 }

@@ -79,10 +79,15 @@ func latencyRows(ev Events) []report.Latency {
 			continue // sent by the conformance layer itself: not timed here
 		}
 		// A JSON-RPC error a Layer 0 probe drew is mostly the answer
-		// it asked for (Layer 0 judges it); a probe that got no answer
-		// (a timeout, a dropped connection) is still an error.
-		failed := c.ErrKind != "" && !(c.Probe && c.ErrKind == mcpclient.CallRPCError)
-		add(key{report.LatencyMethod, c.Method, ""}, ms(c.Elapsed), failed)
+		// it asked for (Layer 0 judges it), not a timing of the method:
+		// counted, it made rows of methods the server does not serve
+		// (ping, initialize, tasks/list on a modern server), which a
+		// reader took for the server's. A probe that got no answer (a
+		// timeout, a dropped connection) is still an error.
+		if c.Probe && c.ErrKind == mcpclient.CallRPCError {
+			continue
+		}
+		add(key{report.LatencyMethod, c.Method, ""}, ms(c.Elapsed), c.ErrKind != "")
 	}
 	toolModels := map[string]map[string]bool{}
 	for _, c := range ev.Tools {
