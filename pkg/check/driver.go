@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // DefaultConcurrency is Options.Concurrency's default.
@@ -382,7 +383,24 @@ func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 		caps = f.Discover.Capabilities
 	}
 	_ = json.Unmarshal(caps, &f.Capabilities)
+	// A gateway's refusal of the facts' walk (a 429 or 503 met by
+	// chance) is asked again, once: every check of the run reads these
+	// facts, and each would skip as if the server served no tools.
+	again := func(err error) bool {
+		if !transport.GatewayRefused(err) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(gatewayPause):
+			return true
+		}
+	}
 	tools, err := c.ListTools(ctx)
+	if again(err) {
+		tools, err = c.ListTools(ctx)
+	}
 	f.ToolsErr = err
 	if tools != nil {
 		f.Tools, f.Dropped = tools.Tools, tools.Dropped
@@ -391,13 +409,37 @@ func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 	}
 	var lr *mcpclient.ListResult
 	f.Resources, lr, f.ResourcesErr = c.ListResources(ctx)
+	if again(f.ResourcesErr) {
+		f.Resources, lr, f.ResourcesErr = c.ListResources(ctx)
+	}
 	f.sawList("resources/list", "resources", lr, f.Resources == nil, f.ResourcesErr)
 	f.Templates, lr, f.TemplatesErr = c.ListResourceTemplates(ctx)
+	if again(f.TemplatesErr) {
+		f.Templates, lr, f.TemplatesErr = c.ListResourceTemplates(ctx)
+	}
 	f.sawList("resources/templates/list", "resourceTemplates", lr, f.Templates == nil, f.TemplatesErr)
 	f.Prompts, lr, f.PromptsErr = c.ListPrompts(ctx)
+	if again(f.PromptsErr) {
+		f.Prompts, lr, f.PromptsErr = c.ListPrompts(ctx)
+	}
 	f.sawList("prompts/list", "prompts", lr, f.Prompts == nil, f.PromptsErr)
 	return f
 }
+
+// Refused is the error of a list the facts could not read because a
+// gateway refused it (after asking again), nil when none.
+func (f *Facts) Refused() error {
+	for _, err := range []error{f.ToolsErr, f.ResourcesErr, f.TemplatesErr, f.PromptsErr} {
+		if transport.GatewayRefused(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// gatewayPause is how long the facts' walk waits before asking again
+// after a gateway's refusal.
+const gatewayPause = 200 * time.Millisecond
 
 // sawList keeps a typed list's walk as Pass.List would have observed it:
 // the walk's own error (failed, from a list that got no entries decoded),

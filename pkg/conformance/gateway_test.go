@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -52,5 +55,58 @@ func TestGatewayRefusalsLeaveChecksUnjudged(t *testing.T) {
 	}
 	if rep.Verdict != VerdictIncomplete {
 		t.Errorf("verdict %s, want %s: %d checks not judged", rep.Verdict, VerdictIncomplete, errored)
+	}
+}
+
+// The facts every check reads are asked again after a gateway's refusal:
+// a 503 to the facts' tools/list left them without tools, so the checks
+// that read the tools from the facts (CALL, LINT, POISON) skipped as if
+// the server served none.
+func TestFactsAskAgainAfterAGatewayRefusal(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	inner := srv.Handler()
+	clean := httptest.NewServer(inner)
+	var refused atomic.Bool
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/list" && refused.CompareAndSwap(false, true) {
+			http.Error(w, "upstream busy", http.StatusServiceUnavailable)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { clean.Close(); flaky.Close(); srv.Close() })
+	families := []string{"TOOL", "CALL", "LINT", "POISON"}
+	_, want := runChecks(t, Target{URL: clean.URL + "/mcp"}, 1, families...)
+	_, got := runChecks(t, Target{URL: flaky.URL + "/mcp"}, 1, families...)
+	if !refused.Load() {
+		t.Fatal("no tools/list met the gateway: the test tests nothing")
+	}
+	for id, r := range got {
+		if r.Verdict != want[id].Verdict {
+			t.Errorf("%s: %s (%s), %s without the gateway", id, r.Verdict, r.Outcome.Message, want[id].Verdict)
+		}
+	}
+}
+
+// A gateway that refuses the facts' listing again when asked again leaves
+// the run nothing to judge with: an error (exit 2), not checks that skip
+// or judge a server that lists nothing.
+func TestFactsRefusedTwiceIsAHarnessError(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	inner := srv.Handler()
+	var n atomic.Int64
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tools/list" && n.Add(1) <= 2 {
+			http.Error(w, "upstream busy", http.StatusServiceUnavailable)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { flaky.Close(); srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, _, err := Run(ctx, Target{URL: flaky.URL + "/mcp"}, Options{Options: check.Options{Runs: 1, Only: []string{"TOOL"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "HTTP status 503") || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("err = %v, want the gateway's refusal named", err)
 	}
 }

@@ -364,6 +364,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		env.Stdio = t
 	}
 	env.Facts = check.GatherFacts(ctx, client)
+	if err := env.Facts.Refused(); err != nil {
+		// Every check reads these lists: without them each would skip
+		// or judge a server that lists nothing.
+		return nil, nil, fmt.Errorf("listing what every check reads: %w (a proxy or rate limiter answered in the server's stead, twice: run again, or test the server without it)", err)
+	}
 	rep.Notes = append(rep.Notes, unknownCallToolNotes(opts.CallTools, env.Facts)...)
 	pool.setAfterProbe(afterProbeBounds(env.Facts, silence, env.Facts.Took))
 	tools := env.Facts.Tools

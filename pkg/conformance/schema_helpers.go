@@ -56,6 +56,9 @@ func schemaOracleAt(def string, raw json.RawMessage) (problems, at string, err e
 // the list could not be read whole (the failure is reported).
 func schemaJudgeList(p *check.Pass, method, key, def string) (lr *mcpclient.ListResult, ok bool, err error) {
 	lr, lerr := p.List(method, key)
+	if lr == nil {
+		return nil, false, lerr // nothing listed (a gateway answered, or no connection)
+	}
 	bad := false
 	for i, pg := range lr.Pages {
 		resp := pg.Response

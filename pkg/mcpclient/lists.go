@@ -104,6 +104,9 @@ type DroppedTool struct {
 // exclude them) and remembers the declarations for Mcp-Param-* headers.
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) (*Tools, error) {
 	lr, err := c.List(ctx, "tools/list", "tools", opts...)
+	if lr == nil {
+		return nil, err // a gateway answered: no listing at all
+	}
 	out := &Tools{List: lr}
 	if err != nil {
 		return out, err
