@@ -1,10 +1,13 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +17,8 @@ import (
 )
 
 // A gateway in front of a correct server that now and then answers a POST
-// with 503 and a plain-text body judges nothing about the server: a check
+// with 502 and a plain-text body (not asked again: the server may have
+// acted on it) judges nothing about the server: a check
 // that met it is not judged (an error), never failed, whether it sent the
 // request through the client or raw. Before, the raw checks (VER-3,
 // META-1, RPC-1, …) failed on "a body that is not a JSON-RPC message".
@@ -27,7 +31,7 @@ func TestGatewayRefusalsLeaveChecksUnjudged(t *testing.T) {
 		// The probe and its first requests get through; then every
 		// seventh POST meets the gateway.
 		if r.Method == http.MethodPost && n.Add(1) > 4 && n.Load()%7 == 0 {
-			http.Error(w, "upstream busy", http.StatusServiceUnavailable)
+			http.Error(w, "bad gateway", http.StatusBadGateway)
 			return
 		}
 		inner.ServeHTTP(w, r)
@@ -51,7 +55,7 @@ func TestGatewayRefusalsLeaveChecksUnjudged(t *testing.T) {
 		}
 	}
 	if errored == 0 {
-		t.Fatalf("no check met the gateway's 503 (%d POSTs): the test tests nothing", n.Load())
+		t.Fatalf("no check met the gateway's 502 (%d POSTs): the test tests nothing", n.Load())
 	}
 	if rep.Verdict != VerdictIncomplete {
 		t.Errorf("verdict %s, want %s: %d checks not judged", rep.Verdict, VerdictIncomplete, errored)
@@ -69,7 +73,7 @@ func TestFactsAskAgainAfterAGatewayRefusal(t *testing.T) {
 	var refused atomic.Bool
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Method") == "tools/list" && refused.CompareAndSwap(false, true) {
-			http.Error(w, "upstream busy", http.StatusServiceUnavailable)
+			http.Error(w, "bad gateway", http.StatusBadGateway)
 			return
 		}
 		inner.ServeHTTP(w, r)
@@ -97,7 +101,7 @@ func TestFactsRefusedTwiceIsAHarnessError(t *testing.T) {
 	var n atomic.Int64
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Method") == "tools/list" && n.Add(1) <= 2 {
-			http.Error(w, "upstream busy", http.StatusServiceUnavailable)
+			http.Error(w, "bad gateway", http.StatusBadGateway)
 			return
 		}
 		inner.ServeHTTP(w, r)
@@ -106,7 +110,51 @@ func TestFactsRefusedTwiceIsAHarnessError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_, _, err := Run(ctx, Target{URL: flaky.URL + "/mcp"}, Options{Options: check.Options{Runs: 1, Only: []string{"TOOL"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "HTTP status 503") || !strings.Contains(err.Error(), "twice") {
+	if err == nil || !strings.Contains(err.Error(), "HTTP status 502") || !strings.Contains(err.Error(), "twice") {
 		t.Fatalf("err = %v, want the gateway's refusal named", err)
+	}
+}
+
+// A rate limiter's 429 or an unavailable upstream's 503 is asked again
+// once, after the pause Retry-After asks for, as a client does: behind a
+// proxy that refuses every seventh POST that way, every check is judged
+// as without it, and no tool call is sent twice.
+func TestRefusedRequestsAreAskedAgainOnce(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	inner := srv.Handler()
+	clean := httptest.NewServer(inner)
+	var n, refusedCalls atomic.Int64
+	var refused sync.Map // bodies refused once: the same bytes sent again get through
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if _, again := refused.Load(string(body)); r.Method == http.MethodPost && !again && n.Add(1)%7 == 0 {
+			refused.Store(string(body), true)
+			if bytes.Contains(body, []byte("tools/call")) {
+				refusedCalls.Add(1)
+			}
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "rate limited", http.StatusTooManyRequests)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { clean.Close(); flaky.Close(); srv.Close() })
+	_, want := runChecks(t, Target{URL: clean.URL + "/mcp"}, 2)
+	rep, got := runChecks(t, Target{URL: flaky.URL + "/mcp"}, 2)
+	for id, g := range got {
+		if g.Verdict != want[id].Verdict && g.Verdict != check.Errored {
+			t.Errorf("%s: %s (%s) behind the rate limiter, %s without it", id, g.Verdict, g.Outcome.Message, want[id].Verdict)
+		}
+	}
+	// Only a refused tool call leaves a check unjudged (some checks
+	// share one: the search for a tool that streams).
+	for id, g := range got {
+		if g.Verdict == check.Errored && !strings.Contains(g.Outcome.Message, "(tools/call)") {
+			t.Errorf("%s not judged, not for a tool call: %s (verdict %s)", id, g.Outcome.Message, rep.Verdict)
+		}
+	}
+	if refusedCalls.Load() == 0 && rep.Verdict != VerdictPass {
+		t.Errorf("verdict %s with no tool call refused", rep.Verdict)
 	}
 }

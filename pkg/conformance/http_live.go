@@ -225,6 +225,30 @@ func httpOpenLive(ctx context.Context, ht *transport.HTTPTransport, body []byte,
 		cancel()
 		return nil, err
 	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" && mt != "application/json" {
+		// A rate limiter's or unavailable upstream's refusal is asked
+		// again once, as every request of the run is (transport.AskAgain).
+		if pause, again := transport.AskAgain(resp.StatusCode, resp.Header, false, body); again {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			select {
+			case <-lctx.Done():
+				cancel()
+				return nil, lctx.Err()
+			case <-time.After(pause):
+			}
+			req, err = http.NewRequestWithContext(lctx, http.MethodPost, ht.URL(), bytes.NewReader(body))
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			req.Header = hdr.Clone()
+			if resp, err = httpLiveClient.Do(req); err != nil {
+				cancel()
+				return nil, err
+			}
+		}
+	}
 	l := &httpLive{Status: resp.StatusCode, Header: resp.Header, ContentType: resp.Header.Get("Content-Type"), Sent: body, SentHeader: hdr, cancel: cancel, items: make(chan httpLiveMsg, 256)}
 	mt, _, _ := mime.ParseMediaType(l.ContentType)
 	l.SSE = mt == "text/event-stream"
@@ -234,7 +258,7 @@ func httpOpenLive(ctx context.Context, ht *transport.HTTPTransport, body []byte,
 		excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		resp.Body.Close()
 		cancel()
-		return nil, &transport.Error{Kind: transport.KindHTTPStatus, Op: "POST to the MCP endpoint", Status: l.Status, Excerpt: jsonrpc.Clip(strings.ToValidUTF8(string(excerpt), "�"), 200)}
+		return nil, &transport.Error{Kind: transport.KindHTTPStatus, Op: "POST to the MCP endpoint (" + transport.RequestMethod(body) + ")", Status: l.Status, Excerpt: jsonrpc.Clip(strings.ToValidUTF8(string(excerpt), "�"), 200)}
 	}
 	go l.read(resp.Body)
 	return l, nil

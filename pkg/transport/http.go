@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,10 +142,25 @@ type RawResponse struct {
 func (t *HTTPTransport) Do(ctx context.Context, rr *RawRequest) (*RawResponse, error) {
 	out, err := t.do(ctx, rr)
 	if out != nil && GatewayRefusal(out.Status) && len(out.Messages) == 0 {
-		method := cmp.Or(rr.Method, http.MethodPost)
-		return nil, &Error{Kind: KindHTTPStatus, Op: method + " " + t.url.Redacted(), Status: out.Status, Excerpt: excerpt(out.Body)}
+		op := cmp.Or(rr.Method, http.MethodPost) + " " + t.url.Redacted()
+		if m := RequestMethod(rr.Body); m != "" {
+			op += " (" + m + ")"
+		}
+		return nil, &Error{Kind: KindHTTPStatus, Op: op, Status: out.Status, Excerpt: excerpt(out.Body)}
 	}
 	return out, err
+}
+
+// RequestMethod is the JSON-RPC method a request body names, "" when it
+// names none (a batch, bytes that are not JSON-RPC).
+func RequestMethod(body []byte) string {
+	var one struct {
+		Method string `json:"method"`
+	}
+	if json.Unmarshal(body, &one) != nil {
+		return ""
+	}
+	return jsonrpc.Clip(one.Method, 80)
 }
 
 // GatewayRefusal reports the statuses a proxy or rate limiter answers in
@@ -164,7 +180,68 @@ func GatewayRefused(err error) bool {
 	return errors.As(err, &te) && te.Kind == KindHTTPStatus && GatewayRefusal(te.Status)
 }
 
+// do sends rr, and once more after a pause when a rate limiter or an
+// unavailable upstream refused it (429 or 503 with no JSON-RPC message)
+// and it calls no tool: what a client does, and behind a proxy that
+// refused 5% of requests a tenth of a run's checks were not judged. A
+// tool call is not sent twice (it may have reached the server), nor is a
+// 502 or 504 (the server may have acted on it).
 func (t *HTTPTransport) do(ctx context.Context, rr *RawRequest) (*RawResponse, error) {
+	out, err := t.sendOnce(ctx, rr)
+	if out == nil {
+		return out, err
+	}
+	pause, again := AskAgain(out.Status, out.Header, len(out.Messages) > 0, rr.Body)
+	if !again {
+		return out, err
+	}
+	select {
+	case <-ctx.Done():
+		return out, err
+	case <-time.After(pause):
+	}
+	return t.sendOnce(ctx, rr)
+}
+
+// AskAgain says whether a request with body that got status (and header,
+// and a JSON-RPC message in the body or not) is sent once more, and after
+// what pause: a 429 or 503 with no JSON-RPC message, to a request that
+// calls no tool (HTTPTransport.do).
+func AskAgain(status int, header http.Header, message bool, body []byte) (time.Duration, bool) {
+	if message || (status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable) || callsTool(body) {
+		return 0, false
+	}
+	return retryAfter(header), true
+}
+
+// Bounds of the pause before a refused request is sent again.
+const (
+	gatewayRetryPause    = 250 * time.Millisecond
+	gatewayRetryPauseMax = 2 * time.Second
+)
+
+// retryAfter is the pause a Retry-After of seconds asks for, at most
+// gatewayRetryPauseMax; gatewayRetryPause without one.
+func retryAfter(h http.Header) time.Duration {
+	if s, err := strconv.Atoi(strings.TrimSpace(h.Get("Retry-After"))); err == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, gatewayRetryPauseMax)
+	}
+	return gatewayRetryPause
+}
+
+// callsTool reports a body that is a tools/call request (or a batch that
+// holds one).
+func callsTool(body []byte) bool {
+	if !bytes.Contains(body, []byte("tools/call")) {
+		return false
+	}
+	if m := RequestMethod(body); m != "" {
+		return m == "tools/call"
+	}
+	return true // a batch or a body that names it: not sent twice
+}
+
+func (t *HTTPTransport) sendOnce(ctx context.Context, rr *RawRequest) (*RawResponse, error) {
 	method := rr.Method
 	if method == "" {
 		method = http.MethodPost
