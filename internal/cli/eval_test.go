@@ -424,3 +424,56 @@ func TestEvalShowsWhichToolAModelTookForWhich(t *testing.T) {
 		}
 	}
 }
+
+// An identical rerun passes the cost gate whatever the cache replays: the
+// read-only cases come from the cache, a case calling send_email (not
+// read-only) is made again, and cost per case counts both. Before, it was
+// computed over the runs made again alone, and a user's identical rerun
+// failed max-cost-increase 25% with +26%.
+func TestIdenticalRerunPassesTheCostGate(t *testing.T) {
+	email := func(r *llmfake.Request) llmfake.Reply {
+		if r.Output == nil && len(r.Results()) == 0 && strings.Contains(r.LastUserText(), "Email") {
+			return llmfake.Tool("send_email", `{"to":"bob@example.com","subject":"Hi","body":"Hello Bob"}`)
+		}
+		return sensible(r)
+	}
+	e := newEvalEnvWith(t, "", email)
+	tasks := evalTasks + `  - id: email
+    prompt: Email bob@example.com with the subject Hi and the body Hello Bob.
+    expect_tool: send_email
+    inputs: {confirm: {action: accept, content: {confirm: true}}}
+`
+	if err := os.WriteFile(e.path("tasks.yaml"), []byte(tasks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "--layers", "1,3", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--runs", "2", "--concurrency", "1"}
+	if code, out, errOut := e.run(append(args, "--out", e.path("base.json"))...); code != ExitOK {
+		t.Fatalf("first run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := e.run(append(args, "--out", e.path("again.json"), "--baseline", e.path("base.json"), "--max-cost-increase", "1%")...)
+	if code != ExitOK {
+		t.Fatalf("the identical rerun: exit %d, want 0\n%s\n%s", code, out, errOut)
+	}
+	rep, err := report.Load(e.path("again.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compared, reused := 0, 0
+	for _, it := range rep.Gate.Items {
+		if it.Kind == report.KindCost {
+			if it.Status != report.ItemPass || it.BaselineValue == nil {
+				t.Errorf("cost item %s: %s (%s), want a pass against the baseline", it.Model, it.Status, it.Reason)
+			}
+			compared++
+		}
+	}
+	if rep.Telemetry == nil {
+		t.Fatal("no Layer 3 section")
+	}
+	for _, u := range rep.Telemetry.Usage {
+		reused += u.ReusedRuns
+	}
+	if compared == 0 || reused == 0 {
+		t.Errorf("%d cost items, %d reused runs: the test tests nothing", compared, reused)
+	}
+}

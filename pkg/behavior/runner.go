@@ -336,6 +336,9 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *spend.Meter
 	}
 	if j.reused != nil {
 		d.tr, d.usage = &j.reused.Trajectory, j.reused.Usage
+		if p.cfg.Telemetry != nil {
+			p.cfg.Telemetry.Reused(telemetry.ReusedRun{Model: p.modelIDs[j.mi], Case: c.ID, Run: j.run, Usage: j.reused.Usage})
+		}
 	} else {
 		id := p.modelIDs[j.mi]
 		var mu sync.Mutex

@@ -143,6 +143,11 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 			m.ReasoningTokens += u.ReasoningTokens
 			m.UnpricedCalls += u.UnpricedCalls
 			m.CostUSD = addUSD(m.CostUSD, u.CostUSD)
+			if m.ReusedRuns+u.ReusedRuns > 0 {
+				m.ReusedCostUSD = addUSD(orZero(m.ReusedCostUSD, m.ReusedRuns), orZero(u.ReusedCostUSD, u.ReusedRuns))
+			}
+			m.ReusedRuns += u.ReusedRuns
+			m.ReusedTokens += u.ReusedTokens
 		}
 		for _, c := range t.Cases {
 			k := [2]string{c.Case, c.Model}
@@ -202,6 +207,11 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 		}
 		u.CostPerCallUSD = per(u.CostUSD, u.Calls, 1)
 		u.CostPerCaseUSD = per(u.CostUSD, u.CaseRuns, 1)
+		if u.ReusedRuns > 0 {
+			// The runs replayed from the cache count in the cost per
+			// case at their stored usage (telemetry.usageRows).
+			u.CostPerCaseUSD = per(addUSD(u.CostUSD, u.ReusedCostUSD), u.CaseRuns, 1)
+		}
 		u.CostPerToolCallUSD = per(u.CostUSD, u.ToolCalls, 1)
 		u.CostPer1kToolCallsUSD = per(u.CostUSD, u.ToolCalls, 1000)
 		out.Usage = append(out.Usage, *u)
@@ -228,4 +238,12 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 		out.Tools = append(out.Tools, r)
 	}
 	return out
+}
+
+// orZero is a cost of no runs as $0, and an unknown cost of some as nil.
+func orZero(v *float64, runs int) *float64 {
+	if v == nil && runs == 0 {
+		return usd(0)
+	}
+	return v
 }

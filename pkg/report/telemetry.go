@@ -103,6 +103,16 @@ type Usage struct {
 	// counts them); so are the costs derived from it.
 	CostUSD       *float64 `json:"costUSD,omitempty"`
 	UnpricedCalls int      `json:"unpricedCalls"`
+	// ReusedRuns are the case runs (of CaseRuns) replayed from the result
+	// cache, and ReusedTokens their stored tokens: not spent now, so not in
+	// the tokens and CostUSD above, but in the per-case figures (tokens per
+	// case, CostPerCaseUSD), so that a partly cached run compares with a
+	// fresh one.
+	ReusedRuns   int   `json:"reusedRuns,omitempty"`
+	ReusedTokens int64 `json:"reusedTokens,omitempty"`
+	// ReusedCostUSD is what the reused runs' stored tokens cost at
+	// today's prices; absent with none, or when one could not be priced.
+	ReusedCostUSD *float64 `json:"reusedCostUSD,omitempty"`
 	// Derived costs, absent when their count is 0: per model call, per
 	// case run, per tool call and per 1,000 tool calls.
 	CostPerCallUSD        *float64  `json:"costPerCallUSD,omitempty"`
@@ -116,6 +126,15 @@ type Usage struct {
 // output (reasoning is part of output).
 func (u Usage) Tokens() int64 {
 	return u.InputTokens + u.CachedInputTokens + u.CacheWriteTokens + u.OutputTokens
+}
+
+// TokensPerCase is the tokens of a case run, reused runs at their stored
+// tokens; 0 without case runs.
+func (u Usage) TokensPerCase() float64 {
+	if u.CaseRuns == 0 {
+		return 0
+	}
+	return float64(u.Tokens()+u.ReusedTokens) / float64(u.CaseRuns)
 }
 
 // CaseUsage is the tokens and cost of one case × model over its runs (the

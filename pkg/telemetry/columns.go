@@ -79,7 +79,7 @@ func Figures(rep *report.Report, model string) report.ModelFigures {
 	}
 	for _, u := range t.Usage {
 		if u.Model == model && u.Role == report.RoleEval && u.CaseRuns > 0 {
-			tok := round(float64(u.Tokens())/float64(u.CaseRuns), 1e3)
+			tok := round(u.TokensPerCase(), 1e3)
 			f.TokensPerCase = &tok
 			if u.CostPerCaseUSD != nil {
 				c := *u.CostPerCaseUSD

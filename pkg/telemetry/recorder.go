@@ -112,6 +112,18 @@ type CaseRun struct {
 	Outcome  string // report.RunPass, RunFail, RunError, RunInconclusive; Layer 2's verdict outcome
 }
 
+// ReusedRun is a Layer 1 case run replayed from the result cache: no call
+// was made now, but what a case costs counts it, at its stored usage, so
+// that a run with part of its runs cached compares with a fresh one.
+type ReusedRun struct {
+	Model string
+	Case  string
+	Run   int
+	Usage llm.Usage
+	// At is when it was replayed: its tokens are priced as of then.
+	At time.Time
+}
+
 // Recorder collects a run's events. Its methods are safe for concurrent
 // use; recording is an append under a mutex, so it costs the measured
 // calls nothing they would notice.
@@ -126,6 +138,7 @@ type Recorder struct {
 	tools   []ToolCall
 	cases   []CaseRun
 	dropped int
+	reused []ReusedRun
 }
 
 // NewRecorder returns an empty recorder.
@@ -183,6 +196,20 @@ func (r *Recorder) ToolCall(c ToolCall) {
 }
 
 // CaseRun records one finished case run.
+// Reused records a case run replayed from the cache.
+func (r *Recorder) Reused(c ReusedRun) {
+	if c.At.IsZero() {
+		c.At = r.now()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.reused) >= r.limit {
+		r.dropped++
+		return
+	}
+	r.reused = append(r.reused, c)
+}
+
 func (r *Recorder) CaseRun(c CaseRun) {
 	if c.Start.IsZero() {
 		c.Start = r.now().Add(-c.Duration)
@@ -203,6 +230,7 @@ type Events struct {
 	Models []ModelCall
 	Tools  []ToolCall
 	Cases  []CaseRun
+	Reused []ReusedRun
 	// Dropped counts events past Options.MaxEvents.
 	Dropped int
 }
@@ -213,7 +241,7 @@ func (r *Recorder) Events() Events {
 	defer r.mu.Unlock()
 	return Events{
 		MCP: append([]mcpclient.Call(nil), r.mcp...), Models: append([]ModelCall(nil), r.models...),
-		Tools: append([]ToolCall(nil), r.tools...), Cases: append([]CaseRun(nil), r.cases...), Dropped: r.dropped,
+		Tools: append([]ToolCall(nil), r.tools...), Cases: append([]CaseRun(nil), r.cases...), Reused: append([]ReusedRun(nil), r.reused...), Dropped: r.dropped,
 	}
 }
 

@@ -297,3 +297,47 @@ func TestMethodRowsLeaveOutTheErrorsProbesAskedFor(t *testing.T) {
 		t.Errorf("tools/call: %d samples, %d errors; want 1 and 1", r.Samples, r.Errors)
 	}
 }
+
+// A case run replayed from the cache costs nothing now, but counts in the
+// per-case figures at its stored usage: a run with part of its cases
+// cached (the read-only ones; a stubbed tool's are made again) has the
+// cost per case of a fresh one. Before, cost per case came from the runs
+// made now alone and an identical rerun failed the cost gate.
+func TestReusedRunsCountInThePerCaseFigures(t *testing.T) {
+	t0 := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	cheap := llm.Usage{InputTokens: 1_000_000} // $1 at t:cheap
+	dear := llm.Usage{InputTokens: 3_000_000}  // $3: a two-turn case
+	fresh := func(rec *Recorder, kase string, u llm.Usage) {
+		p := Place{Case: kase, Run: 1}
+		rec.ModelCall(ModelCall{Model: "t:cheap", Place: p, Start: t0, Usage: u})
+		rec.CaseRun(CaseRun{Model: "t:cheap", Place: p, Start: t0, Duration: time.Second, Outcome: report.RunPass})
+	}
+	perCase := func(rec *Recorder) report.Usage {
+		for _, u := range rec.Summarize().Usage {
+			if u.Role == report.RoleEval {
+				return u
+			}
+		}
+		t.Fatal("no eval row")
+		return report.Usage{}
+	}
+	all := NewRecorder(Options{Prices: fixtureTable(t), Now: func() time.Time { return t0 }})
+	fresh(all, "read", cheap)
+	fresh(all, "write", dear)
+	partly := NewRecorder(Options{Prices: fixtureTable(t), Now: func() time.Time { return t0 }})
+	partly.Reused(ReusedRun{Model: "t:cheap", Case: "read", Run: 1, Usage: cheap})
+	fresh(partly, "write", dear)
+	cached := NewRecorder(Options{Prices: fixtureTable(t), Now: func() time.Time { return t0 }})
+	cached.Reused(ReusedRun{Model: "t:cheap", Case: "read", Run: 1, Usage: cheap})
+	cached.Reused(ReusedRun{Model: "t:cheap", Case: "write", Run: 1, Usage: dear})
+	want := perCase(all)
+	for name, rec := range map[string]*Recorder{"partly cached": partly, "all cached": cached} {
+		got := perCase(rec)
+		if got.CaseRuns != 2 || got.CostPerCaseUSD == nil || *got.CostPerCaseUSD != *want.CostPerCaseUSD || got.TokensPerCase() != want.TokensPerCase() {
+			t.Errorf("%s: %+v, want 2 case runs at %v a case and %v tokens, as fresh", name, got, *want.CostPerCaseUSD, want.TokensPerCase())
+		}
+	}
+	if got := perCase(partly); got.CostUSD == nil || *got.CostUSD != 3 || got.ReusedRuns != 1 {
+		t.Errorf("partly cached: spent %v now with %d reused, want $3 and 1", got.CostUSD, got.ReusedRuns)
+	}
+}

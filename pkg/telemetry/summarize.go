@@ -21,12 +21,12 @@ func (r *Recorder) Summarize() report.Telemetry { return Summarize(r.Events(), r
 // function, so a stored run can be re-costed with another table.
 func Summarize(ev Events, prices *pricing.Table) report.Telemetry {
 	t := report.Telemetry{Latency: []report.Latency{}, Usage: []report.Usage{}, Cases: []report.CaseUsage{}, Models: []report.ModelColumns{}, Warnings: []string{}}
-	if len(ev.Models) > 0 {
+	if len(ev.Models) > 0 || len(ev.Reused) > 0 {
 		t.Prices = prices.Version()
 	}
 	costs := priceCalls(ev.Models, prices, &t)
 	t.Latency = latencyRows(ev)
-	t.Usage = usageRows(ev, costs)
+	t.Usage = usageRows(ev, costs, prices)
 	t.Cases = caseRows(ev, costs)
 	t.Tools = toolRows(ev, prices)
 	if ev.Dropped > 0 {
@@ -231,7 +231,7 @@ func caseRunsOf(ev Events) (perModel map[string]int, perCase map[[2]string]int) 
 
 // usageRows are tokens and cost per model and role, models in name order,
 // eval before judge.
-func usageRows(ev Events, costs []cost) []report.Usage {
+func usageRows(ev Events, costs []cost, prices *pricing.Table) []report.Usage {
 	type key struct{ model, role string }
 	rows := map[key]*report.Usage{}
 	spent := map[key]*money{}
@@ -261,6 +261,30 @@ func usageRows(ev Events, costs []cost) []report.Usage {
 		u.ReasoningTokens += int64(c.Usage.ReasoningTokens)
 		spent[k].add(costs[i])
 	}
+	// Runs replayed from the cache cost nothing now, but a case costs
+	// what they cost when made: counted in the case runs and the cost
+	// per case at their stored usage, priced now, never in CostUSD.
+	stored := map[key]*money{}
+	for _, r := range ev.Reused {
+		k := key{r.Model, report.RoleEval}
+		u := rows[k]
+		if u == nil {
+			u = &report.Usage{Model: r.Model, Role: report.RoleEval, Direction: report.Lower, CaseRuns: runs[r.Model], ToolCalls: tools[k]}
+			rows[k], spent[k] = u, &money{}
+		}
+		if stored[k] == nil {
+			stored[k] = &money{}
+		}
+		u.CaseRuns++
+		u.ReusedRuns++
+		u.ReusedTokens += int64(r.Usage.InputTokens + r.Usage.CachedInputTokens + r.Usage.CacheWriteTokens + r.Usage.OutputTokens)
+		if r.Usage == (llm.Usage{}) {
+			stored[k].add(cost{known: true})
+			continue
+		}
+		q := prices.Quote(r.Model, r.At, r.Usage)
+		stored[k].add(cost{usd: q.USD, known: q.Known})
+	}
 	keys := make([]key, 0, len(rows))
 	for k := range rows {
 		keys = append(keys, k)
@@ -278,6 +302,11 @@ func usageRows(ev Events, costs []cost) []report.Usage {
 		u.CostUSD = spent[k].total()
 		u.CostPerCallUSD = per(u.CostUSD, u.Calls, 1)
 		u.CostPerCaseUSD = per(u.CostUSD, u.CaseRuns, 1)
+		if s := stored[k]; s != nil {
+			u.ReusedCostUSD = s.total()
+			all := money{usd: spent[k].usd + s.usd, unpriced: spent[k].unpriced + s.unpriced}
+			u.CostPerCaseUSD = per(all.total(), u.CaseRuns, 1)
+		}
 		u.CostPerToolCallUSD = per(u.CostUSD, u.ToolCalls, 1)
 		u.CostPer1kToolCallsUSD = per(u.CostUSD, u.ToolCalls, 1000)
 		out = append(out, *u)
