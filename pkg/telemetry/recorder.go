@@ -138,7 +138,7 @@ type Recorder struct {
 	tools   []ToolCall
 	cases   []CaseRun
 	dropped int
-	reused []ReusedRun
+	reused  []ReusedRun
 }
 
 // NewRecorder returns an empty recorder.
