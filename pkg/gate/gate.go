@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -169,11 +170,11 @@ func (e *evaluation) decideExact() {
 		it.PValue, it.FamilySize, it.Level = ptr(t.p), k, ptr(level)
 		if t.p <= level {
 			it.Status = report.ItemFail
-			it.Stats = fmt.Sprintf("Fisher p=%s ≤ %s = α/%d", fmtP(t.p), fmtP(level), k)
+			it.Stats = fmt.Sprintf("Fisher p%s ≤ %s = α/%d", fmtP(t.p), strings.TrimPrefix(fmtP(level), "="), k)
 			it.Reason = t.failReason + " (" + it.Stats + ")"
 		} else {
 			it.Status = t.noiseStatus
-			it.Stats = fmt.Sprintf("Fisher p=%s > %s = α/%d", fmtP(t.p), fmtP(level), k)
+			it.Stats = fmt.Sprintf("Fisher p%s > %s = α/%d", fmtP(t.p), strings.TrimPrefix(fmtP(level), "="), k)
 			it.Reason = t.noiseReason + " (" + it.Stats + ")"
 		}
 	}
@@ -184,11 +185,12 @@ func (e *evaluation) decideExact() {
 // exactly max-drop is within it.
 func beyond(drop, maxDrop float64) bool { return drop > maxDrop+1e-9 }
 
+// fmtP is a p-value after "p": "=0.0040", or "<0.0001" (not "=<").
 func fmtP(p float64) string {
 	if p < 0.0001 {
 		return "<0.0001"
 	}
-	return fmt.Sprintf("%.4f", p)
+	return fmt.Sprintf("=%.4f", p)
 }
 
 // servedChanged says whether a model's served version differs from the

@@ -596,7 +596,15 @@ func costSentence(it report.GateItem) string {
 		what = "Cost per case"
 	}
 	if it.BaselineValue != nil {
-		return fmt.Sprintf("%s %s from %s to %s (%s); %s", what, moved(*it.Value-*it.BaselineValue), usdText(*it.BaselineValue), usdText(*it.Value),
+		// The verb by the relative change: moved rounds to a tenth of a
+		// point, and a cost of a tenth of a cent "held" at +26%.
+		verb := "held"
+		if b := *it.BaselineValue; b != 0 {
+			verb = moved((*it.Value - b) / b)
+		} else if *it.Value > 0 {
+			verb = "rose"
+		}
+		return fmt.Sprintf("%s %s from %s to %s (%s); %s", what, verb, usdText(*it.BaselineValue), usdText(*it.Value),
 			relPercent(*it.Value, *it.BaselineValue), costVerdict(it))
 	}
 	return fmt.Sprintf("%s is %s; %s", what, usdText(*it.Value), costVerdict(it))

@@ -147,3 +147,23 @@ func TestLayerSummaries(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The held-up counts sum the per-type rows, not the pooled "all" rows
+// too: with both, every run counted twice.
+func TestHeldUpLeavesOutThePooledRows(t *testing.T) {
+	score := func(name string, k, n int) report.Score { return report.Score{Name: name, K: k, N: n} }
+	r := &report.Resilience{
+		Faults: []report.FaultResult{
+			{Model: "m", Fault: "timeout", Scores: []report.Score{score(report.FaultHandled, 3, 3)}},
+			{Model: "m", Fault: "malformed_json", Scores: []report.Score{score(report.FaultHandled, 0, 3)}},
+			{Model: "m", Fault: report.Pooled, Scores: []report.Score{score(report.FaultHandled, 3, 6)}},
+		},
+		Attacks: []report.AttackResult{
+			{Model: "m", Attack: "exfiltration", Scores: []report.Score{score(report.AttackSuccess, 1, 4)}},
+			{Model: "m", Attack: report.Pooled, Scores: []report.Score{score(report.AttackSuccess, 1, 4)}},
+		},
+	}
+	if fk, fn, ak, an := render.HeldUp(r); fk != 3 || fn != 6 || ak != 3 || an != 4 {
+		t.Errorf("held up: faults %d/%d, injections resisted %d/%d; want 3/6 and 3/4", fk, fn, ak, an)
+	}
+}

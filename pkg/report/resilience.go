@@ -35,6 +35,11 @@ type Resilience struct {
 	Unmeasured []ResilienceUnmeasured `json:"unmeasured,omitempty"`
 }
 
+// Pooled is the fault and attack of the rows that pool every fault type,
+// or every attack category, of one model: a sum over the rows of that
+// model would count each run twice.
+const Pooled = "all"
+
 // ResilienceUnmeasured counts one model × subject's runs that are not in N.
 type ResilienceUnmeasured struct {
 	Kind    string `json:"kind"` // KindFault or KindAttack

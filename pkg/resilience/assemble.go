@@ -11,7 +11,7 @@ import (
 
 // All is the subject of the rows that pool every fault type, or every
 // attack category, of one model.
-const All = "all"
+const All = report.Pooled
 
 // Report bounds: Layer 2 adds at most this much trajectory to a report
 // (the runs that went wrong come first), and clips every reason.
