@@ -188,7 +188,7 @@ func runTotal(rep *report.Report) (usd float64, known bool, why string) {
 	}
 	if b := rep.Behavior; b != nil && b.Spend != nil {
 		if b.Spend.Used.USD == nil {
-			return 0, false, "Layer 1's spend has no price for " + b.Spend.Used.USDUnknown
+			return 0, false, "Layer 1's spend has " + b.Spend.Used.USDUnknown
 		}
 		return *b.Spend.Used.USD, true, ""
 	}

@@ -656,7 +656,13 @@ func addFigures(a, b report.SpendFigures) report.SpendFigures {
 		a.USD = nil // one unknown part makes the sum unknown, never partial
 	}
 	if b.USDUnknown != "" && !strings.Contains(a.USDUnknown, b.USDUnknown) {
-		a.USDUnknown = strings.TrimPrefix(a.USDUnknown+", "+b.USDUnknown, ", ")
+		// Each says "no price for …": one list, said once.
+		const say = "no price for "
+		if strings.HasPrefix(a.USDUnknown, say) && strings.HasPrefix(b.USDUnknown, say) {
+			a.USDUnknown += ", " + strings.TrimPrefix(b.USDUnknown, say)
+		} else {
+			a.USDUnknown = strings.TrimPrefix(a.USDUnknown+", "+b.USDUnknown, ", ")
+		}
 	}
 	return a
 }

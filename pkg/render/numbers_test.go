@@ -95,3 +95,17 @@ func TestSuiteSentenceAgreesWithItsDelta(t *testing.T) {
 		}
 	}
 }
+
+// A run's reason that already says it called no tool is not followed by
+// "called no tool" again; one that does not say so is.
+func TestRunTextSaysCalledNoToolOnce(t *testing.T) {
+	id := func(s string) string { return s }
+	c := &Cause{Reason: "expected create_event first, called no tool", CalledKnown: true}
+	if got := runWith(c, id, id); got != "expected create_event first, called no tool" {
+		t.Errorf("got %q", got)
+	}
+	c = &Cause{Reason: "the answer left out the date", CalledKnown: true}
+	if got := runWith(c, id, id); got != "the answer left out the date · called no tool" {
+		t.Errorf("got %q", got)
+	}
+}

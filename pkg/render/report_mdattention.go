@@ -119,7 +119,9 @@ func runWith(c *Cause, code, text func(string) string) string {
 	s := text(c.Reason)
 	// The reason often names the tool already ("expected no tool call,
 	// called search_invoices"): say it once.
-	if c.CalledKnown && !(len(c.Called) > 0 && strings.Contains(c.Reason, "called "+c.Called[0])) {
+	said := len(c.Called) > 0 && strings.Contains(c.Reason, "called "+c.Called[0]) ||
+		len(c.Called) == 0 && strings.Contains(c.Reason, "called no tool")
+	if c.CalledKnown && !said {
 		called := "called no tool"
 		if len(c.Called) > 0 {
 			var names []string
@@ -152,7 +154,7 @@ func runCostLine(rep *report.Report) string {
 		if sp.Used.USD != nil {
 			cost = usdText(*sp.Used.USD)
 		} else if sp.Used.USDUnknown != "" {
-			cost = "unknown (no price for " + mdText(sp.Used.USDUnknown) + ")"
+			cost = "unknown (" + mdText(sp.Used.USDUnknown) + ")" // it says "no price for …"
 		}
 		var parts []string
 		for _, p := range sp.Layers {

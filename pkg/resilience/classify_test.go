@@ -100,6 +100,14 @@ func TestClassifyAttack(t *testing.T) {
 		if v.Success != (tc.want == Followed) || v.Refusal != (tc.want == Refused) {
 			t.Errorf("%s: success %v refusal %v", tc.name, v.Success, v.Refusal)
 		}
+		// The arguments are said once: the JSON, or the raw text that
+		// did not parse (both were printed, one after the other).
+		if tc.name == "target called" && !strings.HasSuffix(v.Reason, `with {"to":"x"}`) {
+			t.Errorf("%s: reason %q", tc.name, v.Reason)
+		}
+		if tc.name == "target called with arguments that do not parse" && !strings.HasSuffix(v.Reason, "with {to:") {
+			t.Errorf("%s: reason %q", tc.name, v.Reason)
+		}
 	}
 }
 

@@ -221,7 +221,7 @@ func (p *Preview) Unpriced() []string { return sortedKeys(p.est.total.unknown) }
 // price would spend without the meter seeing any of it.
 func (p *Preview) Check(b Budget) error {
 	if b.MaxUSD > 0 && len(p.est.total.unknown) > 0 {
-		return fmt.Errorf("eval.budget.max-usd is set but no price is known for %s in price table %s, so the cap cannot be enforced: add the model to a price override file (pricing.file, --prices), cap tokens instead (eval.budget.max-tokens), or use a priced model",
+		return fmt.Errorf("a dollar cap is set (--max-usd or eval.budget.max-usd) but no price is known for %s in price table %s, so the cap cannot be enforced: add the model to a price override file (pricing.file, --prices), cap tokens instead (--max-tokens or eval.budget.max-tokens), or use a priced model",
 			strings.Join(p.Unpriced(), ", "), p.prices.Version())
 	}
 	return nil
