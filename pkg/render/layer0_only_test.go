@@ -110,3 +110,45 @@ func TestLayer0VerdictNamesWaivedFailures(t *testing.T) {
 		t.Errorf("every failure waived:\n%s", got)
 	}
 }
+
+// A check the gate waived is no red row: the comment leaves it out of the
+// checks to look at and marks it waived in the whole table, and the HTML
+// marks it waived, not failed.
+func TestWaivedChecksAreNotRedRows(t *testing.T) {
+	full, err := report.Load(filepath.Join("testdata", "report", "layer0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for _, r := range full.Conformance.Checks {
+		if r.Level == report.Must && r.Verdict == report.CheckFailed {
+			id = r.ID
+			break
+		}
+	}
+	rep := &report.Report{SchemaVersion: full.SchemaVersion, Server: full.Server, Conformance: full.Conformance,
+		Gate: &report.Gate{Verdict: report.GatePass, Items: []report.GateItem{{Layer: 0, Kind: report.KindCheck, Subject: id, Status: report.ItemWaived, Reason: "waived until 2027-01-01: upstream bug"}}}}
+	var md bytes.Buffer
+	if err := render.Markdown(&md, rep, render.MarkdownOptions{Long: true}); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, l := range strings.Split(md.String(), "\n") {
+		if strings.Contains(l, "`"+strings.ReplaceAll(id, "-", "‑")+"`") && strings.Contains(l, "| MUST |") {
+			rows++
+			if !strings.Contains(l, "◌ waived (fail)") {
+				t.Errorf("a waived check's row: %s", l)
+			}
+		}
+	}
+	if rows != 1 {
+		t.Errorf("%s has %d rows in the comment, want 1 (in the whole table only)", id, rows)
+	}
+	var page bytes.Buffer
+	if err := render.HTML(&page, rep, render.HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "waived (fail)") {
+		t.Errorf("the HTML does not mark %s waived", id)
+	}
+}
