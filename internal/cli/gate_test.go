@@ -391,3 +391,19 @@ func settleLayer1(g *report.Gate, b *report.Behavior) {
 		}
 	}
 }
+
+// The terminal's matrix marks a cell whose runs errored: a refused model
+// endpoint read as "0/2" in every cell, a model failing every case.
+func TestMatrixMarksErroredRuns(t *testing.T) {
+	rep := reporttest.New()
+	rep.Behavior = &report.Behavior{RunsPerCase: 2, Cases: []report.Case{{ID: "weather"}, {ID: "hello"}},
+		Results: []report.CaseResult{
+			{Case: "weather", Model: "m1", Passed: report.Count{K: 0, N: 2}, Errors: 2},
+			{Case: "hello", Model: "m1", Passed: report.Count{K: 2, N: 2}},
+		}}
+	var b strings.Builder
+	matrixText(&b, rep)
+	if !strings.Contains(b.String(), " 0/2e") || strings.Contains(b.String(), " 2/2e") || !strings.Contains(b.String(), "e some runs errored") {
+		t.Errorf("matrix:\n%s", b.String())
+	}
+}

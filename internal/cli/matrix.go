@@ -32,6 +32,11 @@ func matrixText(w io.Writer, rep *report.Report) {
 		if r.Reused > 0 {
 			s += "*"
 		}
+		if r.Errors > 0 {
+			// Runs the harness or the provider could not complete: a
+			// refused endpoint read as "0/2", a model failing every case.
+			s += "e"
+		}
 		cell[[2]string{r.Case, r.Model}] = s
 	}
 	for _, inc := range b.Inconclusive {
@@ -48,7 +53,7 @@ func matrixText(w io.Writer, rep *report.Report) {
 	if rep.Replay != nil {
 		replayed = ", replayed from the cassette"
 	}
-	fmt.Fprintf(w, "\n== Layer 1 · behaviour: passed runs per case (%d runs each%s; * reused from the cache, ? not decided) ==\n", b.RunsPerCase, replayed)
+	fmt.Fprintf(w, "\n== Layer 1 · behaviour: passed runs per case (%d runs each%s; * reused from the cache, ? not decided, e some runs errored: not a verdict on the model) ==\n", b.RunsPerCase, replayed)
 	for i, m := range models {
 		fmt.Fprintf(w, "  [%d] %s\n", i+1, sanitize(m))
 	}
