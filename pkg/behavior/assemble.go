@@ -84,7 +84,9 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 					oldest = max(oldest, age)
 					r.Reused++
 					reused++
-				} else {
+				} else if d.tr.End != EndBudget || d.tr.InputTokens+d.tr.OutputTokens > 0 {
+					// A run the budget stopped before its first call was
+					// not made: "140 made now" when 50 were.
 					fresh++
 				}
 				if d.stale {

@@ -37,6 +37,11 @@ func TestBudgetCapLeavesTheRemainingCasesInconclusive(t *testing.T) {
 	if !s.Reached || s.Used.Calls != 3 || s.Used.Tokens != 360 || s.MaxTokens != 300 {
 		t.Errorf("spend = %+v, want reached after 3 calls, 360 tokens", s)
 	}
+	// Runs 1 and 2 of weather were made; the eight the cap stopped before
+	// their first call were not.
+	if res.FreshRuns != 2 {
+		t.Errorf("%d runs counted as made now, want 2", res.FreshRuns)
+	}
 	if !strings.Contains(strings.Join(res.Notes, "\n"), "budget reached (360 tokens used, the cap is eval.budget.max-tokens 300): 9 runs") {
 		t.Errorf("notes %q do not say why runs are inconclusive", res.Notes)
 	}

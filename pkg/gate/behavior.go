@@ -96,10 +96,20 @@ func (e *evaluation) behavior() {
 		e.caseItem(l, c, r, br, matched)
 	}
 	if l.pairing {
+		// A case the run defines and left undecided (the budget ran out,
+		// every run errored) was not removed or edited.
+		undecided := map[[2]string]bool{}
+		for _, inc := range l.nb.Inconclusive {
+			undecided[[2]string{inc.Case, inc.Model}] = true
+		}
 		for _, br := range l.bb.Results {
 			k := e.baseCaseKey(l, br)
 			if !used[k] && e.newHasModel(br.Model) {
-				e.unmatched(report.Unmatched{Layer: 1, Kind: report.KindCase, Subject: br.Case, Model: br.Model, Side: "baseline", Reason: "in the baseline, not run now (removed or edited case)"})
+				reason := "in the baseline, not run now (removed or edited case)"
+				if c, ok := l.cases[br.Case]; ok && c.Hash == k.hash && undecided[[2]string{br.Case, br.Model}] {
+					reason = "in the baseline; not decided now (see the inconclusive runs: the budget, or runs that errored)"
+				}
+				e.unmatched(report.Unmatched{Layer: 1, Kind: report.KindCase, Subject: br.Case, Model: br.Model, Side: "baseline", Reason: reason})
 			}
 		}
 	}

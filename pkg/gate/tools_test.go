@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
@@ -60,5 +61,27 @@ func TestToolErrorsWarn(t *testing.T) {
 		if items := find(g, report.KindTool, "get_ticket", "m:a"); len(items) != 0 {
 			t.Errorf("%s: %+v", tc.name, items)
 		}
+	}
+}
+
+// A case the run defines but left undecided (the budget stopped it) is not
+// called a removed or edited case.
+func TestUndecidedCaseIsNotCalledRemoved(t *testing.T) {
+	base := reporttest.Case(reporttest.Case(reporttest.New(), "a", report.Hard, "m1", 5, 5), "b", report.Hard, "m1", 5, 5)
+	now := reporttest.Case(reporttest.New(), "b", report.Hard, "m1", 5, 5)
+	now.Behavior.Cases = append(now.Behavior.Cases, report.Case{ID: "a", Hash: reporttest.CaseHash("a"), Kind: report.Hard, Tags: []string{}, Source: "golden/a.yaml"})
+	now.Behavior.Inconclusive = []report.Inconclusive{{Case: "a", Model: "m1", Runs: 5, Reason: "the budget ran out"}}
+	g := judge(t, now, base, gate.DefaultPolicy())
+	found := false
+	for _, u := range g.Unmatched {
+		if u.Subject == "a" && u.Side == "baseline" {
+			found = true
+			if !strings.Contains(u.Reason, "not decided now") || strings.Contains(u.Reason, "removed") {
+				t.Errorf("reason %q", u.Reason)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("unmatched %+v: want case a from the baseline", g.Unmatched)
 	}
 }
