@@ -2,6 +2,9 @@ package gate
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
@@ -17,6 +20,9 @@ type l1 struct {
 	// no Layer 1 in it, or another tool surface.
 	pairing   bool
 	judgeSame bool
+	// surface says how the tool surface changed since the baseline (""
+	// when it did not): why no case pairs.
+	surface string
 	cases     map[string]report.Case // new cases by id
 	base      map[caseKey]report.CaseResult
 }
@@ -36,7 +42,11 @@ func (e *evaluation) prepareL1() *l1 {
 		return l
 	}
 	if e.new.ToolSurfaceHash != e.base.ToolSurfaceHash {
-		e.g.Notes = append(e.g.Notes, fmt.Sprintf("the tool surface changed since the baseline (%s → %s): cases pair only on the same tool surface, so behaviour is floors only", short(e.base.ToolSurfaceHash), short(e.new.ToolSurfaceHash)))
+		l.surface = "the tool surface changed since the baseline"
+		if what := surfaceChanges(e.base, e.new); what != "" {
+			l.surface += " (" + what + ")"
+		}
+		e.g.Notes = append(e.g.Notes, fmt.Sprintf("%s (%s → %s): cases pair only on the same tool surface, so behaviour is floors only", l.surface, short(e.base.ToolSurfaceHash), short(e.new.ToolSurfaceHash)))
 		e.unmatched(report.Unmatched{Layer: 1, Kind: "toolSurface", Subject: "every case", Side: "new", Reason: "tool surface " + short(e.new.ToolSurfaceHash) + " now, " + short(e.base.ToolSurfaceHash) + " in the baseline"})
 		return l
 	}
@@ -200,6 +210,11 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 			comparable, why = false, "the judge or rubric changed"
 		}
 	}
+	if !matched && l.surface != "" {
+		// Not a new or edited case: every case is unpaired because a
+		// tool's description, schema or name changed.
+		why = l.surface
+	}
 	if comparable {
 		it.Baseline = cnt(br.Passed)
 	} else {
@@ -238,6 +253,8 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 		it.Status = report.ItemFail
 		if e.base == nil {
 			it.Reason = now + " is below its floor; no baseline, floors only"
+		} else if l.surface != "" {
+			it.Reason = now + " is below its floor; not compared, as " + l.surface + ": floors only"
 		} else {
 			it.Reason = now + " is below its floor; not in the baseline, floors only"
 		}
@@ -277,4 +294,62 @@ func runErrorCause(r report.CaseResult) string {
 		}
 	}
 	return "the runs' reasons are in the report"
+}
+
+// surfaceChanges names the tools that differ between two reports' tool
+// surfaces, as far as the reports tell: the names listed, and each tool's
+// tokens as sent to a model (a description or schema that changed changes
+// them, nearly always). "" when they do not tell.
+func surfaceChanges(base, now *report.Report) string {
+	tokens := func(r *report.Report) map[string]int {
+		out := map[string]int{}
+		if c := r.ToolTokens.Primary(); c != nil {
+			for _, t := range c.Tools {
+				out[t.Name] = t.Tokens
+			}
+		}
+		return out
+	}
+	bt, nt := tokens(base), tokens(now)
+	var parts []string
+	names := func(r *report.Report, t map[string]int) []string {
+		if len(r.Tools) > 0 {
+			return r.Tools
+		}
+		out := make([]string, 0, len(t))
+		for n := range t {
+			out = append(out, n)
+		}
+		sort.Strings(out)
+		return out
+	}
+	bn, nn := names(base, bt), names(now, nt)
+	var changed, gone, added []string
+	for _, n := range nn {
+		switch {
+		case !slices.Contains(bn, n):
+			added = append(added, n)
+		case bt[n] != 0 && nt[n] != 0 && bt[n] != nt[n]:
+			changed = append(changed, n)
+		}
+	}
+	for _, n := range bn {
+		if !slices.Contains(nn, n) {
+			gone = append(gone, n)
+		}
+	}
+	for _, p := range []struct {
+		what  string
+		names []string
+	}{{"changed", changed}, {"new", added}, {"gone", gone}} {
+		if len(p.names) > 0 {
+			shown := p.names[:min(len(p.names), 5)]
+			more := ""
+			if len(p.names) > 5 {
+				more = fmt.Sprintf(" and %d more", len(p.names)-5)
+			}
+			parts = append(parts, p.what+": "+strings.Join(shown, ", ")+more)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

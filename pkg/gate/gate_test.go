@@ -415,9 +415,18 @@ func TestToolSurfaceChanged(t *testing.T) {
 	n.ToolSurfaceHash = reporttest.CaseHash("other tools")
 	g := evaluate(t, n, b)
 	wantStatus(t, one(t, g, report.KindSuite, report.ToolSelection, "m1"), report.ItemInfo)
-	wantStatus(t, one(t, g, report.KindCase, "c000", "m1"), report.ItemFail, "not in the baseline, floors only")
+	// Not "a new or edited case": the tool surface is why nothing pairs,
+	// and the tools whose tokens changed are named.
+	wantStatus(t, one(t, g, report.KindCase, "c000", "m1"), report.ItemFail, "not compared, as the tool surface changed since the baseline")
 	if !strings.Contains(strings.Join(g.Notes, "\n"), "tool surface changed") {
 		t.Errorf("notes %q", g.Notes)
+	}
+	b.ToolTokens = &report.ToolTokens{Counts: []report.ToolTokenCount{{Encoding: "o200k_base", Models: []string{}, Total: 30, Tools: []report.ToolTokenItem{{Name: "get_note", Tokens: 20}, {Name: "list", Tokens: 10}}}}}
+	n.ToolTokens = &report.ToolTokens{Counts: []report.ToolTokenCount{{Encoding: "o200k_base", Models: []string{}, Total: 27, Tools: []report.ToolTokenItem{{Name: "get_note", Tokens: 17}, {Name: "list", Tokens: 10}}}}}
+	g = evaluate(t, n, b)
+	it := one(t, g, report.KindCase, "c000", "m1")
+	if it.NotComparable != "the tool surface changed since the baseline (changed: get_note)" {
+		t.Errorf("not comparable %q", it.NotComparable)
 	}
 }
 
