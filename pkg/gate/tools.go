@@ -3,6 +3,7 @@ package gate
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -60,6 +61,73 @@ func (e *evaluation) tools() {
 		}
 	}
 	e.toolErrors()
+	e.toolLatency()
+}
+
+const (
+	// A tool's calls are "slow now" when their median is at least
+	// toolSlowFactor times the baseline's and toolSlowMs more, over at
+	// least toolSlowMinSamples timed calls on each side.
+	toolSlowFactor     = 5
+	toolSlowMs         = 100
+	toolSlowMinSamples = 5
+)
+
+// toolLatency warns of a tool whose calls became much slower than in the
+// baseline (Layer 3 times them; latency is not gated, and a tool 1,000
+// times slower passed without a word in a user's trial).
+func (e *evaluation) toolLatency() {
+	if e.new.Telemetry == nil || e.base.Telemetry == nil {
+		return
+	}
+	type key struct{ tool, model string }
+	base := map[key]report.Latency{}
+	for _, l := range e.base.Telemetry.Latency {
+		if l.Kind == report.LatencyTool {
+			base[key{l.Subject, l.Model}] = l
+		}
+	}
+	for _, l := range e.new.Telemetry.Latency {
+		b, ok := base[key{l.Subject, l.Model}]
+		if l.Kind != report.LatencyTool || !ok {
+			continue
+		}
+		now, nok := medianMs(l)
+		was, bok := medianMs(b)
+		if !nok || !bok || now < toolSlowFactor*was || now-was < toolSlowMs {
+			continue
+		}
+		who := "over every model"
+		if l.Model != "" {
+			who = "called by " + l.Model
+		}
+		e.add(report.GateItem{Layer: 3, Kind: report.KindTool, Subject: l.Subject, Model: l.Model, Status: report.ItemWarn,
+			Value: ptr(now), BaselineValue: ptr(was), Direction: report.Lower,
+			Rule:   fmt.Sprintf("a tool's median call time stays under %d× the baseline's, or within %d ms of it (latency is not gated: a warning)", toolSlowFactor, toolSlowMs),
+			Reason: fmt.Sprintf("median call %s %s, against %s in the baseline (%d and %d timed calls)", msText(now), who, msText(was), l.Samples, b.Samples)})
+	}
+}
+
+// medianMs is a latency row's median: its p50, or the median of its kept
+// samples below the percentile's minimum; ok is false with too few.
+func medianMs(l report.Latency) (float64, bool) {
+	if l.P50Ms != nil {
+		return *l.P50Ms, true
+	}
+	if len(l.SamplesMs) < toolSlowMinSamples {
+		return 0, false
+	}
+	s := append([]float64(nil), l.SamplesMs...)
+	sort.Float64s(s)
+	return s[(len(s)-1)/2], true
+}
+
+// msText is a duration in ms as a person reads it.
+func msText(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.2f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
 }
 
 // toolErrors warns of a tool a model called whose calls mostly error now

@@ -85,3 +85,28 @@ func TestUndecidedCaseIsNotCalledRemoved(t *testing.T) {
 		t.Errorf("unmatched %+v: want case a from the baseline", g.Unmatched)
 	}
 }
+
+// A tool whose calls became much slower than in the baseline warns; a
+// small or slight change does not.
+func TestSlowToolWarns(t *testing.T) {
+	withLatency := func(ms ...float64) *report.Report {
+		r := reporttest.Layer0(reporttest.New(), reporttest.Check("TOOL-1", report.Must, 1, 1))
+		r.Telemetry = &report.Telemetry{Latency: []report.Latency{{Kind: report.LatencyTool, Subject: "search_notes", Model: "m1", Samples: len(ms), SamplesMs: ms, MaxMs: ms[len(ms)-1], Histogram: []report.Bin{}, Direction: report.Lower}}}
+		return r
+	}
+	fast := withLatency(1, 1, 1, 2, 2)
+	g := judge(t, withLatency(1500, 1500, 1501, 1502, 1503), fast, gate.DefaultPolicy())
+	wantStatus(t, one(t, g, report.KindTool, "search_notes", "m1"), report.ItemWarn, "median call 1.50 s called by m1, against 1 ms in the baseline")
+	if g.Verdict != report.GatePass {
+		t.Errorf("verdict %s", g.Verdict)
+	}
+	for name, now := range map[string]*report.Report{
+		"within 100 ms": withLatency(50, 50, 50, 50, 50),
+		"too few calls": withLatency(1500, 1500),
+		"under 5 times": withLatency(4, 4, 4, 4, 4),
+	} {
+		if items := find(judge(t, now, fast, gate.DefaultPolicy()), report.KindTool, "search_notes", "m1"); len(items) != 0 {
+			t.Errorf("%s: %+v", name, items)
+		}
+	}
+}
