@@ -30,6 +30,10 @@ type provider struct {
 	// server that is not up) would otherwise wait out every call's
 	// backoff, about 7 s each, to say the same thing.
 	unreachable atomic.Bool
+	// failing is the same for an endpoint that answers only 5xx: set once
+	// a call spent every retry on them, cleared by the next answer that
+	// is not one (28 runs of a model behind a failing gateway took 47 s).
+	failing atomic.Bool
 }
 
 // dialect is one wire format.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"reflect"
@@ -427,5 +428,44 @@ func TestCallsTryOnceWhileTheEndpointRefusesConnections(t *testing.T) {
 	reset.Store(true)
 	if n, _ := call(); n != llm.DefaultMaxRetries+1 {
 		t.Fatalf("a reset, then refused: %d attempts, want every retry (the reset showed the endpoint reachable)", n)
+	}
+}
+
+// An endpoint that answers only 5xx costs one call its retries; the calls
+// after it try once, until an answer that is not a server error, after
+// which a call retries again. (28 runs behind a failing gateway took 47 s.)
+func TestCallsTryOnceWhileTheEndpointAnswersServerErrors(t *testing.T) {
+	f := llmfake.New(t, llmfake.Options{}, llmfake.Text("up"))
+	var failing atomic.Bool
+	failing.Store(true)
+	var trips atomic.Int64
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		trips.Add(1)
+		if failing.Load() {
+			return &http.Response{StatusCode: 502, Header: http.Header{"Content-Type": {"application/json"}},
+				Body: io.NopCloser(strings.NewReader(`{"error":{"message":"upstream down"}}`)), Request: r}, nil
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	var s sleeps
+	p := newProvider(t, f, "openai-compatible:llama3.1:8b@"+f.URL+"/v1", llm.Options{Sleep: s.sleep, HTTPClient: client})
+	call := func() (int64, error) {
+		before := trips.Load()
+		_, err := p.Complete(context.Background(), userTurn("hi"))
+		return trips.Load() - before, err
+	}
+	if n, err := call(); n != llm.DefaultMaxRetries+1 || err == nil {
+		t.Fatalf("first failing call: %d attempts, err %v; want every retry", n, err)
+	}
+	if n, err := call(); n != 1 || err == nil || !strings.Contains(err.Error(), "one attempt") {
+		t.Fatalf("second call: %d attempts, err %v; want one attempt that says why", n, err)
+	}
+	failing.Store(false)
+	if n, err := call(); n != 1 || err != nil {
+		t.Fatalf("up again: %d attempts, err %v; want one that gets through", n, err)
+	}
+	failing.Store(true)
+	if n, _ := call(); n != llm.DefaultMaxRetries+1 {
+		t.Fatalf("failing again after a call got through: %d attempts, want every retry", n)
 	}
 }

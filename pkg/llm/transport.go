@@ -81,17 +81,22 @@ func (p *provider) post(ctx context.Context, body []byte) (*exchange, error) {
 }
 
 func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchange, error) {
-	wasUnreachable := p.unreachable.Load()
+	wasUnreachable, wasFailing := p.unreachable.Load(), p.failing.Load()
 	for attempt := 1; ; attempt++ {
 		ex, apiErr, netErr := p.attempt(ctx, to, body)
 		if ex != nil {
 			ex.attempts = attempt
 			p.unreachable.Store(false)
+			p.failing.Store(false)
 			return ex, nil
 		}
+		serverErr := apiErr != nil && apiErr.Status >= 500
 		if apiErr != nil {
 			// It answered: reachable, whatever it said.
 			p.unreachable.Store(false)
+			if !serverErr {
+				p.failing.Store(false)
+			}
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("calling %s: %w after %d attempts", p.id, ctx.Err(), attempt)
@@ -99,7 +104,14 @@ func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchang
 		var wait time.Duration
 		if apiErr != nil {
 			apiErr.Attempts = attempt
+			if serverErr && wasFailing && attempt == 1 && p.failing.Load() {
+				apiErr.Message = strings.TrimSpace(apiErr.Message + " (one attempt: earlier calls got only server errors, so calls try once until one gets another answer)")
+				return nil, apiErr.APIError
+			}
 			if !apiErr.Retryable || attempt > p.opts.MaxRetries {
+				if serverErr && apiErr.Retryable {
+					p.failing.Store(true)
+				}
 				return nil, apiErr.APIError
 			}
 			wait = apiErr.retryAfter
