@@ -23,8 +23,8 @@ type l1 struct {
 	// surface says how the tool surface changed since the baseline (""
 	// when it did not): why no case pairs.
 	surface string
-	cases     map[string]report.Case // new cases by id
-	base      map[caseKey]report.CaseResult
+	cases   map[string]report.Case // new cases by id
+	base    map[caseKey]report.CaseResult
 }
 
 func (e *evaluation) prepareL1() *l1 {
