@@ -171,7 +171,7 @@ func TestHTMLFromFixture(t *testing.T) {
 		"unknown",                        // m2 has no price
 		"<svg class=\"hist\"",            // latency distributions
 		"<svg class=\"trend\"",           // the trends
-		`<td class="cell st-fail" title="m1: attackSuccess 9/40`,     // Layer 2: the injection the gate failed, in the matrix
+		`<td class="cell st-fail" title="m1: attackSuccess 9/40`,               // Layer 2: the injection the gate failed, in the matrix
 		"<summary>1 injected types with no regression for any model</summary>", // and the timeout it passed, folded
 	} {
 		if !strings.Contains(page, want) {
