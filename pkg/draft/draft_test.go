@@ -367,3 +367,22 @@ func TestDraftSaysWhichCasesCallToolsForReal(t *testing.T) {
 		t.Errorf("a read-only tool is said to have side effects:\n%s", text)
 	}
 }
+
+// Values a person would write: an example in parentheses keeps all its
+// words ("Team lunch", not "Team"), the first of several; a pattern that
+// takes a date gets a date, not "0000-00-00".
+func TestDraftValuesReadLikeAPersonsOwn(t *testing.T) {
+	ts := tools(t, `[
+	 {"name": "create_event", "description": "Create a calendar event.",
+	  "inputSchema": {"type": "object", "properties": {
+	    "title": {"type": "string", "description": "The event's title (e.g. Team lunch)"},
+	    "region": {"type": "string", "description": "Where it runs (e.g. us-west1, eu-west2)"},
+	    "date": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$", "description": "The day"}},
+	   "required": ["title", "region", "date"]}}
+	]`)
+	d, _, _ := build(t, ts)
+	args := d.Cases[0].Steps[0].Args
+	if args["title"] != "Team lunch" || args["region"] != "us-west1" || args["date"] != "2026-03-14" {
+		t.Errorf("args %v", args)
+	}
+}

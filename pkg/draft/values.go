@@ -405,8 +405,16 @@ func stringValue(name string, s map[string]any) (any, *unmade) {
 	}
 	example := describedExample(s)
 	if p, ok := s["pattern"].(string); ok && p != "" {
-		if re, err := regexp.Compile(p); err == nil && example != "" && re.MatchString(example) {
+		re, err := regexp.Compile(p)
+		if err == nil && example != "" && re.MatchString(example) {
 			return example, nil
+		}
+		// A value a person would write, when the pattern takes one: a
+		// date pattern drafted "0000-00-00".
+		for _, c := range plausible {
+			if err == nil && re.MatchString(c) {
+				return c, nil
+			}
 		}
 		v, err := fromPattern(p)
 		if err != nil {
@@ -435,12 +443,25 @@ func stringValue(name string, s map[string]any) (any, *unmade) {
 	return fitLength(v, s), nil
 }
 
+// plausible are values a person writes, tried against a pattern before a
+// value is made from it: dates, times, codes, addresses.
+var plausible = []string{"2026-03-14", "2026-03-14T09:30:00Z", "09:30", "user@example.com", "https://example.com", "ABC-123", "C1234", "+1-555-0100"}
+
 // exampleIn finds the example a description gives: `e.g. "Seattle, WA"`,
 // `for example us-west1`, `like C1234`.
 var exampleIn = regexp.MustCompile(`(?i)\b(?:e\.g\.?|for example|for instance|such as|like)[:,]?\s+(?:"([^"]{1,80})"|'([^']{1,80})'|` + "`([^`]{1,80})`" + `|([A-Za-z0-9][\w./:@+-]{0,79}))`)
 
+// exampleInParens is an example in parentheses, several words long:
+// "(e.g. Team lunch)" is "Team lunch", not "Team".
+var exampleInParens = regexp.MustCompile(`(?i)\((?:e\.g\.?|for example|such as)[:,]?\s+([^()"'` + "`" + `]{1,60}?)\s*\)`)
+
 func describedExample(s map[string]any) string {
 	desc, _ := s["description"].(string)
+	if m := exampleInParens.FindStringSubmatch(desc); m != nil {
+		first, _, _ := strings.Cut(m[1], ",") // "(e.g. us-west1, eu-west2)": the first
+		first, _, _ = strings.Cut(first, ";")
+		return strings.TrimSpace(strings.TrimRight(first, ".,;:"))
+	}
 	m := exampleIn.FindStringSubmatch(desc)
 	if m == nil {
 		return ""
