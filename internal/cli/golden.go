@@ -204,7 +204,7 @@ func (c *Command) draftWithModels(ctx context.Context, pl *pipeline.Plan, s pipe
 	}
 	// One run per case and model, nothing reused, no report: this only
 	// asks whether a model already fails a case.
-	run := s.Overlay(pipeline.Settings{Layers: []string{pipeline.Behavior}, Golden: file, Runs: 1, CacheDir: filepath.Join(tmp, "cache"),
+	run := s.Overlay(pipeline.Settings{Layers: []string{pipeline.Behavior}, Golden: file, GoldenShown: out, Runs: 1, CacheDir: filepath.Join(tmp, "cache"),
 		Reuse: ptr(behavior.ReuseNothing)})
 	if reached := meter.Reached(); reached != "" {
 		c.warnf("golden init", "the budget was reached while drafting (%s): the drafted cases were not run", reached)

@@ -249,6 +249,11 @@ func TestGoldenInitWithAModelDraftsPromptsAndMarksWhatItFails(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// The draft's run warns about the file the user gets, not the
+	// temporary copy it ran.
+	if strings.Contains(stdout+stderr, "mcp-eval-golden-init-") {
+		t.Errorf("a message names the temporary copy of the draft:\n%s\n%s", stdout, stderr)
+	}
 	set := checkDraft(t, out, listTools(t, target.Target{URL: e.url}))
 	data, _ := os.ReadFile(out)
 	drafted := 0

@@ -317,6 +317,9 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 		names = append(names, t.Name)
 	}
 	for _, w := range golden.Hygiene(set, names) {
+		if b.GoldenShown != "" {
+			w.Pos.File = b.GoldenShown
+		}
 		p.Env.warnf("%s", render.TermLine(w.Pos.String()+": "+w.Advice()))
 		if w.Code == golden.WarnUnknownTool {
 			// A case that expects a tool the server no longer lists is
@@ -348,6 +351,10 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 			cached = "recording the cassette in " + render.TermLine(b.Record) + " (no cache)"
 		case b.Replay != "":
 			cached = "replayed from the cassette in " + render.TermLine(b.Replay) + " (no model, no cache)"
+		case b.GoldenShown != "":
+			// golden init's one run of a copy of its draft, with a
+			// cache of its own that is deleted after it.
+			cached = "nothing reused, nothing kept"
 		}
 		fmt.Fprintf(p.Env.Stdout, "Layer 1: %d cases × %d runs × %s; %s\n", len(set.Cases), cmp.Or(b.Runs, behavior.DefaultRuns),
 			render.TermLine(strings.Join(ids, ", ")), cached)

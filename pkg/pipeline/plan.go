@@ -142,6 +142,7 @@ type Plan struct {
 // BehaviorPlan is Layers 1 and 2's setup.
 type BehaviorPlan struct {
 	Golden      string // file or directory; "" means nothing to run
+	GoldenShown string // how messages name Golden (Settings.GoldenShown)
 	Models      []string
 	Judge       string
 	Runs        int
@@ -356,7 +357,7 @@ func (p *Plan) resolveConformance(s Settings) error {
 // resolveBehavior checks Layers 1 and 2's settings and picks the models
 // for the trigger.
 func (p *Plan) resolveBehavior(s Settings) error {
-	b := BehaviorPlan{Golden: s.Golden, Judge: s.Judge, Runs: s.Runs, MaxSteps: s.MaxSteps, Concurrency: s.Concurrency,
+	b := BehaviorPlan{Golden: s.Golden, GoldenShown: s.GoldenShown, Judge: s.Judge, Runs: s.Runs, MaxSteps: s.MaxSteps, Concurrency: s.Concurrency,
 		Stubs: s.Stubs, CacheDir: s.CacheDir, RateLimits: s.RateLimits, Endpoints: s.Endpoints, PreviewOnly: s.PreviewOnly,
 		Budget: spend.Budget{MaxTokens: s.MaxTokens, MaxUSD: s.MaxUSD}}
 	for _, v := range []struct {

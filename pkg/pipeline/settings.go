@@ -49,6 +49,10 @@ type Settings struct {
 
 	// Layers 1 and 2.
 	Golden string
+	// GoldenShown is how messages name the golden file when it is a copy
+	// ("" names Golden): golden init runs a temporary copy of the draft it
+	// writes to --out, and its warnings named the temporary path.
+	GoldenShown string
 	Models []string
 	// ModelSets are the file's models per trigger; Trigger and Schedule
 	// (the action's) pick one when Models is empty.
