@@ -53,7 +53,7 @@ type Settings struct {
 	// ("" names Golden): golden init runs a temporary copy of the draft it
 	// writes to --out, and its warnings named the temporary path.
 	GoldenShown string
-	Models []string
+	Models      []string
 	// ModelSets are the file's models per trigger; Trigger and Schedule
 	// (the action's) pick one when Models is empty.
 	ModelSets          *config.Models
