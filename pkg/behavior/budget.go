@@ -29,12 +29,18 @@ func estimate(p *spend.Preview, model, judge string, toolsChars int, c golden.Ca
 }
 
 // JudgeCalls is the most judge calls the scorer makes for one run of c:
-// one per argument compared by anything but equality (it may be left
-// uncertain) and one for the rubric.
+// one per argument a semantic matcher compares (the only matcher that may
+// leave one uncertain and ask the judge) and one for the rubric. Every
+// matcher was counted before: a drafted set names one for every
+// argument, and a preview said 170 judge calls for a run that made 3.
 func JudgeCalls(c golden.Case) int {
 	n := 0
 	for _, s := range c.Steps() {
-		n += len(s.ArgMatch)
+		for _, m := range s.ArgMatch {
+			if m.Kind == golden.MatchSemantic {
+				n++
+			}
+		}
 	}
 	if c.Rubric != "" {
 		n++

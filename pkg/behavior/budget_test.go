@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 )
 
@@ -81,5 +82,25 @@ func TestMoneyCapWithKnownPrices(t *testing.T) {
 	r := res.Behavior.Results[0]
 	if r.Passed.N != 1 || r.Inconclusive != 2 || r.Runs[0].CostUSD == nil || *r.Runs[0].CostUSD != 0.000054 {
 		t.Errorf("result %+v, want 1 decided run costing $0.000054 and 2 inconclusive", r)
+	}
+}
+
+// Only an argument a semantic matcher compares may ask the judge, and the
+// rubric: the preview's judge calls count those, not every matcher named.
+func TestJudgeCallsCountSemanticArgumentsAndTheRubric(t *testing.T) {
+	set, err := golden.Parse("tasks.yaml", []byte(`version: 1
+cases:
+  - id: c
+    prompt: Book the room for Team lunch on 2026-03-14.
+    expect_tool: book
+    expect_args: {title: Team lunch, date: "2026-03-14", room: 4}
+    arg_match: {title: semantic, date: exact, room: "tolerance:1"}
+    rubric: The room is booked.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := JudgeCalls(set.Cases[0]); n != 2 {
+		t.Errorf("%d judge calls, want 2 (title and the rubric)", n)
 	}
 }
