@@ -203,7 +203,7 @@ func (a *Agent) execute(ctx context.Context, c golden.Case, call llm.ToolCall, o
 		// the MCP requests it made.
 		a.Telemetry.ToolCall(telemetry.ToolCall{Model: a.Provider.ID(), Place: telemetry.PlaceOf(ctx), Tool: call.Name, Start: start,
 			Latency: time.Since(start), Outcome: toolOutcome(cr, refused, stop), IsError: cr.IsError || stop != nil, Stubbed: cr.Stubbed,
-			TurnUsage: turn, TurnCalls: turnCalls})
+			Injected: cr.Injected, TurnUsage: turn, TurnCalls: turnCalls})
 	}
 	res.Content, res.IsError = cr.Content, cr.IsError
 	rec = func(tr *report.Trajectory) report.ToolCall {

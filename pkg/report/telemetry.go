@@ -159,8 +159,9 @@ type ToolUsage struct {
 	Tool  string `json:"tool"`
 	Model string `json:"model"`
 	// Calls are every call the model made to the tool; Errors those that
-	// ended in an error (tool error, JSON-RPC error, the run lost);
-	// Untimed those answered by the harness (a stub, a refused call),
+	// ended in an error (tool error, JSON-RPC error, the run lost), not a
+	// Layer 2 fault shown in the server's answer's place; Untimed those
+	// answered by the harness (a stub, a refused call, an injected fault),
 	// which are in Calls but not in the latency.
 	Calls   int `json:"calls"`
 	Errors  int `json:"errors"`

@@ -65,8 +65,8 @@ func TestFaultExecutor(t *testing.T) {
 		}
 		ctx := context.Background()
 		r1, err := x.Call(ctx, tool.Name, []byte(`{}`), nil)
-		if err != nil || r1.Content != "error -32603: Internal server error" || !r1.IsError {
-			t.Fatalf("%s: first call %+v %v", tool.Name, r1, err)
+		if err != nil || r1.Content != "error -32603: Internal server error" || !r1.IsError || !r1.Injected {
+			t.Fatalf("%s: first call %+v %v; want the fault, marked injected", tool.Name, r1, err)
 		}
 		if got := srv.count(tool.Name); (got == 1) != tc.realCall {
 			t.Errorf("%s: %d real calls behind the fault, readOnly %v", tool.Name, got, tool.ReadOnly())
@@ -76,7 +76,7 @@ func TestFaultExecutor(t *testing.T) {
 			t.Errorf("%s: log %+v", tool.Name, log)
 		}
 		r2, _ := x.Call(ctx, tool.Name, []byte(`{}`), nil)
-		if r2.IsError || r2.Content != srv.results[tool.Name] {
+		if r2.IsError || r2.Injected || r2.Content != srv.results[tool.Name] {
 			t.Errorf("%s: the retry must reach the server: %+v", tool.Name, r2)
 		}
 		r3, _ := x.Call(ctx, "search_docs", []byte(`{}`), nil)

@@ -83,6 +83,7 @@ func (x *FaultExecutor) Call(ctx context.Context, name string, args json.RawMess
 		}
 	}
 	shown.Duration = time.Since(start)
+	shown.Injected = true
 	x.mu.Lock()
 	x.log.Shown, x.log.RealCall, x.log.Withheld, x.log.RealErr = shown, x.readOnly, withheld, realErr
 	x.mu.Unlock()

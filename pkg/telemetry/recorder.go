@@ -85,6 +85,11 @@ type ToolCall struct {
 	// Stubbed calls were answered by eval.stubs, not the server: they
 	// count as tool calls of the model, not in tool latency.
 	Stubbed bool
+	// Injected calls were answered with a Layer 2 fault in the server's
+	// answer's place: tool calls of the model, but neither errors of the
+	// tool (the per-tool table counted the faults as its failures) nor
+	// timings of it.
+	Injected bool
 	// TurnUsage is the usage of the model turn that made the call, and
 	// TurnCalls how many calls that turn made: the call's share of the
 	// model's cost is TurnUsage / TurnCalls.

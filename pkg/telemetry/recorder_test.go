@@ -341,3 +341,21 @@ func TestReusedRunsCountInThePerCaseFigures(t *testing.T) {
 		t.Errorf("partly cached: spent %v now with %d reused, want $3 and 1", got.CostUSD, got.ReusedRuns)
 	}
 }
+
+// A Layer 2 fault shown in the server's answer's place is a call of the
+// model's, but no error of the tool's and no timing of it: the per-tool
+// table counted the faults as the tool's failures.
+func TestInjectedFaultsAreNotTheToolsErrors(t *testing.T) {
+	rec := NewRecorder(Options{Prices: fixtureTable(t)})
+	p := Place{Case: "a", Run: 1, Scenario: "fault http_500"}
+	rec.ToolCall(ToolCall{Model: "t:cheap", Place: p, Tool: "get_note", Start: t0, Latency: 3 * time.Second, IsError: true, Injected: true, Outcome: ToolError})
+	rec.ToolCall(ToolCall{Model: "t:cheap", Place: p, Tool: "get_note", Start: t0, Latency: time.Millisecond, Outcome: ToolOK})
+	rec.ToolCall(ToolCall{Model: "t:cheap", Place: Place{Case: "a", Run: 2}, Tool: "get_note", Start: t0, Latency: time.Millisecond, IsError: true, Outcome: ToolError})
+	tel := rec.Summarize()
+	if len(tel.Tools) != 1 {
+		t.Fatalf("tools %+v", tel.Tools)
+	}
+	if u := tel.Tools[0]; u.Calls != 3 || u.Errors != 1 || u.Untimed != 1 || u.MaxMs == nil || *u.MaxMs != 1 {
+		t.Errorf("get_note: %+v; want 3 calls, 1 error (the server's), 1 untimed (the fault), max 1 ms", u)
+	}
+}

@@ -356,7 +356,7 @@ func caseRows(ev Events, costs []cost) []report.CaseUsage {
 // untimed: a call the harness answered itself (a stub, a refused call)
 // has no server round trip to time.
 func untimed(c ToolCall) bool {
-	return c.Stubbed || c.Outcome == ToolStubbed || c.Outcome == ToolRefused
+	return c.Stubbed || c.Injected || c.Outcome == ToolStubbed || c.Outcome == ToolRefused
 }
 
 // toolRows are latency and cost per tool × model, by tool then model. A
@@ -379,7 +379,7 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 			rows[k] = a
 		}
 		a.row.Calls++
-		if c.IsError {
+		if c.IsError && !c.Injected {
 			a.row.Errors++
 		}
 		if untimed(c) {
