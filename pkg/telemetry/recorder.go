@@ -163,13 +163,7 @@ func NewRecorder(opts Options) *Recorder {
 
 // ObserveMCP records one MCP request; it is an mcpclient.Config.Observer.
 func (r *Recorder) ObserveMCP(c mcpclient.Call) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.mcp) >= r.limit {
-		r.dropped++
-		return
-	}
-	r.mcp = append(r.mcp, c)
+	keep(r, &r.mcp, c)
 }
 
 // ModelCall records one provider call.
@@ -177,13 +171,7 @@ func (r *Recorder) ModelCall(c ModelCall) {
 	if c.Start.IsZero() {
 		c.Start = r.now().Add(-c.Latency)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.models) >= r.limit {
-		r.dropped++
-		return
-	}
-	r.models = append(r.models, c)
+	keep(r, &r.models, c)
 }
 
 // ToolCall records one tool call.
@@ -191,41 +179,35 @@ func (r *Recorder) ToolCall(c ToolCall) {
 	if c.Start.IsZero() {
 		c.Start = r.now().Add(-c.Latency)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.tools) >= r.limit {
-		r.dropped++
-		return
-	}
-	r.tools = append(r.tools, c)
+	keep(r, &r.tools, c)
 }
 
-// CaseRun records one finished case run.
 // Reused records a case run replayed from the cache.
 func (r *Recorder) Reused(c ReusedRun) {
 	if c.At.IsZero() {
 		c.At = r.now()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.reused) >= r.limit {
-		r.dropped++
-		return
-	}
-	r.reused = append(r.reused, c)
+	keep(r, &r.reused, c)
 }
 
+// CaseRun records one finished case run.
 func (r *Recorder) CaseRun(c CaseRun) {
 	if c.Start.IsZero() {
 		c.Start = r.now().Add(-c.Duration)
 	}
+	keep(r, &r.cases, c)
+}
+
+// keep appends v to events under the recorder's lock, or counts it
+// dropped past the limit.
+func keep[T any](r *Recorder, events *[]T, v T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.cases) >= r.limit {
+	if len(*events) >= r.limit {
 		r.dropped++
 		return
 	}
-	r.cases = append(r.cases, c)
+	*events = append(*events, v)
 }
 
 // Events is a copy of everything recorded, for exporters (package

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -41,6 +42,16 @@ type cost struct {
 	known bool
 }
 
+// price is what usage of model cost at at. Usage of no tokens costs
+// nothing whatever the table says: there is nothing to price.
+func price(prices *pricing.Table, model string, at time.Time, u llm.Usage) (cost, pricing.Quote) {
+	if u == (llm.Usage{}) {
+		return cost{known: true}, pricing.Quote{Known: true}
+	}
+	q := prices.Quote(model, at, u)
+	return cost{usd: q.USD, known: q.Known}, q
+}
+
 // priceCalls prices every model call and warns once per model without a
 // price. A call that reported no tokens costs nothing whatever the table
 // says: there is nothing to price.
@@ -48,13 +59,9 @@ func priceCalls(calls []ModelCall, prices *pricing.Table, t *report.Telemetry) [
 	out := make([]cost, len(calls))
 	warned := map[string]bool{}
 	for i, c := range calls {
-		if c.Usage == (llm.Usage{}) {
-			out[i] = cost{known: true}
-			continue
-		}
-		q := prices.Quote(c.Model, c.Start, c.Usage)
-		out[i] = cost{usd: q.USD, known: q.Known}
-		if !q.Known && !warned[c.Model] {
+		var q pricing.Quote
+		out[i], q = price(prices, c.Model, c.Start, c.Usage)
+		if !out[i].known && !warned[c.Model] {
 			warned[c.Model] = true
 			t.Warnings = append(t.Warnings, q.Unknown+"; its cost is unknown")
 		}
@@ -278,12 +285,8 @@ func usageRows(ev Events, costs []cost, prices *pricing.Table) []report.Usage {
 		u.CaseRuns++
 		u.ReusedRuns++
 		u.ReusedTokens += int64(r.Usage.InputTokens + r.Usage.CachedInputTokens + r.Usage.CacheWriteTokens + r.Usage.OutputTokens)
-		if r.Usage == (llm.Usage{}) {
-			stored[k].add(cost{known: true})
-			continue
-		}
-		q := prices.Quote(r.Model, r.At, r.Usage)
-		stored[k].add(cost{usd: q.USD, known: q.Known})
+		c, _ := price(prices, r.Model, r.At, r.Usage)
+		stored[k].add(c)
 	}
 	keys := make([]key, 0, len(rows))
 	for k := range rows {
@@ -390,12 +393,9 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 		n := max(c.TurnCalls, 1)
 		u := c.TurnUsage
 		a.tokens += float64(u.InputTokens+u.CachedInputTokens+u.CacheWriteTokens+u.OutputTokens) / float64(n)
-		if u == (llm.Usage{}) {
-			a.spent.add(cost{known: true})
-			continue
-		}
-		q := prices.Quote(c.Model, c.Start, u)
-		a.spent.add(cost{usd: q.USD / float64(n), known: q.Known})
+		p, _ := price(prices, c.Model, c.Start, u)
+		p.usd /= float64(n)
+		a.spent.add(p)
 	}
 	keys := sortedPairs(rows)
 	out := make([]report.ToolUsage, 0, len(keys))
