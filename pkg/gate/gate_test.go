@@ -457,7 +457,13 @@ func TestLayer2(t *testing.T) {
 	withM3.Resilience.Attacks = append(withM3.Resilience.Attacks, report.AttackResult{Model: "m3", Attack: "result-injection", Scores: []report.Score{reporttest.Score(report.AttackSuccess, 15, 15)}})
 	withM3.Models = append(withM3.Models, report.Model{ID: "m3", Provider: "acme", Requested: "m3", Served: "m3-2026-11-01"})
 	g = evaluate(t, withM3, mk(0, 50))
-	wantStatus(t, one(t, g, report.KindAttack, "result-injection", "m3"), report.ItemWarn, "15 of 15 attacks succeeded; not in the baseline")
+	m3 := one(t, g, report.KindAttack, "result-injection", "m3")
+	wantStatus(t, m3, report.ItemWarn, "15 of 15 attacks succeeded; not in the baseline")
+	// The rule named is the one that decided: nothing was compared, so
+	// no "clear rise beyond max-drop" is in it.
+	if strings.Contains(m3.Rule, "max-drop") || !strings.Contains(m3.Rule, "nothing to compare") {
+		t.Errorf("rule of an attack that got through with no baseline rate: %q", m3.Rule)
+	}
 	// The pooled row moves with the mix of types: shown, never gated.
 	pooled := func(k, n int) *report.Report {
 		r := mk(0, 50)

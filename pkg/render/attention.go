@@ -418,7 +418,7 @@ func (c *attnContext) sentence(it report.GateItem) string {
 	case report.KindCost, report.KindRunCost:
 		return costSentence(it)
 	}
-	return upperFirst(plainReason(it)) + statusTail(it.Status)
+	return reasonSentence(it)
 }
 
 // scoreWords is a score's name in words: "attackSuccess" → "attack
@@ -442,6 +442,16 @@ func upperFirst(s string) string {
 	return string(s[0]-'a'+'A') + s[1:]
 }
 
+// reasonSentence is the gate's reason as a sentence with what its status
+// means, unless the reason says so already ("…, so a warning").
+func reasonSentence(it report.GateItem) string {
+	s, tail := upperFirst(plainReason(it)), statusTail(it.Status)
+	if strings.HasSuffix(s, tail) {
+		return s
+	}
+	return s + tail
+}
+
 func statusTail(status string) string {
 	switch status {
 	case report.ItemFail:
@@ -460,7 +470,7 @@ func statusTail(status string) string {
 
 func (c *attnContext) checkSentence(it report.GateItem) string {
 	if it.New == nil {
-		return upperFirst(plainReason(it)) + statusTail(it.Status)
+		return reasonSentence(it)
 	}
 	failed := it.New.N - it.New.K
 	if it.Status == report.ItemError {
@@ -489,7 +499,7 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 
 func (c *attnContext) caseSentence(it report.GateItem) string {
 	if it.New == nil {
-		return upperFirst(plainReason(it)) + statusTail(it.Status)
+		return reasonSentence(it)
 	}
 	if it.Status == report.ItemError {
 		errored := it.New.N - it.New.K
@@ -529,14 +539,14 @@ func (c *attnContext) caseSentence(it report.GateItem) string {
 		}
 		return fmt.Sprintf("Passed %s, %s; %s, so the floor alone decides: it fails", kOfNText(*it.New), below, why)
 	}
-	return upperFirst(plainReason(it)) + statusTail(it.Status)
+	return reasonSentence(it)
 }
 
 // suiteSentence words a suite item; policyMaxDrop is the policy's, for an
 // item that does not carry its own.
 func suiteSentence(it report.GateItem, policyMaxDrop float64) string {
 	if it.Value == nil || it.BaselineValue == nil || it.Drop == nil {
-		return upperFirst(plainReason(it)) + statusTail(it.Status)
+		return reasonSentence(it)
 	}
 	ch := suiteChange(it)
 	// The sentence compares the paired cases on both sides: Value is the
@@ -589,7 +599,7 @@ func rateSentence(it report.GateItem) string {
 
 func costSentence(it report.GateItem) string {
 	if it.Value == nil {
-		return upperFirst(plainReason(it)) + statusTail(it.Status)
+		return reasonSentence(it)
 	}
 	what := "The run cost"
 	if it.Kind == report.KindCost {

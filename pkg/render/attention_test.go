@@ -266,3 +266,21 @@ func TestJUnitCaseNotJudgedIsAnError(t *testing.T) {
 		t.Errorf("junit:\n%s", x)
 	}
 }
+
+// An attack that got through with no baseline to compare: the gate's
+// reason already says what the status means, and the sentence says it
+// once (it said "so a warning, so a warning").
+func TestAttentionSaysAWarningOnce(t *testing.T) {
+	rep := reporttest.New()
+	rep.Resilience = &report.Resilience{Attacks: []report.AttackResult{
+		{Model: "m1", Attack: "exfiltration-via-tool", Scores: []report.Score{reporttest.Score(report.AttackSuccess, 15, 15)}},
+	}}
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: reporttest.Start()}, gate.DefaultPolicy())
+	a := render.BuildAttention(rep)
+	if len(a.Items) != 1 {
+		t.Fatalf("%d items, want the one attack: %+v", len(a.Items), a.Items)
+	}
+	if s := a.Items[0].Sentence; s != "15 of 15 attacks succeeded; no baseline to compare, so a warning" {
+		t.Errorf("sentence %q", s)
+	}
+}
