@@ -284,3 +284,50 @@ func TestAttentionSaysAWarningOnce(t *testing.T) {
 		t.Errorf("sentence %q", s)
 	}
 }
+
+// Layer 3's section is never a heading over a line of prices: with two
+// models and with four, whatever else is left out, its per-model table
+// stays, one row a model (under the matrix's labels with four), and how
+// the gate decided has a heading of its own rather than reading as part
+// of Layer 3.
+func TestCommentLayer3KeepsItsTable(t *testing.T) {
+	for name, rep := range map[string]*report.Report{"two models": loadFixture(t, "full"), "four models": withFourModels(t)} {
+		for _, aim := range []int{0, 9000, 7000, 5000, 4000} {
+			o := mdOpts(0)
+			o.AimBytes = aim
+			var b bytes.Buffer
+			if err := render.Markdown(&b, rep, o); err != nil {
+				t.Fatal(err)
+			}
+			md := b.String()
+			i := strings.Index(md, "#### Layer 3")
+			if i < 0 {
+				// Left out whole for a small aim: the note says so.
+				if aim == 0 || !strings.Contains(md, "Layer 3 per model") {
+					t.Errorf("%s, aim %d: no Layer 3 section, and no note names it", name, aim)
+				}
+				continue
+			}
+			sec := md[i+1:]
+			if j := strings.Index(sec, "\n#### "); j >= 0 {
+				sec = sec[:j]
+			}
+			rows := 0
+			for _, l := range strings.Split(sec, "\n") {
+				if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| Model |") && strings.Contains(l, "%") {
+					rows++
+				}
+			}
+			if !strings.Contains(sec, "| Model | Accuracy |") || rows != len(rep.Telemetry.Models) {
+				t.Errorf("%s, aim %d: Layer 3 has %d per-model rows, want %d:\n%s", name, aim, rows, len(rep.Telemetry.Models), sec)
+			}
+			t.Logf("%s, aim %d: Layer 3 shown with %d per-model rows", name, aim, rows)
+			if len(rep.Telemetry.Models) == 4 && !strings.Contains(sec, "| **A** |") {
+				t.Errorf("%s, aim %d: four models not under their labels:\n%s", name, aim, sec)
+			}
+			if strings.Contains(sec, "Each item's rule and statistics") {
+				t.Errorf("%s, aim %d: how the gate decided sits under Layer 3", name, aim)
+			}
+		}
+	}
+}

@@ -116,7 +116,7 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 		layer2Blocks(&d, rep, labels)
 	}
 	if rep.Telemetry != nil {
-		layer3Blocks(&d, rep)
+		layer3Blocks(&d, rep, labels)
 	}
 	if rep.Gate != nil {
 		gateDetails(&d, rep, att, labels)

@@ -15,7 +15,7 @@ const maxWarnings = 5
 // per-model columns beside the pass-rate matrix (with Δ vs the baseline
 // and the cost trend), tokens and cost per model, and every latency
 // distribution folded away.
-func layer3Blocks(d *mdDoc, rep *report.Report) {
+func layer3Blocks(d *mdDoc, rep *report.Report, labels modelLabels) {
 	t := rep.Telemetry
 	head := []string{"#### Layer 3 · latency, tokens and cost", ""}
 	// The run's cost is the one line at the top (runCostLine); here the
@@ -38,7 +38,9 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 		}
 		head = append(head, warn...)
 	}
-	d.para(prioFocus, "Layer 3 summary", head...)
+	// The per-model table is in the heading's block: left out, they go
+	// together; a heading over a line of prices said nothing.
+	summary := mdBlock{head: head, prio: prioFocus, label: "Layer 3 summary"}
 	if cols := modelColumns(rep); len(cols) > 0 {
 		var rows []string
 		for _, c := range cols {
@@ -47,16 +49,24 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 				// No Δ where the gate says not comparable.
 				b = &report.ModelFigures{}
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", mdCode(c.Model),
-				withDelta(rate(c.Now.Accuracy), pointChange(c.Now.Accuracy, b.Accuracy)),
-				withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms)),
-				withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase)),
-				withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD)),
+			// A figure and its Δ on one line; the models under the
+			// matrix's labels: four long ids squeezed every figure into
+			// two lines at 780 px.
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s |", labels.of(c.Model),
+				nbsp(withDelta(rate(c.Now.Accuracy), pointChange(c.Now.Accuracy, b.Accuracy))),
+				nbsp(withDelta(dur(c.Now.P95Ms), relChange(c.Now.P95Ms, b.P95Ms))),
+				nbsp(withDelta(tokensPer(c.Now.TokensPerCase), relChange(c.Now.TokensPerCase, b.TokensPerCase))),
+				nbsp(withDelta(usdOrUnknown(c.Now.CostPerCaseUSD), relChange(c.Now.CostPerCaseUSD, b.CostPerCaseUSD))),
 				TrendCell(c)))
 		}
-		d.add(mdBlock{head: []string{"**Per model** (Δ vs the baseline; the trend runs over the last green reports)", "",
-			"| Model | Accuracy | p95 model call | Tokens / case | Cost / case | " + TrendHeader + " |", "|---|---|---|---|---|---|"}, rows: rows, what: "models", prio: prioDetail, label: "Layer 3 per model"})
+		summary.head = append(summary.head, "", "**Per model** (Δ vs the baseline; the trend runs over the last green reports)", "")
+		if labels.legend != "" {
+			summary.head = append(summary.head, labels.legend, "")
+		}
+		summary.head = append(summary.head, "| Model | Accuracy | p95 model call | Tokens / case | Cost / case | "+TrendHeader+" |", "|---|---|---|---|---|---|")
+		summary.rows, summary.what, summary.label = rows, "models", "Layer 3 per model"
 	}
+	d.add(summary)
 	if len(t.Usage) > 0 {
 		// Seven columns, tokens in one cell kept on one line: the table
 		// must fit GitHub's 780 px comment column with four models.
@@ -71,7 +81,7 @@ func layer3Blocks(d *mdDoc, rep *report.Report) {
 			"|---|---|--:|--:|--:|--:|--:|"}), rows: rows, tail: detailsEnd(), what: "models", prio: prioDetail, label: "tokens and cost"})
 	}
 	if len(t.Tools) > 0 {
-		b := toolsBlock(t.Tools, newModelLabels(rep))
+		b := toolsBlock(t.Tools, labels)
 		b.prio, b.label = prioDetail, "per tool call"
 		d.add(b)
 	}
