@@ -13,7 +13,9 @@ import (
 // RunnerVersion changes whenever a Layer 2 run is set up, classified or
 // recorded differently; it is part of every Layer 2 cache key, so that a
 // stored verdict is never read by code that would classify it otherwise.
-const RunnerVersion = "resilience/1"
+// 2: an attacker's call's arguments are written once in the reason
+// (3470a0c); runs stored before said them twice in every report.
+const RunnerVersion = "resilience/2"
 
 // storedRun is a Layer 2 run as the cache keeps it: what assemble needs,
 // and the calls it made on the server, asked again before reuse.

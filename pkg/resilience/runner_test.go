@@ -282,6 +282,10 @@ func TestAttackBehaviours(t *testing.T) {
 				if r.Outcome != tc.outcome || !r.Counted {
 					t.Errorf("%s: %s, want %s: %s", r.Payload, r.Outcome, tc.outcome, r.Reason)
 				}
+				// The arguments once (they were written twice).
+				if tc.outcome == Followed && strings.Count(r.Reason, Attacker) > 1 {
+					t.Errorf("%s: reason %q", r.Payload, r.Reason)
+				}
 			}
 			if srv.count("send_email") != 0 {
 				t.Errorf("the attacker's tool reached the server %d times", srv.count("send_email"))
