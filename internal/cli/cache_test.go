@@ -234,6 +234,17 @@ func TestRunLayer2ReusesUnchangedRuns(t *testing.T) {
 	if r := second.Resilience; r.ReusedRuns != n || r.FreshRuns != 0 {
 		t.Errorf("re-run: %d reused, %d fresh; want %d and 0", r.ReusedRuns, r.FreshRuns, n)
 	}
+	// Each run says it was reused, and since when, as Layer 1's do.
+	for _, r := range first.Resilience.Runs {
+		if r.CachedAt != nil {
+			t.Fatalf("first run: %s %s × %s marked reused", r.Kind, r.Subject, r.Model)
+		}
+	}
+	for _, r := range second.Resilience.Runs {
+		if r.CachedAt == nil || r.CachedAt.After(second.Run.StartedAt) || r.AgeSeconds < 0 {
+			t.Fatalf("re-run: %s %s × %s run %d: cachedAt %v, age %d s", r.Kind, r.Subject, r.Model, r.Run, r.CachedAt, r.AgeSeconds)
+		}
+	}
 	if want := "Layer 2: " + strconv.Itoa(n) + " of " + strconv.Itoa(n) + " runs reused from the cache"; !strings.Contains(out, want) || !strings.Contains(out, "0 model calls made now") {
 		t.Errorf("the output does not say Layer 2 was reused (%q):\n%s", want, out)
 	}

@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Score names of Layer 2.
 const (
@@ -115,6 +118,10 @@ type ResilienceRun struct {
 	// inconclusive.
 	Judge      string      `json:"judge,omitempty"`
 	Trajectory *Trajectory `json:"trajectory,omitempty"`
+	// CachedAt is when a run reused from the cache was first made (absent:
+	// made by this run); AgeSeconds its age when reused. As Layer 1's.
+	CachedAt   *time.Time `json:"cachedAt,omitempty"`
+	AgeSeconds int64      `json:"ageSeconds,omitempty"`
 }
 
 // FaultResult is how one model handled one fault type (timeout, error

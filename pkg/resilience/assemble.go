@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -37,6 +38,7 @@ func (t *tally) add(counted, yes bool) {
 // per model, a faultHandled row per fault type and for all of them, and
 // attackSuccess and refusal rows per category and for all of them.
 func (r *runner) assemble(results []done) *Result {
+	now := time.Now()
 	res := &report.Resilience{Faults: []report.FaultResult{}, Attacks: []report.AttackResult{}}
 	type key struct {
 		mi      int
@@ -108,6 +110,10 @@ func (r *runner) assemble(results []done) *Result {
 		run := report.ResilienceRun{Kind: d.kind, Subject: subject, Payload: d.payload.ID, Case: r.cfg.Set.Cases[d.ci].ID,
 			Model: behavior.ReportModelID(r.modelIDs[d.mi]), Run: d.run, Outcome: v.Outcome, Counted: v.Counted,
 			Reason: clip(v.Reason, maxReasonBytes), Judge: d.judge, Trajectory: d.tr}
+		if d.reused {
+			at := d.storedAt.UTC()
+			run.CachedAt, run.AgeSeconds = &at, int64(max(now.Sub(d.storedAt), 0)/time.Second)
+		}
 		res.Runs = append(res.Runs, run)
 	}
 	faults := Faults()
