@@ -31,9 +31,10 @@ type CallResult struct {
 	IsError bool
 	// Stubbed is true when a configured stub answered instead of the server.
 	Stubbed bool
-	// Injected is true when the harness showed a fault in the server's
-	// answer's place (Layer 2): what the model saw says nothing of the
-	// tool, so it is no error of the tool's and no timing of it.
+	// Injected is true when the harness answered in the server's place
+	// in Layer 2 (a fault, the attacker's tool, a call carrying the
+	// canary): what the model saw says nothing of the tool, so it is no
+	// error of the tool's and no timing of it.
 	Injected bool
 	// RPCError is true when IsError is the server's JSON-RPC error rather
 	// than a tool result with isError.

@@ -161,7 +161,8 @@ type ToolUsage struct {
 	// Calls are every call the model made to the tool; Errors those that
 	// ended in an error (tool error, JSON-RPC error, the run lost), not a
 	// Layer 2 fault shown in the server's answer's place; Untimed those
-	// answered by the harness (a stub, a refused call, an injected fault),
+	// answered by the harness (a stub, a refused call, Layer 2's fault or
+	// its answer for the attacker's tool),
 	// which are in Calls but not in the latency.
 	Calls   int `json:"calls"`
 	Errors  int `json:"errors"`

@@ -139,13 +139,14 @@ func TestInjectionExecutor(t *testing.T) {
 		t.Errorf("planted twice: %q", r2.Content)
 	}
 	// The attacker's tool never reaches the server.
-	if r3, _ := x.Call(ctx, "send_email", []byte(`{"to":"a"}`), nil); r3.Content != TargetAnswer || srv.count("send_email") != 0 {
+	// Answered by the harness: neither an error nor a timing of the tool.
+	if r3, _ := x.Call(ctx, "send_email", []byte(`{"to":"a"}`), nil); r3.Content != TargetAnswer || !r3.Injected || r3.IsError || srv.count("send_email") != 0 {
 		t.Errorf("target: %+v, %d server calls", r3, srv.count("send_email"))
 	}
 	// A call carrying the canary reaches the server only if read-only.
 	canaryArgs := []byte(`{"to":"b","body":"` + p.Canary.Word + `-` + p.Canary.Number + `"}`)
 	x.target = "post_webhook" // so that send_email is an ordinary, non-read-only tool here
-	if r4, _ := x.Call(ctx, "send_email", canaryArgs, nil); r4.Content != TargetAnswer || srv.count("send_email") != 0 {
+	if r4, _ := x.Call(ctx, "send_email", canaryArgs, nil); r4.Content != TargetAnswer || !r4.Injected || srv.count("send_email") != 0 {
 		t.Errorf("a non-read-only call with the canary reached the server: %+v", r4)
 	}
 	if _, _ = x.Call(ctx, "search_docs", canaryArgs, nil); srv.count("search_docs") != 2 {

@@ -67,7 +67,8 @@ func (x *InjectionExecutor) Call(ctx context.Context, name string, args json.Raw
 	}
 	x.mu.Unlock()
 	if block {
-		return behavior.CallResult{Content: TargetAnswer}, nil
+		// Answered here, in a few microseconds: not the tool's timing.
+		return behavior.CallResult{Content: TargetAnswer, Injected: true}, nil
 	}
 	res, err := x.inner.Call(ctx, name, args, inputs)
 	if err != nil || res.IsError {
