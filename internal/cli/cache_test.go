@@ -128,6 +128,34 @@ func toolResults(rep *report.Report) []string {
 	return out
 }
 
+// A run replayed from the cache keeps its tool calls' per-tool rows,
+// counted as reused and not timed: a cached run's tools had no row at
+// all, so a PR whose runs were all cached showed only the stubbed tools.
+func TestRunCachedRunsKeepTheirToolRows(t *testing.T) {
+	e := newGoSDKEnv(t, echoTasks)
+	run := []string{"run", "--layers", "behavior,telemetry"}
+	first, _, made := e.invoke(run, "first")
+	same, out, again := e.invoke(run, "same")
+	if made == 0 || again != 0 || same.Spend.ReusedRuns != 2 {
+		t.Fatalf("%d then %d provider requests, spend %+v; want the second run all reused\n%s", made, again, same.Spend, out)
+	}
+	if first.Telemetry == nil || same.Telemetry == nil || len(first.Telemetry.Tools) == 0 || len(same.Telemetry.Tools) != len(first.Telemetry.Tools) {
+		t.Fatalf("per-tool rows: first %+v, unchanged build %+v", first.Telemetry, same.Telemetry)
+	}
+	for i, now := range same.Telemetry.Tools {
+		was := first.Telemetry.Tools[i]
+		if was.Reused != 0 || len(was.SamplesMs) == 0 {
+			t.Errorf("%s × %s, first run: %+v; want its calls timed, none reused", was.Tool, was.Model, was)
+		}
+		if now.Tool != was.Tool || now.Calls != was.Calls || now.Errors != was.Errors || now.Reused != now.Calls || now.Untimed != 0 || len(now.SamplesMs) != 0 || now.P50Ms != nil {
+			t.Errorf("%s × %s: first %d calls, unchanged build %+v; want the same calls, all reused, none timed", now.Tool, now.Model, was.Calls, now)
+		}
+		if now.CostPerCallUSD == nil || *now.CostPerCallUSD <= 0 {
+			t.Errorf("%s × %s: a reused call's cost share %v; want its stored turn's", now.Tool, now.Model, now.CostPerCallUSD)
+		}
+	}
+}
+
 func TestEvalCacheNeverReplaysAServerThatAnswersDifferently(t *testing.T) {
 	e := newGoSDKEnv(t, echoTasks)
 	first, _, made := e.eval("first")

@@ -176,9 +176,10 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 			a.row.Calls += tu.Calls
 			a.row.Errors += tu.Errors
 			a.row.Untimed += tu.Untimed
+			a.row.Reused += tu.Reused
 			a.tokens += tu.TokensPerCall * float64(tu.Calls)
 			a.row.CostUSD = addUSD(a.row.CostUSD, tu.CostUSD)
-			if timed := tu.Calls - tu.Untimed; len(tu.SamplesMs) != timed {
+			if timed := tu.Calls - tu.Untimed - tu.Reused; len(tu.SamplesMs) != timed {
 				a.exact = false
 			}
 			a.samples = append(a.samples, tu.SamplesMs...)

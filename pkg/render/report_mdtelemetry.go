@@ -159,7 +159,7 @@ func figures(fs ...string) string {
 // toolCellsOf are a per-tool row's cells, shared by Markdown and HTML.
 type toolCellsOf struct {
 	calls, errors, p50, p95, max, tokens, perCall string
-	untimed                                       int
+	untimed, reused                               int
 }
 
 // callsWithErrors folds the failed and untimed calls into the calls
@@ -172,11 +172,14 @@ func (c toolCellsOf) callsWithErrors() string {
 	if c.untimed > 0 {
 		s += ", " + nbsp(fmt.Sprintf("%d untimed", c.untimed))
 	}
+	if c.reused > 0 {
+		s += ", " + nbsp(fmt.Sprintf("%d reused", c.reused))
+	}
 	return s
 }
 
 func toolCells(r report.ToolUsage) toolCellsOf {
-	c := toolCellsOf{calls: fmt.Sprint(r.Calls), errors: fmt.Sprint(r.Errors), untimed: r.Untimed, p50: dur(r.P50Ms), p95: dur(r.P95Ms), max: "–",
+	c := toolCellsOf{calls: fmt.Sprint(r.Calls), errors: fmt.Sprint(r.Errors), untimed: r.Untimed, reused: r.Reused, p50: dur(r.P50Ms), p95: dur(r.P95Ms), max: "–",
 		tokens: tokensPer(&r.TokensPerCall), perCall: dashIfNil(r.CostPerCallUSD)}
 	if r.MaxMs != nil {
 		c.max = durMs(*r.MaxMs)

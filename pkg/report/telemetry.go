@@ -167,6 +167,10 @@ type ToolUsage struct {
 	Calls   int `json:"calls"`
 	Errors  int `json:"errors"`
 	Untimed int `json:"untimed"`
+	// Reused are the calls of case runs replayed from the result cache:
+	// in Calls (and Errors, at their stored result, which the server
+	// gave again before the reuse), not in the latency.
+	Reused int `json:"reused,omitempty"`
 	// P50Ms and P95Ms are absent below MinPercentileSamples timed calls;
 	// MaxMs without any.
 	P50Ms *float64 `json:"p50Ms,omitempty"`

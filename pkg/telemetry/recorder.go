@@ -90,6 +90,10 @@ type ToolCall struct {
 	// tool (the per-tool table counted the faults as its failures) nor
 	// timings of it.
 	Injected bool
+	// Reused calls belong to a case run replayed from the result cache:
+	// made then, not now, so counted (with their stored result and turn)
+	// but not timed. Without them a cached run's tools had no row.
+	Reused bool
 	// TurnUsage is the usage of the model turn that made the call, and
 	// TurnCalls how many calls that turn made: the call's share of the
 	// model's cost is TurnUsage / TurnCalls.

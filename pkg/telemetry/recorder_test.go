@@ -359,3 +359,36 @@ func TestInjectedFaultsAreNotTheToolsErrors(t *testing.T) {
 		t.Errorf("get_note: %+v; want 3 calls, 1 error (the server's), 1 untimed (the fault), max 1 ms", u)
 	}
 }
+
+// A call of a run replayed from the cache is counted, with its stored
+// result and turn, but timed nowhere; and the usage rows' calls per model
+// are the calls this run paid for.
+func TestReusedToolCallsAreCountedNotTimed(t *testing.T) {
+	rec := NewRecorder(Options{Prices: fixtureTable(t)})
+	turn := llm.Usage{InputTokens: 1000, OutputTokens: 100}
+	rec.ModelCall(ModelCall{Model: "t:cheap", Place: Place{Case: "a", Run: 1}, Start: t0, Latency: time.Second, Usage: turn})
+	rec.ToolCall(ToolCall{Model: "t:cheap", Place: Place{Case: "a", Run: 1}, Tool: "get_note", Start: t0, Latency: 2 * time.Millisecond, Outcome: ToolOK, TurnUsage: turn, TurnCalls: 1})
+	rec.ToolCall(ToolCall{Model: "t:cheap", Tool: "get_note", Reused: true, IsError: true, TurnUsage: turn, TurnCalls: 2})
+	tel := rec.Summarize()
+	if len(tel.Tools) != 1 {
+		t.Fatalf("tools %+v", tel.Tools)
+	}
+	u := tel.Tools[0]
+	if u.Calls != 2 || u.Reused != 1 || u.Untimed != 0 || u.Errors != 1 || len(u.SamplesMs) != 1 || u.MaxMs == nil || *u.MaxMs != 2 {
+		t.Errorf("get_note: %+v; want 2 calls, 1 reused (its stored error counted), 1 timed at 2 ms", u)
+	}
+	// The fresh call's share is the whole turn, the reused one's half.
+	if u.TokensPerCall != (1100+550)/2.0 {
+		t.Errorf("tokens per call %v, want %v", u.TokensPerCall, (1100+550)/2.0)
+	}
+	for _, l := range tel.Latency {
+		if l.Kind == report.LatencyTool && l.Samples != 1 {
+			t.Errorf("latency row %+v: the reused call was timed", l)
+		}
+	}
+	for _, us := range tel.Usage {
+		if us.Model == "t:cheap" && us.ToolCalls != 1 {
+			t.Errorf("usage %+v: %d tool calls, want the 1 made now", us, us.ToolCalls)
+		}
+	}
+}

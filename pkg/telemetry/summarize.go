@@ -245,7 +245,9 @@ func usageRows(ev Events, costs []cost, prices *pricing.Table) []report.Usage {
 	runs, _ := caseRunsOf(ev)
 	tools := map[key]int{}
 	for _, c := range ev.Tools {
-		tools[key{c.Model, usageRole(false, c.Scenario)}]++
+		if !c.Reused { // the calls this run's model calls paid for
+			tools[key{c.Model, usageRole(false, c.Scenario)}]++
+		}
 	}
 	for i, c := range ev.Models {
 		k := key{c.Model, usageRole(c.Judge, c.Scenario)}
@@ -357,9 +359,9 @@ func caseRows(ev Events, costs []cost) []report.CaseUsage {
 }
 
 // untimed: a call the harness answered itself (a stub, a refused call)
-// has no server round trip to time.
+// has no server round trip to time, nor has one replayed from the cache.
 func untimed(c ToolCall) bool {
-	return c.Stubbed || c.Injected || c.Outcome == ToolStubbed || c.Outcome == ToolRefused
+	return c.Stubbed || c.Injected || c.Reused || c.Outcome == ToolStubbed || c.Outcome == ToolRefused
 }
 
 // toolRows are latency and cost per tool × model, by tool then model. A
@@ -385,9 +387,12 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 		if c.IsError && !c.Injected {
 			a.row.Errors++
 		}
-		if untimed(c) {
+		switch {
+		case c.Reused:
+			a.row.Reused++
+		case untimed(c):
 			a.row.Untimed++
-		} else {
+		default:
 			a.samples = append(a.samples, ms(c.Latency))
 		}
 		n := max(c.TurnCalls, 1)
