@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -66,7 +67,7 @@ type Waiver struct {
 // the gate can apply), naming the entry's line on error.
 func (w *Waiver) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return &valueError{line: n.Line, msg: "waivers: each entry is a map {check, transport, reason, until}"}
+		return valueError(n.Line, "waivers: each entry is a map {check, transport, reason, until}")
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -81,17 +82,17 @@ func (w *Waiver) UnmarshalYAML(n *yaml.Node) error {
 		case "until":
 			dst = &w.Until
 		default:
-			return &valueError{line: k.Line, msg: fmt.Sprintf("waivers: unknown key %q (want check, transport, reason, until)", k.Value)}
+			return valueError(k.Line, fmt.Sprintf("waivers: unknown key %q (want check, transport, reason, until)", k.Value))
 		}
 		if v.Kind != yaml.ScalarNode {
-			return &valueError{line: v.Line, msg: fmt.Sprintf("waivers: %s wants a single value", k.Value)}
+			return valueError(v.Line, fmt.Sprintf("waivers: %s wants a single value", k.Value))
 		}
 		// The text as written: YAML reads 2026-12-31 as a timestamp.
 		*dst = v.Value
 	}
 	w.Line = n.Line
 	if err := gate.CheckWaiver(w.Gate()); err != nil {
-		return &valueError{line: n.Line, msg: "waivers: " + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": ")}
+		return valueError(n.Line, "waivers: "+strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "))
 	}
 	return nil
 }
@@ -279,22 +280,21 @@ func (u *USD) UnmarshalYAML(n *yaml.Node) error {
 // scalar parses one scalar node's text, and on failure names its line.
 func scalar(n *yaml.Node, parse func(string) (float64, error)) (float64, error) {
 	if n.Kind != yaml.ScalarNode {
-		return 0, &valueError{line: n.Line, msg: "want a number or a string, not a list or a map"}
+		return 0, valueError(n.Line, "want a number or a string, not a list or a map")
 	}
 	v, err := parse(n.Value)
 	if err != nil {
-		return 0, &valueError{line: n.Line, msg: "gate." + strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": ")}
+		return 0, valueError(n.Line, "gate."+strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "))
 	}
 	return v, nil
 }
 
-// valueError is a value a field's own parser refused, at its line.
-type valueError struct {
-	line int
-	msg  string
+// valueError is a value a field's own parser refused, at its line: a
+// *yaml.TypeError, so that yaml.v3 goes on decoding and every refused
+// value of the file is said at once (typeErrors), not one per run.
+func valueError(line int, msg string) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %s", line, msg)}}
 }
-
-func (e *valueError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
 
 // Baseline configures where the last green report comes from.
 type Baseline struct {
@@ -360,9 +360,8 @@ var (
 // line: a file with three typos is fixed in one round, not three. An
 // unknown key gets the key of its section it most likely meant and the
 // section's keys.
-func typeErrors(path string, errs []string) *Error {
-	var first int
-	var msgs []string
+func typeErrors(path string, errs []string) []*Error {
+	var out []*Error
 	for _, e := range errs {
 		m := yamlLine.FindStringSubmatch(e)
 		if m == nil {
@@ -370,9 +369,6 @@ func typeErrors(path string, errs []string) *Error {
 		}
 		var line int
 		fmt.Sscan(m[1], &line)
-		if first == 0 {
-			first = line
-		}
 		msg := m[2]
 		if u := unknownField.FindStringSubmatch(msg); u != nil {
 			keys := sectionKeys(u[2])
@@ -382,18 +378,13 @@ func typeErrors(path string, errs []string) *Error {
 			} else if len(keys) > 0 {
 				msg += fmt.Sprintf(": its keys are %s", strings.Join(keys, ", "))
 			}
-		} else {
-			msg = strings.Replace(msg, "in type config.", "in section ", 1)
+			out = append(out, &Error{File: path, Line: line, Msg: msg, Hint: "the README's Configuration section lists every key"})
+			continue
 		}
-		if len(msgs) > 0 {
-			msg = fmt.Sprintf("line %d: %s", line, msg)
-		}
-		msgs = append(msgs, msg)
+		msg = strings.Replace(msg, "in type config.", "in section ", 1)
+		out = append(out, &Error{File: path, Line: line, Msg: msg})
 	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	return &Error{File: path, Line: first, Msg: strings.Join(msgs, "; "), Hint: "the README's Configuration section lists every key"}
+	return out
 }
 
 // sectionName is how a message names the section of Go type name.
@@ -445,14 +436,11 @@ func Parse(path string, b []byte) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return &c, nil // an empty file is all defaults
 		}
-		var ve *valueError
-		if errors.As(err, &ve) {
-			return nil, &Error{File: path, Line: ve.line, Msg: ve.msg}
-		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {
-			if e := typeErrors(path, te.Errors); e != nil {
-				return nil, e
+			// What did decode is checked too: every problem in one round.
+			if err := joinErrors(append(typeErrors(path, te.Errors), c.validate(path, b)...)); err != nil {
+				return nil, err
 			}
 		}
 		// yaml.v3 names the line above the construct that holds a syntax
@@ -467,51 +455,132 @@ func Parse(path string, b []byte) (*Config, error) {
 		}
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	if err := c.validate(path, b); err != nil {
+	if err := joinErrors(c.validate(path, b)); err != nil {
 		return nil, err
 	}
 	return &c, nil
 }
 
-// validate checks values the YAML types cannot, pointing at the key's line.
-func (c *Config) validate(path string, src []byte) error {
-	at := func(key, msg, hint string) error {
-		return &Error{File: path, Line: lineOf(src, key), Msg: msg, Hint: hint}
+// joinErrors says every problem of the file at once, in file order, one
+// a line (nil when there is none): a file with three mistakes is fixed in
+// one round, not three.
+func joinErrors(errs []*Error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	return Errors(errs)
+}
+
+// Errors are several problems of one file, in file order.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As find each *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// validate checks values the YAML types cannot, each pointing at its
+// key's line; it says every one it finds.
+func (c *Config) validate(path string, src []byte) []*Error {
+	var errs []*Error
+	at := func(key, msg, hint string) {
+		errs = append(errs, &Error{File: path, Line: lineOf(src, key), Msg: msg, Hint: hint})
 	}
 	if c.Server.URL != "" && c.Server.Command != "" {
-		return at("url", "server.url and server.command are exclusive", "test one server per config")
+		at("server.url", "server.url and server.command are exclusive", "test one server per config")
 	}
 	if c.Server.User != "" && !slices.Contains(serverUsers, c.Server.User) {
-		return at("user", fmt.Sprintf("server.user is %q, want auto, unprivileged or current", c.Server.User),
+		at("server.user", fmt.Sprintf("server.user is %q, want auto, unprivileged or current", c.Server.User),
 			"auto runs the server as uid 65534 when mcp-eval runs as root in the GitHub Action or with secrets in its environment; current runs it as mcp-eval's own user")
 	}
 	if c.Conformance.Runs < 0 || c.Conformance.Runs > 100 {
-		return at("runs", fmt.Sprintf("conformance.runs is %d, want 1..100", c.Conformance.Runs), "")
+		at("conformance.runs", fmt.Sprintf("conformance.runs is %d, want 1..100", c.Conformance.Runs), "")
 	}
 	if err := CheckToolTokens(c.Conformance.ToolTokens); err != nil {
-		return at("tool-tokens", "conformance."+err.Error(), "exact also asks each model's provider to count the tools, on runs that hold its key; estimate counts with the embedded tokenizer only")
+		at("conformance.tool-tokens", "conformance."+err.Error(), "exact also asks each model's provider to count the tools, on runs that hold its key; estimate counts with the embedded tokenizer only")
 	}
 	if v := c.Gate.MaxToolTokens; v != nil && *v < 1 {
-		return at("max-tool-tokens", fmt.Sprintf("gate.max-tool-tokens is %d, want a whole number of tokens ≥ 1", *v), "")
+		at("gate.max-tool-tokens", fmt.Sprintf("gate.max-tool-tokens is %d, want a whole number of tokens ≥ 1", *v), "")
 	}
 	if err := gate.CheckLint(c.Gate.Lint); err != nil {
-		return at("lint", "gate."+strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "), "off ignores the description lint, warn shows it, fail fails the gate on it")
+		at("gate.lint", "gate."+strings.TrimPrefix(err.Error(), gate.ErrPolicy.Error()+": "), "off ignores the description lint, warn shows it, fail fails the gate on it")
+	}
+	if r := c.Eval.Runs; r < 0 || r > 100 {
+		at("eval.runs", fmt.Sprintf("eval.runs is %d, want 1..100", r), "5 is the default: enough for a pass rate, few enough to pay for")
+	}
+	for _, v := range []struct {
+		key string
+		val int
+	}{{"eval.max-steps", c.Eval.MaxSteps}, {"eval.concurrency", c.Eval.Concurrency}, {"eval.budget.max-tokens", c.Eval.Budget.MaxTokens}} {
+		if v.val < 0 {
+			at(v.key, fmt.Sprintf("%s is %d, want a whole number ≥ 0 (0: the default)", v.key, v.val), "")
+		}
+	}
+	if c.Eval.Budget.MaxUSD < 0 {
+		at("eval.budget.max-usd", fmt.Sprintf("eval.budget.max-usd is %v, want dollars ≥ 0 (0: no cap)", c.Eval.Budget.MaxUSD), "")
 	}
 	for _, l := range c.Layers {
 		switch l {
 		// What --layers and the action's input accept (pipeline, action).
 		case "auto", "all", "0", "1", "2", "3", "conformance", "behavior", "behaviour", "resilience", "telemetry":
 		default:
-			return at("layers", fmt.Sprintf("unknown layer %q", l), "use auto, all, 0-3 or conformance, behavior, resilience, telemetry")
+			at("layers", fmt.Sprintf("unknown layer %q", l), "use auto, all, 0-3 or conformance, behavior, resilience, telemetry")
 		}
 	}
-	return nil
+	return errs
 }
 
-// lineOf finds the first line that defines key, for messages about values.
-func lineOf(src []byte, key string) int {
-	for i, l := range strings.Split(string(src), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), key+":") {
+// lineOf finds the line that defines a dotted key ("eval.runs": runs
+// inside eval, not conformance's), for messages about values; failing
+// that, the first line that defines its last part, else 0.
+func lineOf(src []byte, dotted string) int {
+	lines := strings.Split(string(src), "\n")
+	parts := strings.Split(dotted, ".")
+	indent := -1 // the indent of the section found so far
+	from := 0
+	for pi, key := range parts {
+		found := false
+		for i := from; i < len(lines); i++ {
+			l := lines[i]
+			t := strings.TrimSpace(l)
+			if t == "" || strings.HasPrefix(t, "#") {
+				continue
+			}
+			in := len(l) - len(strings.TrimLeft(l, " "))
+			if in <= indent {
+				break // the section ended
+			}
+			if strings.HasPrefix(t, key+":") {
+				if pi == len(parts)-1 {
+					return i + 1
+				}
+				indent, from, found = in, i+1, true
+				break
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	last := parts[len(parts)-1]
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), last+":") {
 			return i + 1
 		}
 	}

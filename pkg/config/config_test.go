@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ func TestParseCostGateForms(t *testing.T) {
 func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 	cases := map[string]string{
 		"server:\n  url: http://x/mcp\n  comand: srv\n":                              "mcp-eval.yaml:3: unknown key \"comand\" in section Server: did you mean command?",
-		"server:\n  url: http://x/mcp\n  header:\n    A: b\nlayerz: [conformance]\n": "mcp-eval.yaml:3: unknown key \"header\" in section Server: did you mean headers?; line 5: unknown key \"layerz\" in the top level: did you mean layers?",
+		"server:\n  url: http://x/mcp\n  header:\n    A: b\nlayerz: [conformance]\n": "mcp-eval.yaml:3: unknown key \"header\" in section Server: did you mean headers? (the README's Configuration section lists every key)\nmcp-eval.yaml:5: unknown key \"layerz\" in the top level: did you mean layers?",
 		"server:\n  xyzzy: 1\n":                               "mcp-eval.yaml:2: unknown key \"xyzzy\" in section Server: its keys are ",
 		"conformance:\n  runs: -1\n":                          "mcp-eval.yaml:2: conformance.runs is -1",
 		"gate:\n  max-drop: 2\n":                              "mcp-eval.yaml:2: gate.max-drop 2 is out of range",
@@ -85,6 +86,52 @@ func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want prefix %q", src, err, want)
 		}
+	}
+}
+
+// Every refused key and value of a file at once, one a line in file
+// order, each at its own line (eval's runs, not conformance's): a file
+// with several mistakes was fixed one run at a time.
+func TestParseSaysEveryProblemAtOnce(t *testing.T) {
+	src := `conformance:
+  runs: 3
+layers: [conformance, behavor]
+eval:
+  runs: -3
+  max-steps: -1
+waivers:
+  - {check: META-1, transport: stdio, reason: x, until: 2027-01-01, extra: 1}
+gate:
+  max-drop: 2.5
+  lint: loud
+  confidence: 0.9
+`
+	_, err := Parse("mcp-eval.yaml", []byte(src))
+	var es Errors
+	if !errors.As(err, &es) {
+		t.Fatalf("Parse = %v, want every problem", err)
+	}
+	want := []string{
+		"mcp-eval.yaml:3: unknown layer \"behavor\"",
+		"mcp-eval.yaml:5: eval.runs is -3, want 1..100",
+		"mcp-eval.yaml:6: eval.max-steps is -1",
+		"mcp-eval.yaml:8: waivers: unknown key \"extra\"",
+		"mcp-eval.yaml:10: gate.max-drop 2.5 is out of range",
+		"mcp-eval.yaml:11: gate.lint \"loud\" is not a mode",
+		"mcp-eval.yaml:12: unknown key \"confidence\" in section Gate",
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("problem %d: %q, want prefix %q", i+1, lines[i], w)
+		}
+	}
+	var first *Error
+	if !errors.As(err, &first) || first.Line != 3 {
+		t.Errorf("errors.As finds %+v, want the first problem's *Error", first)
 	}
 }
 
