@@ -85,9 +85,10 @@ type Case struct {
 	// what a reviewer must do (values that could not be made).
 	How  []string
 	Todo []string
-	// Facts are the values a model-written prompt must mention verbatim
-	// (the exactly matched ones), for Rewrite's check.
-	facts []string
+	// Facts are the values a model-written prompt must carry, for
+	// Rewrite's check: verbatim when matched exactly, by a word of theirs
+	// when matched semantically.
+	facts []fact
 	// subject is what the template prompt asks, for Rewrite's request.
 	subject string
 }
@@ -535,18 +536,29 @@ func shortDesc(t Tool) string {
 	return strings.ReplaceAll(s, `"`, "'")
 }
 
+// fact is a value a rewritten prompt must keep: verbatim when exact,
+// else by one of its words (a semantic match forgives a paraphrase, not
+// a prompt that never asks for the value).
+type fact struct {
+	text  string
+	exact bool
+}
+
 // templatePrompt asks for the tool's job with the values spelled out; facts
-// are the exact values a rewritten prompt must keep.
-func templatePrompt(subject string, args map[string]any, match map[string]string) (string, []string) {
+// are the values a rewritten prompt must keep.
+func templatePrompt(subject string, args map[string]any, match map[string]string) (string, []fact) {
 	p := strings.TrimSuffix(strings.TrimSpace(subject), ".")
-	var facts []string
+	var facts []fact
 	if len(args) > 0 {
 		var parts []string
 		for _, k := range sortedKeys(args) {
 			text := valueText(args[k])
 			parts = append(parts, fmt.Sprintf("%s %s", strings.Join(nameWords(k), " "), text))
-			if match[k] == golden.MatchExact {
-				facts = append(facts, leaves(args[k])...)
+			switch match[k] {
+			case golden.MatchExact, golden.MatchSemantic:
+				for _, l := range leaves(args[k]) {
+					facts = append(facts, fact{text: l, exact: match[k] == golden.MatchExact})
+				}
 			}
 		}
 		p += ", with " + joinAnd(parts)

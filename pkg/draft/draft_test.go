@@ -220,7 +220,7 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 		if strings.Contains(r.LastUserText(), "ORD-7") {
 			return llmfake.Verdict(`{"prompt": "Where is my order ORD-7 at?"}`)
 		}
-		return llmfake.Verdict(`{"prompt": "Is it raining where I live?"}`) // semantic value only: allowed
+		return llmfake.Verdict(`{"prompt": "Is it raining where I live?"}`) // the city left out
 	}})
 	model, err := llm.New("openai:gpt-5-mini", fake.Endpoints(), fake.LookupEnv, llm.Options{})
 	if err != nil {
@@ -246,6 +246,15 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 		if c.ID == "get_order" && (c.Prompt != "Where is my order ORD-7 at?" || !slices.Contains(c.Tags, draft.TagModel)) {
 			t.Errorf("get_order: %q %v", c.Prompt, c.Tags)
 		}
+		// A semantic value forgives a paraphrase, not a prompt that
+		// never asks for it: no model could pass city "Seattle, WA" on
+		// "Is it raining where I live?".
+		if c.ID == "get_weather" && (slices.Contains(c.Tags, draft.TagModel) || !strings.Contains(c.Prompt, "Seattle")) {
+			t.Errorf("get_weather took a prompt without its city: %q %v", c.Prompt, c.Tags)
+		}
+	}
+	if !bytes.Contains(data, []byte(`drafted prompt was not used (it says nothing of "Seattle, WA", which the case expects (matched semantically))`)) {
+		t.Errorf("no note of the refused prompt:\n%s", data)
 	}
 	if !bytes.Contains(data, []byte("prompt drafted by openai:gpt-5-mini")) {
 		t.Errorf("no note of the model:\n%s", data)
@@ -255,6 +264,24 @@ func TestRewriteUsesAModelsPromptOnlyWhenItKeepsTheValues(t *testing.T) {
 	}
 	if len(fake.Requests()) == 0 || fake.Requests()[0].Output == nil {
 		t.Errorf("the model was not asked for structured output")
+	}
+
+	// A paraphrase that keeps a word of the semantic value is used.
+	para := llmfake.New(t, llmfake.Options{Default: func(r *llmfake.Request) llmfake.Reply {
+		if strings.Contains(r.LastUserText(), "ORD-7") {
+			return llmfake.Verdict(`{"prompt": "Where is my order ORD-7 at?"}`)
+		}
+		return llmfake.Verdict(`{"prompt": "Do I need an umbrella in seattle today?"}`)
+	}})
+	model3, _ := llm.New("openai:gpt-5-mini", para.Endpoints(), para.LookupEnv, llm.Options{})
+	d3, _ := draft.Build(ts, draft.Options{})
+	if err := draft.Rewrite(context.Background(), model3, spend.NewMeter(spend.Budget{}, nil, nil), d3); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range d3.Cases {
+		if c.ID == "get_weather" && (c.Prompt != "Do I need an umbrella in seattle today?" || !slices.Contains(c.Tags, draft.TagModel)) {
+			t.Errorf("get_weather refused a paraphrase that names the city: %q %v", c.Prompt, c.Tags)
+		}
 	}
 
 	// A prompt that drops the exactly matched id is not used.

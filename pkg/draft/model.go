@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
@@ -93,7 +95,7 @@ func Rewrite(ctx context.Context, model llm.Provider, meter *spend.Meter, d *Dra
 
 // unusable says why a drafted prompt cannot replace the template, "" when
 // it can.
-func unusable(p string, facts []string) string {
+func unusable(p string, facts []fact) string {
 	switch {
 	case p == "":
 		return "empty"
@@ -102,11 +104,31 @@ func unusable(p string, facts []string) string {
 	}
 	lower := strings.ToLower(p)
 	for _, f := range facts {
-		if !strings.Contains(lower, strings.ToLower(f)) {
-			return fmt.Sprintf("it leaves out %q, which the case matches exactly", clipText(f, 40))
+		if f.exact && !strings.Contains(lower, strings.ToLower(f.text)) {
+			return fmt.Sprintf("it leaves out %q, which the case matches exactly", clipText(f.text, 40))
+		}
+		if !f.exact && !mentionsAWordOf(lower, f.text) {
+			return fmt.Sprintf("it says nothing of %q, which the case expects (matched semantically)", clipText(f.text, 40))
 		}
 	}
 	return ""
+}
+
+// mentionsAWordOf: the lowercased prompt holds one of value's words of
+// three letters or more, or the whole value when it has none.
+func mentionsAWordOf(prompt, value string) bool {
+	words := strings.FieldsFunc(strings.ToLower(value), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	some := false
+	for _, w := range words {
+		if utf8.RuneCountInString(w) < 3 {
+			continue
+		}
+		some = true
+		if strings.Contains(prompt, w) {
+			return true
+		}
+	}
+	return !some && strings.Contains(prompt, strings.ToLower(strings.TrimSpace(value)))
 }
 
 func replaceTag(tags []string, old, repl string) []string {
