@@ -8,8 +8,9 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonpointer"
 )
 
 // Bounds on what a server's schema can make the value maker do: a schema
@@ -84,33 +85,8 @@ func (d *schemaDoc) resolve(s any) map[string]any {
 
 // pointer reads a "#/a/b" JSON pointer in the document.
 func (d *schemaDoc) pointer(ref string) any {
-	p, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil
-	}
-	cur := d.root
-	if p == "" {
-		return cur
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-		if cur == nil {
-			return nil
-		}
-	}
-	return cur
+	v, _ := jsonpointer.Get(d.root, ref)
+	return v
 }
 
 // properties returns an object schema's properties (resolved) and its

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonpointer"
 )
 
 // Schema conversion (llm-providers.md §2.7). MCP inputSchema is JSON
@@ -193,38 +192,11 @@ func (c *converter) inlineRootRef(s map[string]any) map[string]any {
 // resolve follows a same-document JSON pointer ("#", "#/$defs/X").
 // Remote references are never fetched.
 func (c *converter) resolve(ref string) (map[string]any, bool) {
-	frag, ok := strings.CutPrefix(ref, "#")
+	v, ok := jsonpointer.Get(c.doc, ref)
 	if !ok {
 		return nil, false
 	}
-	if f, err := url.PathUnescape(frag); err == nil {
-		frag = f
-	}
-	var cur any = c.doc
-	if frag != "" {
-		if !strings.HasPrefix(frag, "/") {
-			return nil, false // an $anchor name: not resolved here
-		}
-		for _, tok := range strings.Split(frag[1:], "/") {
-			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-			switch node := cur.(type) {
-			case map[string]any:
-				cur, ok = node[tok]
-			case []any:
-				i, err := strconv.Atoi(tok)
-				ok = err == nil && i >= 0 && i < len(node)
-				if ok {
-					cur = node[i]
-				}
-			default:
-				ok = false
-			}
-			if !ok {
-				return nil, false
-			}
-		}
-	}
-	m, ok := cur.(map[string]any)
+	m, ok := v.(map[string]any)
 	return m, ok
 }
 

@@ -14,9 +14,10 @@ package toolschema
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonpointer"
 )
 
 const (
@@ -26,7 +27,7 @@ const (
 	MaxHops = 16
 	// MaxPointerTokens bounds the reference tokens of one pointer: each
 	// token may decode one more container of the schema.
-	MaxPointerTokens = 32
+	MaxPointerTokens = jsonpointer.MaxTokens
 )
 
 // Param is what a reader takes from one property of an inputSchema. Where
@@ -145,7 +146,7 @@ func (d *Doc) Param(name string, raw json.RawMessage) (p Param, ok bool) {
 		return p, false
 	}
 	p.Name = name
-	at, root := "/inputSchema/properties/"+escape(name), false
+	at, root := "/inputSchema/properties/"+jsonpointer.Escape(name), false
 	// inID: n sits inside a schema with its own $id (a nullable wrapper
 	// of one), so its "#/…" is relative to that schema too.
 	inID := false
@@ -315,34 +316,16 @@ func isObject(raw json.RawMessage) bool {
 // RFC 6901 §6 has it for pointers in fragments; then "~1" and "~0".
 // Another document or an $anchor name is never looked up.
 func (d *Doc) Lookup(ref string) (ptr string, v json.RawMessage, ok bool) {
-	frag, isFrag := strings.CutPrefix(ref, "#")
-	if !isFrag {
-		return "", nil, false
-	}
-	frag, err := url.PathUnescape(frag)
-	if err != nil {
-		return "", nil, false
-	}
-	if frag == "" {
-		return "", d.root, true
-	}
-	if !strings.HasPrefix(frag, "/") {
-		return "", nil, false
-	}
-	toks := strings.Split(frag[1:], "/")
-	if len(toks) > MaxPointerTokens {
+	toks, ok := jsonpointer.Tokens(ref)
+	if !ok {
 		return "", nil, false
 	}
 	cur := d.root
 	for _, tok := range toks {
-		if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(tok, "~0", ""), "~1", ""), "~") {
-			return "", nil, false // "~" escapes only "0" and "1"
-		}
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		if !d.open[ptr] {
 			d.decode(ptr, cur)
 		}
-		next := ptr + "/" + escape(tok)
+		next := ptr + "/" + jsonpointer.Escape(tok)
 		if cur, ok = d.nodes[next]; !ok {
 			return "", nil, false
 		}
@@ -368,7 +351,7 @@ func (d *Doc) decode(ptr string, v json.RawMessage) {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(v, &m) == nil {
 			for k, x := range m {
-				d.nodes[ptr+"/"+escape(k)] = x
+				d.nodes[ptr+"/"+jsonpointer.Escape(k)] = x
 			}
 		}
 	case '[':
@@ -380,9 +363,3 @@ func (d *Doc) decode(ptr string, v json.RawMessage) {
 		}
 	}
 }
-
-// escaper escapes a member name as a reference token (RFC 6901); built
-// once, as a Replacer builds its tables on first use.
-var escaper = strings.NewReplacer("~", "~0", "/", "~1")
-
-func escape(name string) string { return escaper.Replace(name) }
