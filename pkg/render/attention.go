@@ -154,6 +154,18 @@ type attnContext struct {
 	policy  gate.Policy
 }
 
+// newModel: the gate found model in this run and not in the baseline's
+// Layer 1 (its case items are unpaired for that, not because a case is
+// new or edited).
+func (c *attnContext) newModel(model string) bool {
+	for _, u := range c.rep.Gate.Unmatched {
+		if u.Layer == 1 && u.Kind == report.KindModel && u.Model == model && u.Side == "new" {
+			return true
+		}
+	}
+	return false
+}
+
 func newAttnContext(rep *report.Report) *attnContext {
 	c := &attnContext{rep: rep, checks: map[string]report.CheckResult{}, order: map[string]int{}, sameAs: map[string][]string{},
 		cases: map[string]report.Case{}, results: map[[2]string]report.CaseResult{}, policy: gate.PolicyFromReport(rep.Gate.Policy)}
@@ -532,6 +544,8 @@ func (c *attnContext) caseSentence(it report.GateItem) string {
 	case it.Status == report.ItemFail:
 		why := "not in the baseline (a new or edited case)"
 		switch {
+		case c.newModel(it.Model):
+			why = "not in the baseline (the baseline did not run this model)"
 		case c.rep.Gate.Baseline == nil:
 			why = "no baseline to compare"
 		case it.NotComparable != "":

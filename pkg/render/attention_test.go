@@ -331,3 +331,24 @@ func TestCommentLayer3KeepsItsTable(t *testing.T) {
 		}
 	}
 }
+
+// A case that fails its floor for a model the baseline did not run is no
+// new or edited case: the sentence says why it is unpaired.
+func TestAttentionSaysANewModelIsWhyACaseIsUnpaired(t *testing.T) {
+	base := reporttest.Case(reporttest.New(), "forecast", report.Hard, "m1", 5, 5)
+	now := reporttest.Case(reporttest.New(), "forecast", report.Hard, "m1", 5, 5)
+	now = reporttest.Case(now, "forecast", report.Hard, "m3", 2, 5)
+	now.Models = append(now.Models, report.Model{ID: "m3", Provider: "acme", Requested: "m3", Served: "m3-2026-11-01"})
+	now = reporttest.Case(now, "alerts", report.Hard, "m1", 1, 5)
+	now.Gate = gate.Evaluate(gate.Input{New: now, Baseline: base, BaselineRef: report.ReportRef{Path: "baseline.json"}, Now: reporttest.Start()}, gate.DefaultPolicy())
+	got := map[string]string{}
+	for _, it := range render.BuildAttention(now).Items {
+		got[it.Subject+" × "+it.Model] = it.Sentence
+	}
+	if s := got["forecast × m3"]; !strings.Contains(s, "the baseline did not run this model") || strings.Contains(s, "edited case") {
+		t.Errorf("forecast × m3: %q", s)
+	}
+	if s := got["alerts × m1"]; !strings.Contains(s, "(a new or edited case)") {
+		t.Errorf("alerts × m1 (a case new since the baseline): %q", s)
+	}
+}
