@@ -92,8 +92,10 @@ type htmlConfusion struct {
 }
 
 type htmlMatrixRow struct {
-	Case, Kind string
-	Cells      []htmlCell
+	// What, when set, names the kind of Case in words before it (Layer
+	// 2: fault or attack).
+	What, Case, Kind string
+	Cells            []htmlCell
 }
 
 type htmlCell struct {
@@ -564,11 +566,14 @@ func htmlResilience(rep *report.Report) *htmlL2 {
 		l.Models = append(l.Models, line(m))
 	}
 	for _, rk := range order {
-		score := "fault handled (higher is better)"
+		// Short, as the comment's matrix has it (the sentence above the
+		// table says what the arrows mean): four model columns left
+		// "fault: fault handled (higher is better)" four lines high.
+		score := "handled\u00a0↑"
 		if rk.kind == report.KindAttack {
-			score = "attack success (lower is better)"
+			score = "success\u00a0↓"
 		}
-		row := htmlMatrixRow{Case: line(rk.subject), Kind: rk.kind + ": " + score}
+		row := htmlMatrixRow{What: rk.kind, Case: line(rk.subject), Kind: score}
 		allPass := true
 		for _, m := range models {
 			c, ok := cells[rk][m]
