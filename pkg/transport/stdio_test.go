@@ -97,10 +97,11 @@ func runHelper(name string) {
 			time.Sleep(600 * time.Millisecond)
 			reply(in.Text(), `{"resultType":"complete"}`)
 		}
-	case "slow-start-mute-after-junk":
-		// Waits 1 s before it reads anything, as a slow start does, then
-		// answers at once until a line is not JSON, then nothing.
-		time.Sleep(time.Second)
+	case "slow-start-mute-after-junk", "slower-start-mute-after-junk":
+		// Waits 1 s (2.5 s) before it reads anything, as a slow start
+		// does, then answers at once until a line is not JSON, then
+		// nothing.
+		time.Sleep(map[string]time.Duration{"slow-start-mute-after-junk": time.Second, "slower-start-mute-after-junk": 2500 * time.Millisecond}[name])
 		for in.Scan() {
 			if !json.Valid(in.Bytes()) {
 				for in.Scan() {
@@ -569,6 +570,33 @@ func TestStdioIdleSilenceForgetsTheStartOnceWarm(t *testing.T) {
 	// it idle takes a few ticks more.
 	if te.After >= 2*time.Second {
 		t.Fatalf("found silent after %s, want the 200ms bound, not three times the start", te.After)
+	}
+}
+
+// A process's first answer holds its start: what it took counts toward
+// the idle bound of its method only up to coldMost, so a server that took
+// 2.5 s to start and then went deaf is found silent after three times
+// coldMost (3 s), not three times its start (7.5 s).
+func TestStdioIdleSilenceCapsWhatAColdStartCounts(t *testing.T) {
+	tr := startHelper(t, "slower-start-mute-after-junk", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WriteLine(ctx, []byte("junk")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tr.RoundTrip(WithIdleSilence(ctx, 200*time.Millisecond), req(2, "server/discover"))
+	var te *Error
+	if !errors.As(err, &te) || te.Silent == nil || !te.Silent.Idle {
+		t.Fatalf("err = %v, want an idle silence", err)
+	}
+	// At least the capped bound (the cold answer does count, up to
+	// coldMost); well short of three times the start. Finding it idle
+	// takes a few ticks past the bound.
+	if te.After < idleTook*coldMost || te.After >= 6*time.Second {
+		t.Fatalf("found silent after %s, want about %s (%d × coldMost)", te.After, idleTook*coldMost, idleTook)
 	}
 }
 
