@@ -82,6 +82,17 @@ func Merge(shards []Shard, dist Distribution) (*Result, error) {
 		if out.Server.Name == "" {
 			out.Server = r.Server
 		}
+		// The tool list and its tokens are of the one surface every shard
+		// listed (checkSame): without them the gate of a merged report,
+		// and of the next run against it as the baseline, took every tool
+		// for gone, then for new.
+		if out.Tools == nil && r.Tools != nil {
+			out.Tools = slices.Clone(r.Tools)
+		}
+		if out.ToolTokens == nil && r.ToolTokens != nil {
+			tt := *r.ToolTokens
+			out.ToolTokens = &tt
+		}
 		if r.Conformance != nil {
 			if out.Conformance != nil {
 				return nil, fmt.Errorf("%s: shard %d/%d has Layer 0 results, and so has an earlier shard: Layer 0 runs in shard 1 only", s.Name, r.Shard.Index, r.Shard.Count)

@@ -116,3 +116,47 @@ func TestShardNotesNameTheShardsTheyCameFrom(t *testing.T) {
 		t.Errorf("notes\n%s\nwant the common note once and no shard's view of itself", got)
 	}
 }
+
+// The merged report keeps what every shard listed of the server: the
+// tool names and their tokens (the gate of the merge, and of the next run
+// against it, took every tool for gone, then for new). A tool two models
+// called keeps one row over all of them, with no model named; and the
+// calls each shard replayed from the cache add up as reused, out of the
+// latency.
+func TestMergeKeepsTheToolsAndTheRowOverEveryModel(t *testing.T) {
+	mk := func(name string, i int, model string, samples []float64, reused int) merge.Shard {
+		l := row(samples, true)
+		l.Kind, l.Subject, l.Model = report.LatencyTool, "get_stock", model
+		s := shard(name, i, l)
+		s.Report.ToolSurfaceHash = "sha256:" + strings.Repeat("a", 64)
+		s.Report.Tools = []string{"get_stock", "list_products"}
+		s.Report.ToolTokens = &report.ToolTokens{Serialization: "tools array", Counts: []report.ToolTokenCount{{Encoding: "o200k_base", Models: []string{}, Total: 120, Tools: []report.ToolTokenItem{}}}}
+		s.Report.Telemetry.Tools = []report.ToolUsage{{Tool: "get_stock", Model: model, Calls: len(samples) + reused, Reused: reused, SamplesMs: samples}}
+		return s
+	}
+	res, err := merge.Merge([]merge.Shard{mk("a", 1, "m1", []float64{10, 11}, 3), mk("b", 2, "m2", []float64{20, 21}, 1)}, telemetry.Distribution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Report
+	if strings.Join(out.Tools, ",") != "get_stock,list_products" || out.ToolTokens == nil || out.ToolTokens.Counts[0].Total != 120 {
+		t.Errorf("merged tools %q, tokens %+v; want the shards'", out.Tools, out.ToolTokens)
+	}
+	models := map[string]int{}
+	for _, l := range out.Telemetry.Latency {
+		if l.Kind == report.LatencyTool {
+			models[l.Model] = l.Samples
+		}
+	}
+	if len(models) != 3 || models[""] != 4 || models["m1"] != 2 || models["m2"] != 2 {
+		t.Errorf("tool latency rows by model (samples): %v; want m1 2, m2 2 and one over both, with no model, 4", models)
+	}
+	for _, tu := range out.Telemetry.Tools {
+		if want := map[string]int{"m1": 3, "m2": 1}[tu.Model]; tu.Reused != want || tu.Calls != 2+want || len(tu.SamplesMs) != 2 {
+			t.Errorf("%s × %s: %+v; want %d reused of %d calls, the 2 timed ones in the latency", tu.Tool, tu.Model, tu, want, 2+want)
+		}
+	}
+	if _, err := report.Marshal(out); err != nil {
+		t.Errorf("the merged report does not validate: %v", err)
+	}
+}

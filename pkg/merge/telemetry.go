@@ -32,7 +32,9 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 	addLatency := func(k lkey, l report.Latency) {
 		a := lat[k]
 		if a == nil {
-			a = &lacc{row: report.Latency{Kind: l.Kind, Subject: l.Subject, Model: l.Model, Direction: report.Lower}, exact: true, bins: map[float64]*report.Bin{}}
+			// The key's model: a row over every model has none, whichever
+			// shard's row came first.
+			a = &lacc{row: report.Latency{Kind: l.Kind, Subject: l.Subject, Model: k.model, Direction: report.Lower}, exact: true, bins: map[float64]*report.Bin{}}
 			lat[k] = a
 			lorder = append(lorder, k)
 		}
