@@ -31,7 +31,7 @@ const DefaultFile = "mcp-eval.yaml"
 // default; config.schema.json describes the same shape for editors.
 type Config struct {
 	Server      Server      `yaml:"server"`
-	Layers      []string    `yaml:"layers"` // empty or ["auto"]: by event
+	Layers      LayerList   `yaml:"layers"` // empty or ["auto"]: by event
 	Conformance Conformance `yaml:"conformance"`
 	Golden      string      `yaml:"golden"`
 	Models      Models      `yaml:"models"`
@@ -289,6 +289,32 @@ func scalar(n *yaml.Node, parse func(string) (float64, error)) (float64, error) 
 	return v, nil
 }
 
+// LayerList is `layers:` as a list ([conformance, behavior]) or as the
+// action's input and --layers write it, one string ("all", "0,1").
+type LayerList []string
+
+// UnmarshalYAML accepts a sequence of names or one comma-separated string.
+func (l *LayerList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*l = nil
+		for _, f := range strings.Split(n.Value, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				*l = append(*l, f)
+			}
+		}
+		return nil
+	case yaml.SequenceNode:
+		var s []string
+		if err := n.Decode(&s); err != nil {
+			return valueError(n.Line, "layers: want names like [conformance, behavior], or one string like all")
+		}
+		*l = s
+		return nil
+	}
+	return valueError(n.Line, "layers: want a list like [conformance, behavior], or one string like all")
+}
+
 // valueError is a value a field's own parser refused, at its line: a
 // *yaml.TypeError, so that yaml.v3 goes on decoding and every refused
 // value of the file is said at once (typeErrors), not one per run.
@@ -334,8 +360,21 @@ func (e *Error) Error() string {
 	return s
 }
 
+// Options are what Parse checks beyond the file itself.
+type Options struct {
+	// KnownCheck, when set, says whether a waiver's check id names a
+	// check (pkg/config knows no registry): one with a typo would never
+	// waive. Unknown ones are said with the file's other problems.
+	KnownCheck func(id string) bool
+	// CheckIDs are the ids a mistyped one is matched against.
+	CheckIDs []string
+}
+
 // Load reads and validates a config file.
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return LoadWith(path, Options{}) }
+
+// LoadWith is Load with opts.
+func LoadWith(path string, opts Options) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading config: %w", err)
@@ -348,7 +387,7 @@ func Load(path string) (*Config, error) {
 	if len(b) > MaxBytes {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("larger than %d bytes", MaxBytes)}
 	}
-	return Parse(path, b)
+	return ParseWith(path, b, opts)
 }
 
 var (
@@ -356,10 +395,9 @@ var (
 	unknownField = regexp.MustCompile(`^field (\S+) not found in type config\.(\w+)$`)
 )
 
-// typeErrors says every key and value yaml.v3 refused, at the first one's
-// line: a file with three typos is fixed in one round, not three. An
-// unknown key gets the key of its section it most likely meant and the
-// section's keys.
+// typeErrors are every key and value yaml.v3 refused, each at its own
+// line. An unknown key gets the key of its section it most likely meant,
+// or the section's keys.
 func typeErrors(path string, errs []string) []*Error {
 	var out []*Error
 	for _, e := range errs {
@@ -428,7 +466,10 @@ func sectionKeys(typ string) []string {
 }
 
 // Parse decodes b (named path in messages) strictly and validates it.
-func Parse(path string, b []byte) (*Config, error) {
+func Parse(path string, b []byte) (*Config, error) { return ParseWith(path, b, Options{}) }
+
+// ParseWith is Parse with opts.
+func ParseWith(path string, b []byte, opts Options) (*Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -438,8 +479,17 @@ func Parse(path string, b []byte) (*Config, error) {
 		}
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {
-			// What did decode is checked too: every problem in one round.
-			if err := joinErrors(append(typeErrors(path, te.Errors), c.validate(path, b)...)); err != nil {
+			// What did decode is checked too: every problem in one round,
+			// but not again on a line already refused (a pointer field
+			// yaml.v3 allocated before its value failed reads as 0).
+			refused := typeErrors(path, te.Errors)
+			errs := refused
+			for _, v := range c.validate(path, b, opts) {
+				if !slices.ContainsFunc(refused, func(r *Error) bool { return r.Line == v.Line }) {
+					errs = append(errs, v)
+				}
+			}
+			if err := joinErrors(errs); err != nil {
 				return nil, err
 			}
 		}
@@ -455,7 +505,7 @@ func Parse(path string, b []byte) (*Config, error) {
 		}
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	if err := joinErrors(c.validate(path, b)); err != nil {
+	if err := joinErrors(c.validate(path, b, opts)); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -472,8 +522,16 @@ func joinErrors(errs []*Error) error {
 		return errs[0]
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	if len(errs) > maxErrors {
+		more := len(errs) - maxErrors
+		errs = append(errs[:maxErrors:maxErrors], &Error{File: errs[0].File, Msg: fmt.Sprintf("… and %d more problems", more)})
+	}
 	return Errors(errs)
 }
+
+// maxErrors bounds what one file reports: past it, it is probably not a
+// config at all.
+const maxErrors = 50
 
 // Errors are several problems of one file, in file order.
 type Errors []*Error
@@ -497,10 +555,24 @@ func (es Errors) Unwrap() []error {
 
 // validate checks values the YAML types cannot, each pointing at its
 // key's line; it says every one it finds.
-func (c *Config) validate(path string, src []byte) []*Error {
+func (c *Config) validate(path string, src []byte, opts Options) []*Error {
 	var errs []*Error
+	var root yaml.Node
+	_ = yaml.Unmarshal(src, &root) // decoded once already: it parses
 	at := func(key, msg, hint string) {
-		errs = append(errs, &Error{File: path, Line: lineOf(src, key), Msg: msg, Hint: hint})
+		errs = append(errs, &Error{File: path, Line: lineOf(&root, key), Msg: msg, Hint: hint})
+	}
+	if opts.KnownCheck != nil {
+		for _, w := range c.Waivers {
+			if w.Check == "" || opts.KnownCheck(w.Check) {
+				continue
+			}
+			msg := fmt.Sprintf("waivers: %s is not a check of Layer 0", w.Check)
+			if near, ok := didyoumean.Nearest(w.Check, opts.CheckIDs); ok {
+				msg += fmt.Sprintf(": did you mean %s?", near)
+			}
+			errs = append(errs, &Error{File: path, Line: w.Line, Msg: msg, Hint: "the ids are in the report's conformance.checks, or mcp-eval check -v"})
+		}
 	}
 	if c.Server.URL != "" && c.Server.Command != "" {
 		at("server.url", "server.url and server.command are exclusive", "test one server per config")
@@ -546,45 +618,31 @@ func (c *Config) validate(path string, src []byte) []*Error {
 	return errs
 }
 
-// lineOf finds the line that defines a dotted key ("eval.runs": runs
-// inside eval, not conformance's), for messages about values; failing
-// that, the first line that defines its last part, else 0.
-func lineOf(src []byte, dotted string) int {
-	lines := strings.Split(string(src), "\n")
-	parts := strings.Split(dotted, ".")
-	indent := -1 // the indent of the section found so far
-	from := 0
-	for pi, key := range parts {
-		found := false
-		for i := from; i < len(lines); i++ {
-			l := lines[i]
-			t := strings.TrimSpace(l)
-			if t == "" || strings.HasPrefix(t, "#") {
-				continue
-			}
-			in := len(l) - len(strings.TrimLeft(l, " "))
-			if in <= indent {
-				break // the section ended
-			}
-			if strings.HasPrefix(t, key+":") {
-				if pi == len(parts)-1 {
-					return i + 1
-				}
-				indent, from, found = in, i+1, true
-				break
-			}
-		}
-		if !found {
-			break
-		}
+// lineOf is the line of the key a dotted path names ("eval.runs": runs
+// in eval's mapping, not conformance's), through block and flow style
+// alike; 0 when the file does not write it.
+func lineOf(root *yaml.Node, dotted string) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
 	}
-	last := parts[len(parts)-1]
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), last+":") {
-			return i + 1
+	line := 0
+	for _, key := range strings.Split(dotted, ".") {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return 0
 		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				line, next = n.Content[i].Line, n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return 0
+		}
+		n = next
 	}
-	return 0
+	return line
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

@@ -2,7 +2,9 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -132,6 +134,66 @@ gate:
 	var first *Error
 	if !errors.As(err, &first) || first.Line != 3 {
 		t.Errorf("errors.As finds %+v, want the first problem's *Error", first)
+	}
+}
+
+// Each problem at its own key's line: a nested key of the same name
+// (rate-limits' concurrency, conformance's runs) or flow style does not
+// move it; and a value refused by its type is not said twice (a pointer
+// yaml.v3 allocated before the value failed read as 0, "want ≥ 1").
+func TestParseNamesEachProblemsOwnLine(t *testing.T) {
+	cases := map[string][]string{
+		"eval:\n  rate-limits:\n    openai: {concurrency: 2}\n  concurrency: -2\n": {"mcp-eval.yaml:4: eval.concurrency is -2"},
+		"conformance:\n  runs: 3\neval: {runs: -1}\n":                              {"mcp-eval.yaml:3: eval.runs is -1"},
+		"gate:\n  lint: warn\n  max-tool-tokens: abc\n":                            {"mcp-eval.yaml:3: cannot unmarshal"},
+		"gate:\n  max-tool-tokens: [1]\n":                                          {"mcp-eval.yaml:2: cannot unmarshal"},
+	}
+	for src, want := range cases {
+		_, err := Parse("mcp-eval.yaml", []byte(src))
+		if err == nil {
+			t.Errorf("Parse(%q) = nil", src)
+			continue
+		}
+		lines := strings.Split(err.Error(), "\n")
+		if len(lines) != len(want) {
+			t.Errorf("Parse(%q): %d problems, want %d:\n%v", src, len(lines), len(want), err)
+			continue
+		}
+		for i, w := range want {
+			if !strings.HasPrefix(lines[i], w) {
+				t.Errorf("Parse(%q): %q, want prefix %q", src, lines[i], w)
+			}
+		}
+	}
+}
+
+// layers: as a list, or as --layers and the action's input write it.
+func TestParseLayersAsAListOrAString(t *testing.T) {
+	for src, want := range map[string]string{
+		"layers: all\n":                      "all",
+		"layers: \"0, 1\"\n":                 "0|1",
+		"layers: [conformance, behaviour]\n": "conformance|behaviour",
+	} {
+		c, err := Parse("mcp-eval.yaml", []byte(src))
+		if err != nil || strings.Join(c.Layers, "|") != want {
+			t.Errorf("Parse(%q) = %v, %v; want layers %s", src, c, err, want)
+		}
+	}
+	if _, err := Parse("mcp-eval.yaml", []byte("layers: {a: 1}\n")); err == nil || !strings.HasPrefix(err.Error(), "mcp-eval.yaml:1: layers: want a list") {
+		t.Errorf("layers as a map: %v", err)
+	}
+}
+
+// A waiver's check id is checked with the file's other problems, with the
+// id it likely meant.
+func TestParseWithKnownChecks(t *testing.T) {
+	src := "waivers:\n  - {check: META-1, transport: stdio, reason: x, until: 2027-01-01}\n  - {check: MTEA-2, transport: stdio, reason: x, until: 2027-01-01}\ngate:\n  lint: loud\n"
+	ids := []string{"META-1", "META-2"}
+	_, err := ParseWith("mcp-eval.yaml", []byte(src), Options{CheckIDs: ids, KnownCheck: func(id string) bool { return slices.Contains(ids, id) }})
+	lines := strings.Split(fmt.Sprint(err), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "mcp-eval.yaml:3: waivers: MTEA-2 is not a check of Layer 0: did you mean META-2?") ||
+		!strings.HasPrefix(lines[1], "mcp-eval.yaml:5: gate.lint") {
+		t.Errorf("ParseWith = %v", err)
 	}
 }
 

@@ -233,14 +233,14 @@ func FromConfig(cfg *config.Config, dir string) Settings {
 // LoadConfig reads mcp-eval.yaml at path into Settings. A waiver must
 // name a check of the registry: one with a typo would never waive.
 func LoadConfig(path string) (Settings, error) {
-	cfg, err := config.Load(path)
+	var ids []string
+	for _, c := range conformance.Registry() {
+		ids = append(ids, c.ID)
+	}
+	cfg, err := config.LoadWith(path, config.Options{CheckIDs: ids,
+		KnownCheck: func(id string) bool { return conformance.KnownIDs([]string{id}) == nil }})
 	if err != nil {
 		return Settings{}, err
-	}
-	for _, w := range cfg.Waivers {
-		if conformance.KnownIDs([]string{w.Check}) != nil {
-			return Settings{}, &config.Error{File: path, Line: w.Line, Msg: fmt.Sprintf("waivers: %s is not a check of Layer 0", w.Check), Hint: "the ids are in the report's conformance.checks, or mcp-eval check -v"}
-		}
 	}
 	return FromConfig(cfg, filepath.Dir(path)), nil
 }
