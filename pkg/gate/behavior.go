@@ -20,11 +20,12 @@ type l1 struct {
 	// no Layer 1 in it, or another tool surface.
 	pairing   bool
 	judgeSame bool
-	// surface says how the tool surface changed since the baseline (""
-	// when it did not): why no case pairs.
-	surface string
-	cases   map[string]report.Case // new cases by id
-	base    map[caseKey]report.CaseResult
+	// unpaired says why no case pairs with the baseline ("" when cases
+	// pair): the baseline ran no Layer 1, or how the tool surface
+	// changed since it.
+	unpaired string
+	cases    map[string]report.Case // new cases by id
+	base     map[caseKey]report.CaseResult
 }
 
 func (e *evaluation) prepareL1() *l1 {
@@ -38,15 +39,16 @@ func (e *evaluation) prepareL1() *l1 {
 	}
 	l.bb = e.base.Behavior
 	if l.bb == nil {
+		l.unpaired = "the baseline ran no Layer 1"
 		e.g.Notes = append(e.g.Notes, "the baseline has no Layer 1 results: floors only for behaviour")
 		return l
 	}
 	if e.new.ToolSurfaceHash != e.base.ToolSurfaceHash {
-		l.surface = "the tool surface changed since the baseline"
+		l.unpaired = "the tool surface changed since the baseline"
 		if what := surfaceChanges(e.base, e.new); what != "" {
-			l.surface += " (" + what + ")"
+			l.unpaired += " (" + what + ")"
 		}
-		e.g.Notes = append(e.g.Notes, fmt.Sprintf("%s (%s → %s): cases pair only on the same tool surface, so behaviour is floors only", l.surface, short(e.base.ToolSurfaceHash), short(e.new.ToolSurfaceHash)))
+		e.g.Notes = append(e.g.Notes, fmt.Sprintf("%s (%s → %s): cases pair only on the same tool surface, so behaviour is floors only", l.unpaired, short(e.base.ToolSurfaceHash), short(e.new.ToolSurfaceHash)))
 		e.unmatched(report.Unmatched{Layer: 1, Kind: "toolSurface", Subject: "every case", Side: "new", Reason: "tool surface " + short(e.new.ToolSurfaceHash) + " now, " + short(e.base.ToolSurfaceHash) + " in the baseline"})
 		return l
 	}
@@ -210,10 +212,11 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 			comparable, why = false, "the judge or rubric changed"
 		}
 	}
-	if !matched && l.surface != "" {
+	if !matched && l.unpaired != "" {
 		// Not a new or edited case: every case is unpaired because a
-		// tool's description, schema or name changed.
-		why = l.surface
+		// tool's description, schema or name changed, or the baseline
+		// ran no Layer 1.
+		why = l.unpaired
 	}
 	if comparable {
 		it.Baseline = cnt(br.Passed)
@@ -253,8 +256,8 @@ func (e *evaluation) caseItem(l *l1, c report.Case, r, br report.CaseResult, mat
 		it.Status = report.ItemFail
 		if e.base == nil {
 			it.Reason = now + " is below its floor; no baseline, floors only"
-		} else if l.surface != "" {
-			it.Reason = now + " is below its floor; not compared, as " + l.surface + ": floors only"
+		} else if l.unpaired != "" {
+			it.Reason = now + " is below its floor; not compared, as " + l.unpaired + ": floors only"
 		} else {
 			it.Reason = now + " is below its floor; not in the baseline, floors only"
 		}

@@ -325,8 +325,13 @@ func TestCommentLayer3KeepsItsTable(t *testing.T) {
 			if len(rep.Telemetry.Models) == 4 && !strings.Contains(sec, "| **A** |") {
 				t.Errorf("%s, aim %d: four models not under their labels:\n%s", name, aim, sec)
 			}
-			if strings.Contains(sec, "Each item's rule and statistics") {
-				t.Errorf("%s, aim %d: how the gate decided sits under Layer 3", name, aim)
+			// How the gate decided comes after Layer 3, under its own
+			// heading, when it is kept.
+			if d := strings.Index(md, "Each item's rule and statistics"); d >= 0 {
+				h := strings.Index(md, "#### How the gate decided")
+				if h < i || h > d || strings.Contains(md[h+1:d], "\n#### ") {
+					t.Errorf("%s, aim %d: how the gate decided is not under its own heading after Layer 3", name, aim)
+				}
 			}
 		}
 	}
@@ -350,5 +355,12 @@ func TestAttentionSaysANewModelIsWhyACaseIsUnpaired(t *testing.T) {
 	}
 	if s := got["alerts × m1"]; !strings.Contains(s, "(a new or edited case)") {
 		t.Errorf("alerts × m1 (a case new since the baseline): %q", s)
+	}
+	// A baseline that ran no Layer 1 pairs no case: it says so.
+	now.Gate = gate.Evaluate(gate.Input{New: now, Baseline: reporttest.New(), BaselineRef: report.ReportRef{Path: "baseline.json"}, Now: reporttest.Start()}, gate.DefaultPolicy())
+	for _, it := range render.BuildAttention(now).Items {
+		if it.Subject == "alerts" && !strings.Contains(it.Sentence, "the baseline ran no Layer 1") {
+			t.Errorf("alerts × m1 against a baseline without Layer 1: %q", it.Sentence)
+		}
 	}
 }

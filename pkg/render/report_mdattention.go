@@ -214,6 +214,15 @@ func newModelLabels(rep *report.Report) modelLabels {
 			}
 		}
 	}
+	if rep.Telemetry != nil {
+		// Layer 3's per-model table may name one no other section does:
+		// under a label too, not a raw id beside letters.
+		for _, c := range rep.Telemetry.Models {
+			if !containsStr(ids, c.Model) {
+				ids = append(ids, c.Model)
+			}
+		}
+	}
 	l := modelLabels{label: map[string]string{}}
 	short := len(ids) <= 4
 	for _, id := range ids {

@@ -543,7 +543,7 @@ func gateDetails(d *mdDoc, rep *report.Report, att Attention, labels modelLabels
 	// A heading of its own: under the last layer's it read as part of
 	// Layer 3. The blocks after it go before it does (higher prio).
 	d.add(mdBlock{head: append([]string{"#### How the gate decided", ""}, details("Each item's rule and statistics, the method, the policy and the baseline", head)...),
-		tail: detailsEnd(), prio: prioDecided, label: "how this was decided"})
+		tail: detailsEnd(), prio: prioDecided, label: "how the gate decided"})
 	var rows []string
 	for _, it := range g.Items {
 		if it.Status == report.ItemPass || it.Status == report.ItemInfo {
