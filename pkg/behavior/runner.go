@@ -339,12 +339,9 @@ func (p *Plan) do(ctx context.Context, j job, model llm.Provider, m *spend.Meter
 		if p.cfg.Telemetry != nil {
 			p.cfg.Telemetry.Reused(telemetry.ReusedRun{Model: p.modelIDs[j.mi], Case: c.ID, Run: j.run, Usage: j.reused.Usage})
 			for _, t := range j.reused.Trajectory.Turns {
-				// The stored turn's tokens: cache reads are not told apart
-				// there, so a reused call's share is priced as uncached.
-				u := llm.Usage{InputTokens: t.InputTokens, OutputTokens: t.OutputTokens}
 				for _, call := range t.Calls {
 					p.cfg.Telemetry.ToolCall(telemetry.ToolCall{Model: p.modelIDs[j.mi], Tool: call.Name, Reused: true,
-						IsError: call.IsError, Stubbed: call.Stubbed, TurnUsage: u, TurnCalls: len(t.Calls)})
+						IsError: call.IsError, Stubbed: call.Stubbed})
 				}
 			}
 		}

@@ -131,7 +131,8 @@ func TestMergeKeepsTheToolsAndTheRowOverEveryModel(t *testing.T) {
 		s.Report.ToolSurfaceHash = "sha256:" + strings.Repeat("a", 64)
 		s.Report.Tools = []string{"get_stock", "list_products"}
 		s.Report.ToolTokens = &report.ToolTokens{Serialization: "tools array", Counts: []report.ToolTokenCount{{Encoding: "o200k_base", Models: []string{}, Total: 120, Tools: []report.ToolTokenItem{}}}}
-		s.Report.Telemetry.Tools = []report.ToolUsage{{Tool: "get_stock", Model: model, Calls: len(samples) + reused, Reused: reused, SamplesMs: samples}}
+		s.Report.Telemetry.Tools = []report.ToolUsage{{Tool: "get_stock", Model: model, Calls: len(samples) + reused, Reused: reused, SamplesMs: samples,
+			TokensPerCall: 100, CostUSD: ptr(0.002)}}
 		return s
 	}
 	res, err := merge.Merge([]merge.Shard{mk("a", 1, "m1", []float64{10, 11}, 3), mk("b", 2, "m2", []float64{20, 21}, 1)}, telemetry.Distribution)
@@ -155,8 +156,14 @@ func TestMergeKeepsTheToolsAndTheRowOverEveryModel(t *testing.T) {
 		if want := map[string]int{"m1": 3, "m2": 1}[tu.Model]; tu.Reused != want || tu.Calls != 2+want || len(tu.SamplesMs) != 2 {
 			t.Errorf("%s × %s: %+v; want %d reused of %d calls, the 2 timed ones in the latency", tu.Tool, tu.Model, tu, want, 2+want)
 		}
+		// Tokens and cost per call are over the 2 calls made now.
+		if tu.TokensPerCall != 100 || tu.CostPerCallUSD == nil || *tu.CostPerCallUSD != 0.001 {
+			t.Errorf("%s × %s: %v tokens, %v per call; want 100 and $0.001", tu.Tool, tu.Model, tu.TokensPerCall, tu.CostPerCallUSD)
+		}
 	}
 	if _, err := report.Marshal(out); err != nil {
 		t.Errorf("the merged report does not validate: %v", err)
 	}
 }
+
+func ptr(v float64) *float64 { return &v }

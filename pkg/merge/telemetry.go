@@ -179,7 +179,7 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 			a.row.Errors += tu.Errors
 			a.row.Untimed += tu.Untimed
 			a.row.Reused += tu.Reused
-			a.tokens += tu.TokensPerCall * float64(tu.Calls)
+			a.tokens += tu.TokensPerCall * float64(tu.Calls-tu.Reused) // per call made now
 			a.row.CostUSD = addUSD(a.row.CostUSD, tu.CostUSD)
 			if timed := tu.Calls - tu.Untimed - tu.Reused; len(tu.SamplesMs) != timed {
 				a.exact = false
@@ -234,10 +234,11 @@ func mergeTelemetry(shards []Shard, dist Distribution) *report.Telemetry {
 				r.SamplesMs = a.samples
 			}
 		}
-		if r.Calls > 0 {
-			r.TokensPerCall = math.Round(a.tokens/float64(r.Calls)*10) / 10
+		made := r.Calls - r.Reused // as pkg/telemetry: over the calls made now
+		if made > 0 {
+			r.TokensPerCall = math.Round(a.tokens/float64(made)*10) / 10
 		}
-		r.CostPerCallUSD = per(r.CostUSD, r.Calls, 1)
+		r.CostPerCallUSD = per(r.CostUSD, made, 1)
 		out.Tools = append(out.Tools, r)
 	}
 	return out

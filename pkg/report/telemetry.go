@@ -167,9 +167,10 @@ type ToolUsage struct {
 	Calls   int `json:"calls"`
 	Errors  int `json:"errors"`
 	Untimed int `json:"untimed"`
-	// Reused are the calls of case runs replayed from the result cache:
-	// in Calls (and Errors, at their stored result, which the server
-	// gave again before the reuse), not in the latency.
+	// Reused are the calls of Layer 1 case runs replayed from the result
+	// cache: in Calls (and Errors, at their stored result, which the
+	// server gave again before the reuse), not in the latency, the
+	// tokens or the cost (per call: over the calls made now).
 	Reused int `json:"reused,omitempty"`
 	// P50Ms and P95Ms are absent below MinPercentileSamples timed calls;
 	// MaxMs without any.

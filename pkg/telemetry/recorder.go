@@ -91,8 +91,9 @@ type ToolCall struct {
 	// timings of it.
 	Injected bool
 	// Reused calls belong to a case run replayed from the result cache:
-	// made then, not now, so counted (with their stored result and turn)
-	// but not timed. Without them a cached run's tools had no row.
+	// made then, not now, so counted (with their stored result) but
+	// neither timed nor priced. Without them a cached run's tools had no
+	// row.
 	Reused bool
 	// TurnUsage is the usage of the model turn that made the call, and
 	// TurnCalls how many calls that turn made: the call's share of the

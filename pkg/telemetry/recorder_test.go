@@ -377,9 +377,10 @@ func TestReusedToolCallsAreCountedNotTimed(t *testing.T) {
 	if u.Calls != 2 || u.Reused != 1 || u.Untimed != 0 || u.Errors != 1 || len(u.SamplesMs) != 1 || u.MaxMs == nil || *u.MaxMs != 2 {
 		t.Errorf("get_note: %+v; want 2 calls, 1 reused (its stored error counted), 1 timed at 2 ms", u)
 	}
-	// The fresh call's share is the whole turn, the reused one's half.
-	if u.TokensPerCall != (1100+550)/2.0 {
-		t.Errorf("tokens per call %v, want %v", u.TokensPerCall, (1100+550)/2.0)
+	// Tokens and cost are of the call made now: the reused one's were
+	// spent by the run that made it.
+	if u.TokensPerCall != 1100 || u.CostPerCallUSD == nil || u.CostUSD == nil || *u.CostPerCallUSD != *u.CostUSD {
+		t.Errorf("tokens per call %v, cost %v per call %v; want 1100 and the one fresh call's cost", u.TokensPerCall, u.CostUSD, u.CostPerCallUSD)
 	}
 	for _, l := range tel.Latency {
 		if l.Kind == report.LatencyTool && l.Samples != 1 {

@@ -389,7 +389,10 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 		}
 		switch {
 		case c.Reused:
+			// Counted, with its stored result; its tokens and cost were
+			// spent by the run that made it, not by this one.
 			a.row.Reused++
+			continue
 		case untimed(c):
 			a.row.Untimed++
 		default:
@@ -412,9 +415,12 @@ func toolRows(ev Events, prices *pricing.Table) []report.ToolUsage {
 			r.P50Ms, r.P95Ms, r.MaxMs = p50, p95, &mx
 			r.SamplesMs = kept(a.samples)
 		}
-		r.TokensPerCall = math.Round(a.tokens/float64(r.Calls)*10) / 10
+		made := r.Calls - r.Reused // the calls this run paid for
+		if made > 0 {
+			r.TokensPerCall = math.Round(a.tokens/float64(made)*10) / 10
+		}
 		r.CostUSD = a.spent.total()
-		r.CostPerCallUSD = per(r.CostUSD, r.Calls, 1)
+		r.CostPerCallUSD = per(r.CostUSD, made, 1)
 		out = append(out, r)
 	}
 	return out
