@@ -142,3 +142,25 @@ func TestFromEnv(t *testing.T) {
 		t.Error("an endpoint without a scheme was accepted")
 	}
 }
+
+// A tool call Layer 2 answered in the server's place says so on its span:
+// its microseconds are no timing of the tool.
+func TestInjectedToolCallSpansSaySo(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	rep, ev := fixture()
+	ev.Tools = append(ev.Tools, telemetry.ToolCall{Model: "openai:gpt-5-mini", Place: ev.Tools[0].Place, Tool: "send_email", Start: at(1000), Latency: time.Microsecond, Injected: true, Outcome: telemetry.ToolOK})
+	if err := Export(context.Background(), exp, rep, ev, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for _, s := range exp.GetSpans() {
+		for _, a := range s.Attributes {
+			if a.Key == attrInjected && a.Value.AsBool() {
+				marked[s.Name] = true
+			}
+		}
+	}
+	if !marked["execute_tool send_email"] || marked["execute_tool get_weather"] {
+		t.Errorf("spans marked injected: %v; want send_email's only", marked)
+	}
+}

@@ -33,6 +33,7 @@ const (
 	attrOutcome     = attribute.Key("mcp_eval.outcome")
 	attrJudge       = attribute.Key("mcp_eval.judge")
 	attrStubbed     = attribute.Key("mcp_eval.stubbed")
+	attrInjected    = attribute.Key("mcp_eval.injected")
 	attrScenario    = attribute.Key("mcp_eval.scenario")
 	attrRaw         = attribute.Key("mcp_eval.raw")
 	attrCommit      = attribute.Key("mcp_eval.commit")
@@ -346,6 +347,11 @@ func startTool(ctx context.Context, tr trace.Tracer, c telemetry.ToolCall) toolS
 	cctx, s := tr.Start(ctx, "execute_tool "+clip(c.Tool), trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(c.Start), trace.WithAttributes(
 		attrOperation.String("execute_tool"), attrToolName.String(clip(c.Tool)), attrReqModel.String(clip(c.Model)), attrStubbed.Bool(c.Stubbed),
 		attrOutcome.String(c.Outcome)))
+	if c.Injected {
+		// The harness answered in the server's place (Layer 2): its
+		// duration is no timing of the tool, as in telemetry.tools.
+		s.SetAttributes(attrInjected.Bool(true))
+	}
 	if c.IsError {
 		s.SetStatus(codes.Error, "the tool call ended in an error")
 		s.SetAttributes(attrErrorType.String(cmp.Or(c.Outcome, telemetry.ToolError)))
