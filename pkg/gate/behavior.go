@@ -116,7 +116,7 @@ func (e *evaluation) behavior() {
 		}
 		for _, br := range l.bb.Results {
 			k := e.baseCaseKey(l, br)
-			if !used[k] && e.newHasModel(br.Model) {
+			if !used[k] && e.newHasModel(br.Model) && e.inThisShard(br.Case, br.Model) {
 				reason := "in the baseline, not run now (removed or edited case)"
 				if c, ok := l.cases[br.Case]; ok && c.Hash == k.hash && undecided[[2]string{br.Case, br.Model}] {
 					reason = "in the baseline; not decided now (see the inconclusive runs: the budget, or runs that errored)"
@@ -140,6 +140,22 @@ func (e *evaluation) baseCaseKey(l *l1, br report.CaseResult) caseKey {
 func (e *evaluation) baseHasModel(l *l1, model string) bool {
 	for _, r := range l.bb.Results {
 		if r.Model == model {
+			return true
+		}
+	}
+	return false
+}
+
+// inThisShard: the run is no shard, or the case × model is one of its
+// units. A shard's gate is of its part: the baseline's other cases were
+// run by the other shards, not removed or edited (the merge gates them).
+func (e *evaluation) inThisShard(caseID, model string) bool {
+	sh := e.new.Shard
+	if sh == nil {
+		return true
+	}
+	for _, u := range sh.Units {
+		if u.Case == caseID && u.Model == model {
 			return true
 		}
 	}

@@ -715,3 +715,45 @@ func TestABaselineThatDidNotJudgeHidesNoFailure(t *testing.T) {
 		t.Errorf("waived check not judged: %s, verdict %s, waiver %s", it.Status, g.Verdict, g.Waivers[0].State)
 	}
 }
+
+// A shard's gate is of its part: the baseline's cases the other shards
+// ran are not "removed or edited".
+func TestShardGateLeavesTheOtherShardsCasesAlone(t *testing.T) {
+	base := reporttest.Case(reporttest.Case(reporttest.New(), "a", report.Hard, "m1", 5, 5), "b", report.Hard, "m1", 5, 5)
+	base = reporttest.Case(base, "gone", report.Hard, "m1", 5, 5)
+	now := reporttest.Case(reporttest.New(), "a", report.Hard, "m1", 5, 5)
+	now.Shard = &report.Shard{Index: 1, Count: 2, Units: []report.ShardUnit{{Case: "a", Model: "m1"}, {Case: "gone", Model: "m1"}}, Total: 3, Balance: report.BalanceCount}
+	g := evaluate(t, now, base)
+	if hasUnmatched(g, "b", "baseline") {
+		t.Errorf("unmatched %+v: b is the other shard's", g.Unmatched)
+	}
+	if !hasUnmatched(g, "gone", "baseline") {
+		t.Errorf("unmatched %+v: want gone, this shard's unit the run did not make", g.Unmatched)
+	}
+}
+
+// A Layer 2 row of the baseline that was run now but measured nothing
+// says so, not "not run now".
+func TestLayer2RowRunButNotMeasured(t *testing.T) {
+	mk := func(k, n int) *report.Report {
+		r := reporttest.New()
+		r.Resilience = &report.Resilience{Faults: []report.FaultResult{{Model: "m1", Fault: "timeout", Scores: []report.Score{reporttest.Score(report.FaultHandled, 9, 10)}}}, Attacks: []report.AttackResult{}}
+		if n > 0 {
+			r.Resilience.Faults = append(r.Resilience.Faults, report.FaultResult{Model: "m1", Fault: "http_500", Scores: []report.Score{reporttest.Score(report.FaultHandled, k, n)}})
+		}
+		return r
+	}
+	now := mk(0, 0)
+	now.Resilience.Unmeasured = []report.ResilienceUnmeasured{{Kind: report.KindFault, Model: "m1", Subject: "http_500", Runs: 3, Uncounted: 3,
+		Why: []report.UncountedOutcome{{Outcome: "not-fired", Runs: 3, Reason: "the fault never fired"}}}}
+	g := evaluate(t, now, mk(3, 3))
+	for _, u := range g.Unmatched {
+		if u.Layer == 2 && strings.HasPrefix(u.Subject, "http_500") {
+			if !strings.Contains(u.Reason, "run now, not measured") || !strings.Contains(u.Reason, "the fault never fired") {
+				t.Errorf("http_500: %q", u.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("unmatched %+v: want http_500, in the baseline only", g.Unmatched)
+}

@@ -51,9 +51,18 @@ func (e *evaluation) resilience() {
 	}
 	e.unmeasured(nr)
 	for k := range base {
-		if !seen[k] {
-			e.unmatched(report.Unmatched{Layer: 2, Kind: k.kind, Subject: k.subject + " " + k.score, Model: k.model, Side: "baseline", Reason: "in the baseline, not run now"})
+		if seen[k] {
+			continue
 		}
+		reason := "in the baseline, not run now"
+		for _, u := range nr.Unmeasured {
+			// Run, but no run of it is in N (the fault never fired, say):
+			// not the same as left out of the run.
+			if u.Kind == k.kind && u.Model == k.model && u.Subject == k.subject && !u.Measured() {
+				reason = "in the baseline; run now, not measured: " + u.Text()
+			}
+		}
+		e.unmatched(report.Unmatched{Layer: 2, Kind: k.kind, Subject: k.subject + " " + k.score, Model: k.model, Side: "baseline", Reason: reason})
 	}
 }
 

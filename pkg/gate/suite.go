@@ -106,7 +106,7 @@ func (e *evaluation) suites(l *l1) {
 			// quarter of the time at 20 × 5: calling it inconclusive made
 			// most A/A runs amber (docs/gate.md, "Measured error rates").
 			it.Status = report.ItemPass
-			it.Reason = fmt.Sprintf("%s over %d paired cases, beyond max-drop %s, but its %s is %s: no evidence it got worse at all, run-to-run noise", worse(pd.drop), pd.n, num(e.p.MaxDrop), conf, worse(pd.bound))
+			it.Reason = fmt.Sprintf("%s over %d paired cases, beyond max-drop %s, but its %s is %s: within run-to-run noise at this confidence, not shown to be worse (the case rows say which cases moved)", worse(pd.drop), pd.n, num(e.p.MaxDrop), conf, worse(pd.bound))
 		default:
 			it.Status = report.ItemInconclusive
 			bound := "unknown with one case"
