@@ -28,6 +28,10 @@ type l1 struct {
 	base     map[caseKey]report.CaseResult
 }
 
+// SurfaceChangedNote starts the gate's note when the tool surface changed
+// since the baseline: Layer 1 is then floors only.
+const SurfaceChangedNote = "the tool surface changed since the baseline"
+
 func (e *evaluation) prepareL1() *l1 {
 	nb := e.new.Behavior
 	l := &l1{nb: nb, cases: map[string]report.Case{}, base: map[caseKey]report.CaseResult{}}
@@ -44,7 +48,7 @@ func (e *evaluation) prepareL1() *l1 {
 		return l
 	}
 	if e.new.ToolSurfaceHash != e.base.ToolSurfaceHash {
-		l.unpaired = "the tool surface changed since the baseline"
+		l.unpaired = SurfaceChangedNote
 		if what := surfaceChanges(e.base, e.new); what != "" {
 			l.unpaired += " (" + what + ")"
 		}

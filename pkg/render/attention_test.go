@@ -364,3 +364,23 @@ func TestAttentionSaysANewModelIsWhyACaseIsUnpaired(t *testing.T) {
 		}
 	}
 }
+
+// A tool surface changed since the baseline is said above the items: the
+// cases are then judged by their floors alone, and a model's old
+// weaknesses come back as failures ahead of what the change broke.
+func TestCommentSaysTheSurfaceChangedFirst(t *testing.T) {
+	base := reporttest.Case(reporttest.New(), "forecast", report.Hard, "m1", 0, 5)
+	base.Tools = []string{"get_forecast", "search_orders"}
+	now := reporttest.Case(reporttest.New(), "forecast", report.Hard, "m1", 0, 5)
+	now.Tools, now.ToolSurfaceHash = []string{"get_forecast", "find_orders"}, "sha256:"+strings.Repeat("b", 64)
+	now.Gate = gate.Evaluate(gate.Input{New: now, Baseline: base, BaselineRef: report.ReportRef{Path: "baseline.json"}, Now: reporttest.Start()}, gate.DefaultPolicy())
+	var b bytes.Buffer
+	if err := render.Markdown(&b, now, mdOpts(0)); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	note, items := strings.Index(md, "> [!IMPORTANT]\n> the tool surface changed since the baseline"), strings.Index(md, "**Needs attention**")
+	if note < 0 || items < 0 || note > items || !strings.Contains(md[note:items], "find\\_orders") {
+		t.Errorf("no note of the changed surface above the items:\n%s", md)
+	}
+}

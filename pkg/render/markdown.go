@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -101,6 +102,13 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	if g := rep.Gate; g != nil && g.Baseline == nil && g.BaselineNote != "" {
 		d.keep("> [!NOTE]\n> " + mdText(g.BaselineNote))
 	}
+	if n := surfaceNote(rep); n != "" {
+		// Above the items: with the surface changed every case is judged
+		// by its floor alone, so a model's old weaknesses come back as
+		// failures, and the first items a reviewer reads are not what
+		// the change broke.
+		d.keep("> [!IMPORTANT]\n> " + mdText(n))
+	}
 	attentionBlocks(&d, rep, att, opts.Long)
 	if line := runCostLine(rep); line != "" {
 		d.keep(line)
@@ -123,6 +131,21 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	}
 	_, err := io.WriteString(w, d.render(limit, aim, footer(rep, opts.RunURL)))
 	return err
+}
+
+// surfaceNote is the gate's note that the tool surface changed since the
+// baseline, with what it means for Layer 1, or "".
+func surfaceNote(rep *report.Report) string {
+	g := rep.Gate
+	if g == nil {
+		return ""
+	}
+	for _, n := range g.Notes {
+		if strings.HasPrefix(n, gate.SurfaceChangedNote) {
+			return n + ". A case below its floor fails even if it failed the same way in the baseline; the tools' own changes are in the items below."
+		}
+	}
+	return ""
 }
 
 // linksLine links the run and the artifact with report.html: the first
