@@ -200,7 +200,7 @@ func TestUnreadableCacheEntriesAreMisses(t *testing.T) {
 
 // Before reuse each distinct call of the stored runs is asked again once,
 // however many runs made it; a stubbed call is never asked, and its runs
-// are made anew.
+// are reused: the stub's text is in the key.
 func TestRevalidationAsksEachDistinctCallOnce(t *testing.T) {
 	rs := newRefServer(t)
 	cache, _ := OpenCache(t.TempDir())
@@ -225,8 +225,14 @@ func TestRevalidationAsksEachDistinctCallOnce(t *testing.T) {
 	served = rs.callsTo("get_weather")
 	before = model.calls.Load()
 	res = runOnce(t, cfg)
-	if rs.callsTo("get_weather") != served || model.calls.Load() == before || res.ReusedRuns != 0 {
-		t.Errorf("stubbed runs: %d server calls, %d model calls, %d reused; want 0, some, 0",
+	if rs.callsTo("get_weather") != served || model.calls.Load() != before || res.ReusedRuns != 5 {
+		t.Errorf("stubbed runs: %d server calls, %d model calls, %d reused; want 0, 0, 5",
 			rs.callsTo("get_weather")-served, model.calls.Load()-before, res.ReusedRuns)
+	}
+	// Another stub text is another key: made anew.
+	cfg.Stubs = map[string]string{"get_weather": `{"temperature": 25}`}
+	before = model.calls.Load()
+	if res = runOnce(t, cfg); model.calls.Load() == before || res.ReusedRuns != 0 {
+		t.Errorf("a changed stub: %d model calls, %d reused; want some, 0", model.calls.Load()-before, res.ReusedRuns)
 	}
 }
