@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
@@ -114,21 +113,34 @@ func unusable(p string, facts []fact) string {
 	return ""
 }
 
-// mentionsAWordOf: the lowercased prompt holds one of value's words of
-// three letters or more, or the whole value when it has none.
+// mentionsAWordOf: the prompt holds, as a whole word (plurals folded,
+// as Similarity reads them), one of value's content words of three
+// letters or more, or, when it has none, one of its shorter ones. "any" does not count for "ny", nor "the" for
+// a value that says "the".
 func mentionsAWordOf(prompt, value string) bool {
-	words := strings.FieldsFunc(strings.ToLower(value), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	some := false
-	for _, w := range words {
-		if utf8.RuneCountInString(w) < 3 {
-			continue
+	have := map[string]bool{}
+	for _, w := range words(prompt) {
+		have[w] = true
+	}
+	vw := words(value)
+	short := true // no content word of three letters: any word of it, whole
+	for _, w := range vw {
+		if utf8.RuneCountInString(w) >= 3 {
+			short = false
+			if have[w] {
+				return true
+			}
 		}
-		some = true
-		if strings.Contains(prompt, w) {
+	}
+	if !short {
+		return false
+	}
+	for _, w := range vw {
+		if have[w] {
 			return true
 		}
 	}
-	return !some && strings.Contains(prompt, strings.ToLower(strings.TrimSpace(value)))
+	return len(vw) == 0 // nothing in it to look for
 }
 
 func replaceTag(tags []string, old, repl string) []string {
