@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/url"
 	"regexp"
 	"regexp/syntax"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonpointer"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonschema"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -285,40 +285,7 @@ func (sy *callSynth) deref(node any, depth int) any {
 	return node
 }
 
-func (sy *callSynth) resolve(ref string) (any, bool) {
-	frag, ok := strings.CutPrefix(ref, "#")
-	if !ok {
-		return nil, false
-	}
-	node := sy.root
-	if frag == "" {
-		return node, true
-	}
-	frag, err := url.PathUnescape(frag)
-	if err != nil || !strings.HasPrefix(frag, "/") {
-		return nil, false
-	}
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch n := node.(type) {
-		case map[string]any:
-			v, ok := n[tok]
-			if !ok {
-				return nil, false
-			}
-			node = v
-		case []any:
-			var i int
-			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(n) {
-				return nil, false
-			}
-			node = n[i]
-		default:
-			return nil, false
-		}
-	}
-	return node, true
-}
+func (sy *callSynth) resolve(ref string) (any, bool) { return jsonpointer.Get(sy.root, ref) }
 
 // value synthesizes one value for a schema.
 func (sy *callSynth) value(node any, depth int) (any, bool) {

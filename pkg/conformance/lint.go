@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonpointer"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/toolschema"
@@ -425,6 +426,4 @@ func lintList(items []string) string {
 }
 
 // lintPtr escapes a property name for a JSON pointer (RFC 6901).
-func lintPtr(name string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
-}
+func lintPtr(name string) string { return jsonpointer.Escape(name) }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonpointer"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
@@ -191,22 +192,8 @@ func progNum(v any) (float64, bool) {
 
 // progPointer follows a same-document JSON pointer ("#/$defs/x").
 func progPointer(root map[string]any, ref string) map[string]any {
-	if ref == "#" {
-		return root
-	}
-	if !strings.HasPrefix(ref, "#/") {
-		return nil
-	}
-	var cur any = root
-	for _, tok := range strings.Split(ref[2:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[tok]
-	}
-	m, _ := cur.(map[string]any)
+	v, _ := jsonpointer.Get(root, ref)
+	m, _ := v.(map[string]any)
 	return m
 }
 

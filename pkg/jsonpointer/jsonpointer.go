@@ -96,7 +96,10 @@ func Index(tok string) (int, bool) {
 // Escape makes a member name a reference token.
 func Escape(name string) string { return escaper.Replace(name) }
 
-// Built once: a Replacer builds its tables on first use.
+// Built once: a Replacer builds its tables on first use (6.7 KB and 2.7 µs
+// for these two), which every key of every tool paid when each caller
+// built its own (a poison scan of 1,000 tools allocated 113 MB, 16 MB
+// with one; BenchmarkScan1000Tools).
 var (
 	escaper   = strings.NewReplacer("~", "~0", "/", "~1")
 	unescaper = strings.NewReplacer("~1", "/", "~0", "~")

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonpointer"
 )
 
 // jsonDepth scans raw JSON for its deepest nesting of arrays and objects
@@ -305,9 +307,7 @@ func (w *walker) resolve(ref string) (string, bool) {
 	return p, ok
 }
 
-func escape(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
-}
+func escape(tok string) string { return jsonpointer.Escape(tok) }
 
 func displayPtr(p string) string { return "#" + p }
 
