@@ -34,6 +34,11 @@ type provider struct {
 	// a call spent every retry on them, cleared by the next answer that
 	// is not one (28 runs of a model behind a failing gateway took 47 s).
 	failing atomic.Bool
+	// refused is the answer to a call of the model the endpoint refused
+	// for good (401: the key; 404: the model name or the URL): later
+	// calls are not sent, and say why. A misspelled model made 80
+	// requests that each got the same 404.
+	refused atomic.Pointer[APIError]
 }
 
 // dialect is one wire format.

@@ -469,3 +469,25 @@ func TestCallsTryOnceWhileTheEndpointAnswersServerErrors(t *testing.T) {
 		t.Fatalf("failing again after a call got through: %d attempts, want every retry", n)
 	}
 }
+
+// A model the endpoint refuses for good (404: a misspelled model; 401: a
+// bad key) is asked once: later calls are not sent, and say why. Another
+// model of the same endpoint is not affected.
+func TestARefusedModelIsAskedOnce(t *testing.T) {
+	for _, code := range []int{404, 401} {
+		f := llmfake.New(t, llmfake.Options{Default: func(*llmfake.Request) llmfake.Reply { return llmfake.Status(code) }})
+		p := newProvider(t, f, "openai:gpt-5-mimi", llm.Options{})
+		if _, err := p.Complete(context.Background(), userTurn("hi")); err == nil {
+			t.Fatalf("HTTP %d: no error", code)
+		}
+		_, err := p.Complete(context.Background(), userTurn("hi again"))
+		var apiErr *llm.APIError
+		if !errors.As(err, &apiErr) || apiErr.Status != code || !strings.Contains(err.Error(), "not sent") || len(f.Requests()) != 1 {
+			t.Errorf("HTTP %d, second call: %v after %d requests; want the first answer, not sent again", code, err, len(f.Requests()))
+		}
+		other := newProvider(t, f, "openai:gpt-5-mini", llm.Options{})
+		if _, err := other.Complete(context.Background(), userTurn("hi")); err == nil || len(f.Requests()) != 2 {
+			t.Errorf("HTTP %d: another model of the endpoint was not asked (%d requests)", code, len(f.Requests()))
+		}
+	}
+}

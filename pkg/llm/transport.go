@@ -81,6 +81,12 @@ func (p *provider) post(ctx context.Context, body []byte) (*exchange, error) {
 }
 
 func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchange, error) {
+	main := to.url == p.wire.url // not a token-counting endpoint beside it
+	if r := p.refused.Load(); r != nil && main {
+		e := *r
+		e.Message = strings.TrimSpace(e.Message + " (not sent: an earlier call of this model got this answer, which does not change from call to call)")
+		return nil, &e
+	}
 	wasUnreachable, wasFailing := p.unreachable.Load(), p.failing.Load()
 	for attempt := 1; ; attempt++ {
 		ex, apiErr, netErr := p.attempt(ctx, to, body)
@@ -104,6 +110,10 @@ func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchang
 		var wait time.Duration
 		if apiErr != nil {
 			apiErr.Attempts = attempt
+			if main && (apiErr.Status == http.StatusUnauthorized || apiErr.Status == http.StatusNotFound) {
+				e := *apiErr.APIError
+				p.refused.Store(&e)
+			}
 			if serverErr && wasFailing && attempt == 1 && p.failing.Load() {
 				apiErr.Message = strings.TrimSpace(apiErr.Message + " (one attempt: earlier calls got only server errors, so calls try once until one gets another answer)")
 				return nil, apiErr.APIError
