@@ -62,6 +62,7 @@ func TestNewErrors(t *testing.T) {
 	cases := []struct{ spec, err string }{
 		{"anthropic:claude-x", "environment variable ANTHROPIC_API_KEY is not set (export the API key in it, or name another variable with key-env under endpoints.anthropic)"},
 		{"mystery:m", `unknown endpoint "mystery" (known: openai, anthropic, openai-compatible, alpha, badlect, creds, emptykey, ftp, hdr, needskey, nourl, zeta;`},
+		{"alpah:m", `unknown endpoint "alpah": did you mean alpha:m? (known: openai, anthropic, openai-compatible, alpha,`},
 		{"badlect:m", `unknown dialect "gemini-native" (use openai-responses, openai-chat or anthropic-messages)`},
 		{"nourl:m", `endpoint "nourl" has no base-url`},
 		{"ftp:m", `base URL "ftp://x.example" is not an http(s) URL`},
