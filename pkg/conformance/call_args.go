@@ -110,7 +110,11 @@ func uncalledHint(env check.Env, allow string) string {
 		}
 		n++
 		if len(named) < uncalledNamed {
-			named = append(named, fmt.Sprintf("%q", jsonrpc.Clip(t.Name, 40)))
+			name := fmt.Sprintf("%q", jsonrpc.Clip(t.Name, 40))
+			if a := t.Annotations; a != nil && a.DestructiveHint != nil && *a.DestructiveHint {
+				name += " (destructive)" // said so, for whoever picks one to allow
+			}
+			named = append(named, name)
 		}
 	}
 	if n == 0 {

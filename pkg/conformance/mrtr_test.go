@@ -165,7 +165,7 @@ func featAssertWarns(t *testing.T, c *check.Check, mayskip bool, callTools []str
 	}
 }
 
-// The "skipped because calling a tool needs permission" summary is for
+// The "skipped, and might apply with a tool … allowed" summary is for
 // skips that --call-tool would lift: without it, MRTR's checks skip with
 // that cause (send_email is not read-only); with every listed tool
 // allowed, no result records the cause or tells the user to allow one.
@@ -190,7 +190,7 @@ func TestSkipNeedsCallOnlyWhenAToolWasNotAllowed(t *testing.T) {
 		}
 		var out strings.Builder
 		render.ReportText(&out, report.FromConformance(rep, ""), render.TextOptions{})
-		if shown := strings.Contains(out.String(), "skipped because calling a tool needs permission"); shown != tc.want {
+		if shown := strings.Contains(out.String(), "skipped, and might apply with a tool the harness may not call allowed"); shown != tc.want {
 			t.Errorf("call tools %v: permission summary shown %v, want %v:\n%s", tc.callTools, shown, tc.want, out.String())
 		}
 	}

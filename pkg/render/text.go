@@ -92,7 +92,9 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, wai
 	}
 	p("\n")
 	if len(callSkips) > 0 {
-		p("skipped because calling a tool needs permission: %s (allow a tool with --call-tool NAME)\n", strings.Join(callSkips, ", "))
+		// "might": a tool allowed is called for real, and may still not
+		// give what the check looks for (input_required, an outputSchema).
+		p("skipped, and might apply with a tool the harness may not call allowed: %s (--call-tool NAME calls it for real: allow only what is safe on this server)\n", strings.Join(callSkips, ", "))
 	}
 	// The run's notes were in report.json only, so what they say (a
 	// --call-tool name the server does not list, a server that stopped
