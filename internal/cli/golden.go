@@ -269,7 +269,7 @@ func (c *Command) printDraft(d *draft.Draft, cases []golden.Case, out, target st
 			}
 		}
 	}
-	fmt.Fprintf(c.Stdout, "wrote %s: a draft of %d cases from the tools of %s\n", sanitize(out), len(cases), sanitize(target))
+	fmt.Fprintf(c.Stdout, "wrote %s: a draft of %d cases from the tools of %s\n", sanitize(out), len(cases), sanitize(serverWords(target)))
 	fmt.Fprintf(c.Stdout, "  %d positive, %d chain, %d negative", pos, chains, neg)
 	if todo > 0 {
 		fmt.Fprintf(c.Stdout, "; %d with a TODO (a value the draft could not make)", todo)
@@ -300,4 +300,16 @@ func usdText(f report.SpendFigures) string {
 		return ", cost unknown (" + sanitize(f.USDUnknown) + ")"
 	}
 	return ""
+}
+
+// serverWords names a plan's target ("http http://…", "stdio cmd") in a
+// sentence: "the tools of http http://…" read as a typo.
+func serverWords(desc string) string {
+	if u, ok := strings.CutPrefix(desc, "http "); ok {
+		return u
+	}
+	if cmd, ok := strings.CutPrefix(desc, "stdio "); ok {
+		return cmd + " (stdio)"
+	}
+	return desc
 }
