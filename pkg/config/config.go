@@ -52,9 +52,12 @@ type Config struct {
 }
 
 // Waiver is one entry of waivers: a check failure accepted, on one
-// transport or both, until a date, for a reason.
+// transport or both, or a case below its floor, for one model or every
+// one, until a date, for a reason.
 type Waiver struct {
 	Check     string `yaml:"check"`
+	Case      string `yaml:"case"`
+	Model     string `yaml:"model"`
 	Transport string `yaml:"transport"`
 	Reason    string `yaml:"reason"`
 	Until     string `yaml:"until"` // YYYY-MM-DD, inclusive
@@ -67,7 +70,7 @@ type Waiver struct {
 // the gate can apply), naming the entry's line on error.
 func (w *Waiver) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
-		return valueError(n.Line, "waivers: each entry is a map {check, transport, reason, until}")
+		return valueError(n.Line, "waivers: each entry is a map {check, transport, reason, until} or {case, model, reason, until}")
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -75,6 +78,10 @@ func (w *Waiver) UnmarshalYAML(n *yaml.Node) error {
 		switch k.Value {
 		case "check":
 			dst = &w.Check
+		case "case":
+			dst = &w.Case
+		case "model":
+			dst = &w.Model
 		case "transport":
 			dst = &w.Transport
 		case "reason":
@@ -82,7 +89,7 @@ func (w *Waiver) UnmarshalYAML(n *yaml.Node) error {
 		case "until":
 			dst = &w.Until
 		default:
-			return valueError(k.Line, fmt.Sprintf("waivers: unknown key %q (want check, transport, reason, until)", k.Value))
+			return valueError(k.Line, fmt.Sprintf("waivers: unknown key %q (want check, transport, reason, until; or case, model, reason, until)", k.Value))
 		}
 		if v.Kind != yaml.ScalarNode {
 			return valueError(v.Line, fmt.Sprintf("waivers: %s wants a single value", k.Value))
@@ -99,7 +106,7 @@ func (w *Waiver) UnmarshalYAML(n *yaml.Node) error {
 
 // Gate is the waiver as the gate applies it.
 func (w Waiver) Gate() report.GateWaiver {
-	return report.GateWaiver{Check: w.Check, Transport: w.Transport, Reason: w.Reason, Until: w.Until}
+	return report.GateWaiver{Check: w.Check, Case: w.Case, Model: w.Model, Transport: w.Transport, Reason: w.Reason, Until: w.Until}
 }
 
 // Pricing names a price override file: the format of pkg/pricing's

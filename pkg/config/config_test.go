@@ -197,6 +197,22 @@ func TestParseWithKnownChecks(t *testing.T) {
 	}
 }
 
+// A case's waiver: for one model, or every model; a model without a case
+// is refused at its line.
+func TestParseCaseWaivers(t *testing.T) {
+	c, err := Parse("mcp-eval.yaml", []byte("waivers:\n  - {case: refund, model: \"openai:gpt-5-nano\", reason: small, until: 2027-03-31}\n  - {case: search, reason: rework, until: 2027-01-15}\n"))
+	if err != nil || len(c.Waivers) != 2 {
+		t.Fatalf("Parse = %v, %v", c, err)
+	}
+	if g := c.Waivers[0].Gate(); g.Case != "refund" || g.Model != "openai:gpt-5-nano" || g.Check != "" {
+		t.Errorf("waiver %+v", g)
+	}
+	_, err = Parse("mcp-eval.yaml", []byte("waivers:\n  - {model: m2, reason: r, until: 2027-01-15}\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), `mcp-eval.yaml:2: waivers: model "m2" without a case`) {
+		t.Errorf("a model without a case: %v", err)
+	}
+}
+
 func TestExpandEnv(t *testing.T) {
 	look := func(k string) (string, bool) {
 		if k == "TOKEN" {

@@ -97,6 +97,7 @@ func Evaluate(in Input, p Policy) *report.Gate {
 		g.Notes = append(g.Notes, replayNote)
 	}
 	e.decideExact()
+	e.caseWaivers(in.Now)
 	e.history(greenHistory(in.History, p.HistoryDepth, g))
 	e.undecided()
 	sortUnmatched(g.Unmatched)

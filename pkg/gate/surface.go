@@ -173,20 +173,92 @@ var (
 // CheckWaiver refuses a waiver the gate cannot apply: a check id, an
 // optional transport (http or stdio), a reason and a real date.
 func CheckWaiver(w report.GateWaiver) error {
+	name := WaiverName(w)
 	switch {
-	case !waiverCheckRE.MatchString(w.Check):
+	case w.Case != "" && w.Check != "":
+		return fmt.Errorf("%w: a waiver names a check or a case, not both (%s and %s)", ErrPolicy, w.Check, w.Case)
+	case w.Case != "" && w.Transport != "":
+		return fmt.Errorf("%w: %s: transport applies to a check's waiver; a case's names a model, or none for every model", ErrPolicy, name)
+	case w.Case != "" && (len(w.Case) > 200 || len(w.Model) > 200):
+		return fmt.Errorf("%w: a case or model id of over 200 bytes", ErrPolicy)
+	case w.Case == "" && w.Model != "":
+		return fmt.Errorf("%w: model %q without a case: a model is waived per case (case: ID, model: %s)", ErrPolicy, w.Model, w.Model)
+	case w.Case == "" && !waiverCheckRE.MatchString(w.Check):
 		return fmt.Errorf("%w: check %q is not a check id like TOOL-5", ErrPolicy, w.Check)
 	case w.Transport != "" && w.Transport != "http" && w.Transport != "stdio":
 		return fmt.Errorf("%w: transport %q is not http or stdio (leave it out to waive both)", ErrPolicy, w.Transport)
 	case strings.TrimSpace(w.Reason) == "":
-		return fmt.Errorf("%w: %s has no reason: say why the failure is accepted", ErrPolicy, w.Check)
+		return fmt.Errorf("%w: %s has no reason: say why the failure is accepted", ErrPolicy, name)
 	case len(w.Reason) > 500:
-		return fmt.Errorf("%w: the reason of %s is longer than 500 bytes", ErrPolicy, w.Check)
+		return fmt.Errorf("%w: the reason of %s is longer than 500 bytes", ErrPolicy, name)
 	}
 	if _, err := time.Parse(time.DateOnly, w.Until); err != nil || !waiverDateRE.MatchString(w.Until) {
-		return fmt.Errorf("%w: until %q of %s is not a date YYYY-MM-DD", ErrPolicy, w.Until, w.Check)
+		return fmt.Errorf("%w: until %q of %s is not a date YYYY-MM-DD", ErrPolicy, w.Until, name)
 	}
 	return nil
+}
+
+// WaiverName is how messages name what a waiver waives: "TOOL-5",
+// "case refund-over-limit × gpt-4.1-mini", "case refund-over-limit (every
+// model)".
+func WaiverName(w report.GateWaiver) string {
+	switch {
+	case w.Case == "":
+		return w.Check
+	case w.Model == "":
+		return "case " + w.Case + " (every model)"
+	}
+	return "case " + w.Case + " × " + w.Model
+}
+
+// caseWaivers applies the waivers of Layer 1 cases once the cases are
+// decided: a case × model below its floor (failed, warned, known or
+// inconclusive; not one whose runs errored, which says nothing of the
+// model) is waived through the date. This is how a team accepts a
+// model's known weakness before any run is green: without it no run with
+// that model ever passed, so the baseline search never found one. A
+// waiver whose case passes now for every model it covers is stale.
+func (e *evaluation) caseWaivers(now time.Time) {
+	today := now.UTC().Format(time.DateOnly)
+	for _, w := range e.p.Waivers {
+		if w.Case == "" {
+			continue
+		}
+		st := report.WaiverState{GateWaiver: w, State: report.WaiverUnused}
+		expired := w.Until < today
+		if expired {
+			st.State = report.WaiverExpired
+		}
+		covered, passing := 0, 0
+		for i := range e.g.Items {
+			it := &e.g.Items[i]
+			if it.Layer != 1 || it.Kind != report.KindCase || it.Subject != w.Case || (w.Model != "" && it.Model != w.Model) {
+				continue
+			}
+			covered++
+			switch it.Status {
+			case report.ItemPass:
+				passing++
+				continue
+			case report.ItemFail, report.ItemWarn, report.ItemKnown, report.ItemInconclusive:
+			default:
+				continue
+			}
+			if expired {
+				it.Reason += fmt.Sprintf("; waiver expired on %s: %s", w.Until, w.Reason)
+				continue
+			}
+			it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
+			it.Status = report.ItemWaived
+			st.State = report.WaiverActive
+		}
+		if covered > 0 && passing == covered && !expired {
+			st.State = report.WaiverStale
+			e.add(report.GateItem{Layer: 1, Kind: report.KindWaiver, Subject: w.Case, Model: w.Model, Status: report.ItemWarn,
+				Rule: "a waiver waives a failing case", Reason: fmt.Sprintf("%s passes now: remove its waiver (%q, until %s)", WaiverName(w), w.Reason, w.Until)})
+		}
+		e.g.Waivers = append(e.g.Waivers, st)
+	}
 }
 
 // waivers applies the policy's waivers to the Layer 0 items: a failure
@@ -208,6 +280,9 @@ func (e *evaluation) waivers(now time.Time) {
 		}
 	}
 	for _, w := range e.p.Waivers {
+		if w.Case != "" {
+			continue // caseWaivers, once Layer 1 is decided
+		}
 		st := report.WaiverState{GateWaiver: w, State: report.WaiverUnused}
 		expired := w.Until < today
 		if expired {

@@ -180,3 +180,56 @@ func TestWaivers(t *testing.T) {
 		}
 	}
 }
+
+// A case below its floor can be waived, for one model or every one: how a
+// team accepts a model's known weakness before any run is green (no run
+// with that model passed, so the baseline search never found one). It
+// applies once the cases are decided, and is stale once the case passes.
+func TestCaseWaivers(t *testing.T) {
+	today := reporttest.Start().Format(time.DateOnly)
+	rep := func() *report.Report {
+		r := reporttest.Case(reporttest.New(), "refund", report.Hard, "m1", 5, 5)
+		r = reporttest.Case(r, "refund", report.Hard, "m2", 0, 5)
+		r = reporttest.Case(r, "search", report.Soft, "m2", 2, 5)
+		return reporttest.Case(r, "lookup", report.Hard, "m1", 5, 5)
+	}
+	p := gate.DefaultPolicy()
+	p.Waivers = []report.GateWaiver{
+		{Case: "refund", Model: "m2", Reason: "m2 cannot do refunds", Until: today},
+		{Case: "search", Reason: "ranking work in progress", Until: today}, // every model
+		{Case: "lookup", Model: "m1", Reason: "was flaky", Until: today},   // passes: stale
+	}
+	g := judge(t, rep(), nil, p)
+	wantStatus(t, one(t, g, report.KindCase, "refund", "m2"), report.ItemWaived, "waived until "+today+": m2 cannot do refunds")
+	wantStatus(t, one(t, g, report.KindCase, "refund", "m1"), report.ItemPass)
+	wantStatus(t, one(t, g, report.KindCase, "search", "m2"), report.ItemWaived, "ranking work in progress")
+	wantStatus(t, one(t, g, report.KindWaiver, "lookup", "m1"), report.ItemWarn, "case lookup × m1 passes now: remove its waiver")
+	if g.Verdict != report.GatePass {
+		t.Errorf("verdict %s with every case failure waived: %+v", g.Verdict, g.Items)
+	}
+	var states []string
+	for _, w := range g.Waivers {
+		states = append(states, gate.WaiverName(w.GateWaiver)+":"+w.State)
+	}
+	if got := strings.Join(states, " "); got != "case refund × m2:active case search (every model):active case lookup × m1:stale" {
+		t.Errorf("waiver states: %s", got)
+	}
+	// Past its date the failure counts again.
+	p.Waivers[0].Until = reporttest.Start().AddDate(0, 0, -1).Format(time.DateOnly)
+	if g = judge(t, rep(), nil, p); g.Verdict != report.GateFail {
+		t.Errorf("verdict %s with refund × m2's waiver expired", g.Verdict)
+	}
+	for _, bad := range []struct {
+		w    report.GateWaiver
+		want string
+	}{
+		{report.GateWaiver{Check: "TOOL-1", Case: "refund", Reason: "r", Until: today}, "a check or a case, not both"},
+		{report.GateWaiver{Case: "refund", Transport: "http", Reason: "r", Until: today}, "transport applies to a check's waiver"},
+		{report.GateWaiver{Model: "m2", Reason: "r", Until: today}, `model "m2" without a case`},
+		{report.GateWaiver{Case: "refund", Reason: "", Until: today}, "case refund (every model) has no reason"},
+	} {
+		if err := gate.CheckWaiver(bad.w); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("CheckWaiver(%+v) = %v, want %q", bad.w, err, bad.want)
+		}
+	}
+}

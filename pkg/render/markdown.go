@@ -385,7 +385,7 @@ func statusMark(status string) string {
 	return "·"
 }
 
-const legend = "<sub>✓ pass · ✗ fail · E not judged (runs errored) · ⚠ inconclusive · ● known failure · ! warning · ≠ not comparable · · shown only</sub>"
+const legend = "<sub>✓ pass · ✗ fail · E not judged (runs errored) · ⚠ inconclusive · ● known failure · ◌ waived · ! warning · ≠ not comparable · · shown only</sub>"
 
 // observed is an item's value in a few characters: k/N against the
 // baseline, or a suite score's drop and bound.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -109,6 +110,9 @@ func activeWaivers(g *report.Gate) []report.WaiverState {
 }
 
 func waiverLabel(w report.WaiverState) string {
+	if w.Case != "" {
+		return gate.WaiverName(w.GateWaiver)
+	}
 	s := w.Check
 	if w.Transport != "" {
 		s += " (" + w.Transport + ")"

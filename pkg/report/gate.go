@@ -67,7 +67,12 @@ const (
 // waivers:): a check, optionally on one transport only, accepted until a
 // date (inclusive, UTC) for a reason.
 type GateWaiver struct {
-	Check     string `json:"check"`
+	// Check waives a Layer 0 check (on Transport, or on both); Case a
+	// Layer 1 case below its floor, for Model or for every model: one of
+	// the two is set.
+	Check     string `json:"check,omitempty"`
+	Case      string `json:"case,omitempty"`
+	Model     string `json:"model,omitempty"`
 	Transport string `json:"transport,omitempty"`
 	Reason    string `json:"reason"`
 	Until     string `json:"until"` // YYYY-MM-DD
