@@ -121,7 +121,10 @@ func matrixText(w io.Writer, rep *report.Report) {
 		if len(line) == 0 {
 			line = append(line, "no run was scored")
 		}
-		fmt.Fprintf(w, "  %s: %s\n", sanitize(m), strings.Join(line, ", "))
+		// "over all runs": the gate's suite scores are means over cases,
+		// and the two figures of one score in one output read as a
+		// contradiction without it.
+		fmt.Fprintf(w, "  %s, over all runs: %s\n", sanitize(m), strings.Join(line, ", "))
 		// Errored runs count as not passed; without their cause here a
 		// provider that could not be reached reads as a model that got
 		// every case wrong.

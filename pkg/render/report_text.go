@@ -131,7 +131,12 @@ func behaviorText(w io.Writer, rep *report.Report) {
 		}
 		fmt.Fprintf(w, "  %s %-28s %-20s %d/%d%s  %s\n", mark, Line(r.Case), Line(r.Model), r.Passed.K, r.Passed.N, base, strings.Join(scores, ", "))
 	}
-	for _, it := range suiteItems(rep) {
+	for i, it := range suiteItems(rep) {
+		if i == 0 {
+			// The per-model figures over all runs differ from these:
+			// without the word one score read as two values.
+			fmt.Fprintln(w, "  suite scores: the mean over cases, with its interval")
+		}
 		line := fmt.Sprintf("  suite %-20s %-20s", Line(it.Model), Line(it.Score))
 		if it.Value != nil && it.Low != nil && it.High != nil {
 			line += fmt.Sprintf(" %s [%s, %s]", pct1(*it.Value), pct1(*it.Low), pct1(*it.High))
