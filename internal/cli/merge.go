@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/merge"
 	"github.com/mcp-eval/mcp-eval-action/pkg/pipeline"
@@ -64,7 +66,13 @@ func runReportMerge(_ context.Context, c *Command, args []string) int {
 		if err != nil {
 			return fail("%s", sanitizeText(err.Error()))
 		}
-		shards = append(shards, merge.Shard{Name: f, Report: r})
+		// The name goes into the merged notes and the PR comment: relative
+		// to the workspace, and never a runner's absolute temp path.
+		name := report.RelPath(workspace(c), abs(f))
+		if name == ".." || strings.HasPrefix(name, "../") {
+			name = filepath.Base(f)
+		}
+		shards = append(shards, merge.Shard{Name: name, Report: r})
 	}
 	rep, err := pipeline.MergeShards(pipeline.MergeInput{Shards: shards, Baseline: baseline, Env: c.env(),
 		Outputs: pipeline.Outputs{Report: out, JUnit: junit, Markdown: markdown, HTML: html}})

@@ -76,6 +76,15 @@ func TestShardsMergeIntoTheUnshardedRun(t *testing.T) {
 	if merged.Shard != nil || merged.Conformance == nil || merged.Gate == nil || merged.Gate.Verdict != full.Gate.Verdict {
 		t.Fatalf("merged: shard %+v, Layer 0 %v, gate %+v; want no shard, Layer 0 from shard 1, verdict %s", merged.Shard, merged.Conformance != nil, merged.Gate, full.Gate.Verdict)
 	}
+	// The notes (and the comment) name the shards, never by a runner's
+	// absolute temp path.
+	if md, _ := os.ReadFile(e.path("merged.md")); strings.Contains(strings.Join(merged.Gate.Notes, "\n")+string(md), e.path("shard-")) {
+		t.Errorf("the merged notes or comment hold the absolute path %s:\n%s", e.dir, strings.Join(merged.Gate.Notes, "\n"))
+	}
+	// The tools the shards listed are the merged report's too.
+	if !reflect.DeepEqual(merged.Tools, full.Tools) || len(merged.Tools) == 0 {
+		t.Errorf("merged tools %q, want the unsharded run's %q", merged.Tools, full.Tools)
+	}
 	if !reflect.DeepEqual(merged.Behavior.Cases, full.Behavior.Cases) || merged.Behavior.GoldenSetHash != full.Behavior.GoldenSetHash {
 		t.Errorf("merged cases %+v, want %+v", merged.Behavior.Cases, full.Behavior.Cases)
 	}
@@ -138,7 +147,7 @@ func TestShardsMergeIntoTheUnshardedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr = e.run("report", "merge", shards[0], shards[1], dup, shards[2], "--out", e.path("bad.json"))
-	if code != ExitError || !strings.Contains(stderr, "shard 2/3 is given twice: "+shards[1]+" and "+dup) {
+	if code != ExitError || !strings.Contains(stderr, "shard 2/3 is given twice: "+filepath.Base(shards[1])+" and "+filepath.Base(dup)) {
 		t.Errorf("merge with shard 2 twice: exit %d\n%s", code, stderr)
 	}
 	// A shard of another setup (one run per case) is named as mismatched.
@@ -147,7 +156,7 @@ func TestShardsMergeIntoTheUnshardedRun(t *testing.T) {
 		t.Fatalf("shard 3/3 --runs 1: exit %d\n%s%s", code, out, stderr)
 	}
 	code, _, stderr = e.run("report", "merge", shards[0], shards[1], other, "--out", e.path("bad.json"))
-	if code != ExitError || !strings.Contains(stderr, other+" (shard 3/3) does not match") {
+	if code != ExitError || !strings.Contains(stderr, filepath.Base(other)+" (shard 3/3) does not match") {
 		t.Errorf("merge with a mismatched shard: exit %d\n%s", code, stderr)
 	}
 	if _, err := os.Stat(e.path("bad.json")); err == nil {

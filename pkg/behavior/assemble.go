@@ -1,6 +1,7 @@
 package behavior
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -153,7 +154,7 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 	if reused > 0 {
 		dir := ""
 		if cfg.Cache != nil {
-			dir = " (" + cfg.Cache.Dir + ")"
+			dir = " (" + cmp.Or(cfg.Cache.Label, cfg.Cache.Dir) + ")"
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("Layer 1: %d of %d runs reused from the cache%s, the oldest %s old; %d provider calls made now",
 			reused, reused+fresh, dir, roundAge(oldest), calls))

@@ -33,6 +33,9 @@ import (
 // miss. Nothing is ever deleted: prune the directory by age if it grows.
 type Cache struct {
 	Dir string
+	// Label names the directory in notes (relative to the workspace: a
+	// note reaches the PR comment); Dir when empty.
+	Label string
 	// Now stamps entries (default time.Now).
 	Now func() time.Time
 }

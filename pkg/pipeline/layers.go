@@ -415,7 +415,11 @@ func (p *Plan) cache() (*behavior.Cache, error) {
 	if p.Behavior.CacheDir == "" || p.Behavior.Record != "" || p.Behavior.Replay != "" {
 		return nil, nil
 	}
-	return behavior.OpenCache(p.Behavior.CacheDir)
+	c, err := behavior.OpenCache(p.Behavior.CacheDir)
+	if rel := report.RelPath(p.Env.Workspace, abs(p.Behavior.CacheDir)); c != nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		c.Label = rel // outside the workspace: the path as it is
+	}
+	return c, err
 }
 
 func hasModel(ms []report.Model, id string) bool {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,5 +19,21 @@ func TestModelsForTrigger(t *testing.T) {
 		if got := strings.Join(modelsFor(m, tc.trigger, tc.cron), ","); got != tc.want {
 			t.Errorf("%s %q: %s, want %s", tc.trigger, tc.cron, got, tc.want)
 		}
+	}
+}
+
+// The cache names its directory, in notes that reach the PR comment,
+// relative to the workspace; outside it, as it is.
+func TestCacheLabelIsRelativeToTheWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	p := &Plan{Env: Env{Workspace: ws}}
+	p.Behavior.CacheDir = filepath.Join(ws, DefaultCacheDir)
+	c, err := p.cache()
+	if err != nil || c == nil || c.Label != DefaultCacheDir {
+		t.Fatalf("cache in the workspace: %+v, %v; want label %s", c, err, DefaultCacheDir)
+	}
+	p.Behavior.CacheDir = filepath.Join(t.TempDir(), "elsewhere")
+	if c, err = p.cache(); err != nil || c.Label != "" {
+		t.Errorf("cache outside the workspace: label %q, %v; want none (the path as it is)", c.Label, err)
 	}
 }

@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -189,7 +190,7 @@ func (r *runner) assemble(results []done) *Result {
 	}
 	dir := ""
 	if r.cfg.Cache != nil {
-		dir = r.cfg.Cache.Dir
+		dir = cmp.Or(r.cfg.Cache.Label, r.cfg.Cache.Dir)
 	}
 	out := &Result{Resilience: res}
 	out.Notes, res.ReusedRuns, res.FreshRuns, res.StaleRuns = r.reuseNotes(results, dir, r.calls.Load())
