@@ -314,8 +314,12 @@ func (c *Client) authRequired(resp *Response, step ProbeStep) (Era, string, erro
 	if h := resp.Exchange.HTTP.Header.Get("WWW-Authenticate"); h != "" {
 		what += fmt.Sprintf(" with WWW-Authenticate %q", jsonrpc.Clip(h, 200))
 	}
-	if resp.Error != nil {
+	switch {
+	case resp.Error != nil && resp.Error.Code != 0:
 		what += fmt.Sprintf(", error %d: %s", resp.Error.Code, jsonrpc.Clip(resp.Error.Message, 200))
+	case resp.Error != nil && resp.Error.Message != "":
+		// A gateway's {"error": {"message": …}}: no JSON-RPC code to show.
+		what += fmt.Sprintf(": %s", jsonrpc.Clip(resp.Error.Message, 200))
 	}
 	return "", "", fmt.Errorf("%w: server/discover got %s. Pass a token with --header \"Authorization: Bearer …\" (server.headers in mcp-eval.yaml); if one was passed, the server refused it: it may be wrong or expired", ErrAuthRequired, what)
 }
