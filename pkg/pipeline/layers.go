@@ -395,7 +395,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 		Set: set, Models: models, Judge: judge, Tools: tools,
 		Executor: &behavior.MCPExecutor{Client: client, Stubs: b.Stubs},
 		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency, Meter: meter, Telemetry: rec,
-		Cache: cache, Reuse: b.Reuse, Only: p.shardOnly(m, set, models),
+		Cache: cache, Reuse: b.Reuse, Stubs: b.Stubs, Only: p.shardOnly(m, set, models),
 	})
 	if err != nil {
 		return err

@@ -15,7 +15,9 @@ import (
 // stored verdict is never read by code that would classify it otherwise.
 // 2: an attacker's call's arguments are written once in the reason
 // (3470a0c); runs stored before said them twice in every report.
-const RunnerVersion = "resilience/2"
+// 3: the key holds the stubs' texts (a stubbed call is not asked again
+// before reuse, so a changed stub must change the key).
+const RunnerVersion = "resilience/3"
 
 // storedRun is a Layer 2 run as the cache keeps it: what assemble needs,
 // and the calls it made on the server, asked again before reuse.
@@ -38,7 +40,7 @@ type keyParts struct {
 
 func (r *runner) keyParts() (keyParts, error) {
 	params, err := report.Hash(map[string]any{"runner": RunnerVersion, "loop": behavior.LoopVersion, "system": behavior.SystemPrompt,
-		"faults": FaultVersion, "maxSteps": r.cfg.MaxSteps, "sampling": r.cfg.Sampling, "maxResultBytes": r.cfg.MaxResultBytes})
+		"faults": FaultVersion, "maxSteps": r.cfg.MaxSteps, "sampling": r.cfg.Sampling, "maxResultBytes": r.cfg.MaxResultBytes, "stubs": r.cfg.Stubs})
 	if err != nil {
 		return keyParts{}, fmt.Errorf("resilience: hashing the parameters: %w", err)
 	}

@@ -83,6 +83,10 @@ type Config struct {
 	// the server still answers its calls the same way.
 	Cache *behavior.Cache
 	Reuse behavior.Reuse
+	// Stubs are the texts the Executor answers stubbed tools with
+	// (eval.stubs): part of every cache key, since a stubbed call is not
+	// asked again before a stored run is reused.
+	Stubs map[string]string
 	// Telemetry, when set, is told of every run and tool call; each run is
 	// its own trace, as in Layer 1.
 	Telemetry *telemetry.Recorder

@@ -422,3 +422,26 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// A stubbed call is not asked again before a stored run is reused, so the
+// stubs' texts are part of every Layer 2 key: with another stub text no
+// stored run may be read back.
+func TestCacheKeyHoldsTheStubs(t *testing.T) {
+	params := func(stubs map[string]string) string {
+		t.Helper()
+		p, err := Prepare(Config{Set: &golden.Set{Cases: []golden.Case{weatherCase()}}, Models: []llm.Provider{&scripted{id: "test:m1"}},
+			Executor: newFakeServer(), Tools: serverTools(), Runs: 1, Stubs: stubs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := p.r.keyParts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.params
+	}
+	a, b := params(map[string]string{"send_email": "sent"}), params(map[string]string{"send_email": "queued"})
+	if a == b || a == params(nil) {
+		t.Errorf("the Layer 2 key does not change with the stubs")
+	}
+}
