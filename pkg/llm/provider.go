@@ -35,10 +35,14 @@ type provider struct {
 	// is not one (28 runs of a model behind a failing gateway took 47 s).
 	failing atomic.Bool
 	// refused is the answer to a call of the model the endpoint refused
-	// for good (401: the key; 404: the model name or the URL): later
-	// calls are not sent, and say why. A misspelled model made 80
-	// requests that each got the same 404.
-	refused atomic.Pointer[APIError]
+	// for good (401: the key; 404: the model name or the URL) before any
+	// call of it got through: later calls are not sent, and say why. A
+	// misspelled model made 80 requests that each got the same 404. Once
+	// a call has got through, a 404 is the request's own (an item a
+	// Responses conversation no longer holds, a deployment still
+	// starting), not the model's.
+	refused  atomic.Pointer[APIError]
+	answered atomic.Bool
 }
 
 // dialect is one wire format.

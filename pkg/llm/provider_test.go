@@ -490,4 +490,19 @@ func TestARefusedModelIsAskedOnce(t *testing.T) {
 			t.Errorf("HTTP %d: another model of the endpoint was not asked (%d requests)", code, len(f.Requests()))
 		}
 	}
+	// Once a call got through, a 404 is that request's (an item the
+	// conversation no longer holds): later calls are still sent.
+	var n atomic.Int64
+	f := llmfake.New(t, llmfake.Options{Default: func(*llmfake.Request) llmfake.Reply {
+		if n.Add(1) == 2 {
+			return llmfake.Status(404)
+		}
+		return llmfake.Text("ok")
+	}})
+	p := newProvider(t, f, "openai:gpt-5-mini", llm.Options{})
+	for i, wantErr := range []bool{false, true, false} {
+		if _, err := p.Complete(context.Background(), userTurn("hi")); (err != nil) != wantErr {
+			t.Errorf("call %d after a success: err %v, want error %v", i+1, err, wantErr)
+		}
+	}
 }

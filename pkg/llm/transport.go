@@ -94,6 +94,9 @@ func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchang
 			ex.attempts = attempt
 			p.unreachable.Store(false)
 			p.failing.Store(false)
+			if main {
+				p.answered.Store(true)
+			}
 			return ex, nil
 		}
 		serverErr := apiErr != nil && apiErr.Status >= 500
@@ -110,7 +113,7 @@ func (p *provider) postTo(ctx context.Context, to target, body []byte) (*exchang
 		var wait time.Duration
 		if apiErr != nil {
 			apiErr.Attempts = attempt
-			if main && (apiErr.Status == http.StatusUnauthorized || apiErr.Status == http.StatusNotFound) {
+			if main && !p.answered.Load() && (apiErr.Status == http.StatusUnauthorized || apiErr.Status == http.StatusNotFound) {
 				e := *apiErr.APIError
 				p.refused.Store(&e)
 			}
