@@ -74,6 +74,18 @@ func runReportMerge(_ context.Context, c *Command, args []string) int {
 		}
 		shards = append(shards, merge.Shard{Name: name, Report: r})
 	}
+	// Two shards outside the workspace with one file name
+	// (/tmp/s1/report.json, /tmp/s2/report.json): their paths as given,
+	// or the notes would merge them into one.
+	seen := map[string]int{}
+	for _, s := range shards {
+		seen[s.Name]++
+	}
+	for i := range shards {
+		if seen[shards[i].Name] > 1 {
+			shards[i].Name = files[i]
+		}
+	}
 	rep, err := pipeline.MergeShards(pipeline.MergeInput{Shards: shards, Baseline: baseline, Env: c.env(),
 		Outputs: pipeline.Outputs{Report: out, JUnit: junit, Markdown: markdown, HTML: html}})
 	if err != nil {

@@ -111,8 +111,12 @@ func uncalledHint(env check.Env, allow string) string {
 		n++
 		if len(named) < uncalledNamed {
 			name := fmt.Sprintf("%q", jsonrpc.Clip(t.Name, 40))
+			// Said, for whoever picks one to allow, when the server says
+			// so; an unannotated one is presumed so too (the summary
+			// says every allowed call is real), but a label on each
+			// would push the skip past what the terminal shows.
 			if a := t.Annotations; a != nil && a.DestructiveHint != nil && *a.DestructiveHint {
-				name += " (destructive)" // said so, for whoever picks one to allow
+				name += " (destructive)"
 			}
 			named = append(named, name)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
@@ -115,7 +116,8 @@ func unusable(p string, facts []fact) string {
 
 // mentionsAWordOf: the prompt holds, as a whole word (plurals folded,
 // as Similarity reads them), one of value's content words of three
-// letters or more, or, when it has none, one of its shorter ones. "any" does not count for "ny", nor "the" for
+// letters or more, or, when it has none, one of its shorter ones, or,
+// for a value of stopwords only, the value itself. "any" does not count for "ny", nor "the" for
 // a value that says "the".
 func mentionsAWordOf(prompt, value string) bool {
 	have := map[string]bool{}
@@ -140,7 +142,18 @@ func mentionsAWordOf(prompt, value string) bool {
 			return true
 		}
 	}
-	return len(vw) == 0 // nothing in it to look for
+	if len(vw) == 0 {
+		// Only stopwords or single letters ("all", "A"): the value as
+		// written, as a whole word.
+		v := strings.ToLower(strings.TrimSpace(value))
+		for _, w := range strings.FieldsFunc(strings.ToLower(prompt), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if w == v {
+				return true
+			}
+		}
+		return v == ""
+	}
+	return false
 }
 
 func replaceTag(tags []string, old, repl string) []string {

@@ -15,6 +15,8 @@ func TestMentionsAWordOf(t *testing.T) {
 		{"list the open invoices", "invoice", true},
 		{"list the orders for me", "the roadmap", false},
 		{"what about 42?", "42", true},
+		{"show me everything", "all", false},
+		{"show me all of it", "all", true},
 	} {
 		if got := mentionsAWordOf(c.prompt, c.value); got != c.want {
 			t.Errorf("mentionsAWordOf(%q, %q) = %v, want %v", c.prompt, c.value, got, c.want)

@@ -97,9 +97,11 @@ func Evaluate(in Input, p Policy) *report.Gate {
 		g.Notes = append(g.Notes, replayNote)
 	}
 	e.decideExact()
-	e.caseWaivers(in.Now)
 	e.history(greenHistory(in.History, p.HistoryDepth, g))
 	e.undecided()
+	// Once every case item is in, the undecided ones too: a waived case
+	// whose runs were not all decided is accepted all the same.
+	e.caseWaivers(in.Now)
 	sortUnmatched(g.Unmatched)
 	g.Verdict = verdict(g.Items)
 	switch {

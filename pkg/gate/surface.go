@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/didyoumean"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -198,6 +200,43 @@ func CheckWaiver(w report.GateWaiver) error {
 	return nil
 }
 
+// nearCase is what a case waiver that matched nothing likely meant.
+func (e *evaluation) nearCase(w report.GateWaiver) string {
+	var cases, models []string
+	for _, c := range e.new.Behavior.Cases {
+		cases = append(cases, c.ID)
+	}
+	for _, r := range e.new.Behavior.Results {
+		if !slices.Contains(models, r.Model) {
+			models = append(models, r.Model)
+		}
+	}
+	switch {
+	case !slices.Contains(cases, w.Case):
+		if near, ok := didyoumean.Nearest(w.Case, cases); ok {
+			return fmt.Sprintf(": did you mean case %s?", near)
+		}
+		return ": no case of the golden set has that id"
+	case w.Model != "" && !slices.Contains(models, w.Model):
+		if near, ok := didyoumean.Nearest(w.Model, models); ok {
+			return fmt.Sprintf(": did you mean model %s?", near)
+		}
+		return fmt.Sprintf(": the run's models are %s", strings.Join(models, ", "))
+	}
+	return ""
+}
+
+// expire says an item's waiver ran out. A failure known from the
+// baseline fails again: the baseline was green because the same waiver
+// waived it there, so "known" would keep accepting it past the date.
+func expire(it *report.GateItem, w report.GateWaiver) {
+	it.Reason += fmt.Sprintf("; waiver expired on %s: %s", w.Until, w.Reason)
+	if it.Status == report.ItemKnown {
+		it.Status = report.ItemFail
+		it.Reason += "; its waiver has run out, so it counts again"
+	}
+}
+
 // WaiverName is how messages name what a waiver waives: "TOOL-5",
 // "case refund-over-limit × gpt-4.1-mini", "case refund-over-limit (every
 // model)".
@@ -245,12 +284,18 @@ func (e *evaluation) caseWaivers(now time.Time) {
 				continue
 			}
 			if expired {
-				it.Reason += fmt.Sprintf("; waiver expired on %s: %s", w.Until, w.Reason)
+				expire(it, w)
 				continue
 			}
 			it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
 			it.Status = report.ItemWaived
 			st.State = report.WaiverActive
+		}
+		if covered == 0 && e.new.Behavior != nil && e.new.Shard == nil {
+			// A case waiver waives nothing it does not match, and an
+			// unused one is shown nowhere: a typo kept the PR failing.
+			e.add(report.GateItem{Layer: 1, Kind: report.KindWaiver, Subject: w.Case, Model: w.Model, Status: report.ItemWarn,
+				Rule: "a case waiver names a case × model of the run", Reason: fmt.Sprintf("%s matches no case × model of this run%s", WaiverName(w), e.nearCase(w))})
 		}
 		if covered > 0 && passing == covered && !expired {
 			st.State = report.WaiverStale
@@ -304,7 +349,7 @@ func (e *evaluation) waivers(now time.Time) {
 					continue
 				}
 				if expired {
-					it.Reason += fmt.Sprintf("; waiver expired on %s: %s", w.Until, w.Reason)
+					expire(it, w)
 					continue
 				}
 				it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)

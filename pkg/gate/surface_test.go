@@ -211,13 +211,32 @@ func TestCaseWaivers(t *testing.T) {
 	for _, w := range g.Waivers {
 		states = append(states, gate.WaiverName(w.GateWaiver)+":"+w.State)
 	}
+	// A waiver that names no case × model of the run says so, with what
+	// it likely meant: an unused waiver is shown nowhere.
+	typo := p
+	typo.Waivers = []report.GateWaiver{{Case: "refnd", Model: "m2", Reason: "r", Until: today}, {Case: "refund", Model: "m3", Reason: "r", Until: today}}
+	tg := judge(t, rep(), nil, typo)
+	wantStatus(t, one(t, tg, report.KindWaiver, "refnd", "m2"), report.ItemWarn, "did you mean case refund?")
+	wantStatus(t, one(t, tg, report.KindWaiver, "refund", "m3"), report.ItemWarn, "did you mean model m1?")
 	if got := strings.Join(states, " "); got != "case refund × m2:active case search (every model):active case lookup × m1:stale" {
 		t.Errorf("waiver states: %s", got)
 	}
-	// Past its date the failure counts again.
+	// A waived case whose runs were not all decided is accepted too.
+	undecided := rep()
+	undecided.Behavior.Inconclusive = []report.Inconclusive{{Case: "refund", Model: "m2", Runs: 2, Reason: "budget reached"}}
+	if g = judge(t, undecided, nil, p); g.Verdict != report.GatePass {
+		t.Errorf("verdict %s with the waived case's runs undecided: %+v", g.Verdict, g.Items)
+	}
+	// Past its date the failure counts again: with no baseline, and
+	// against the green run the waiver made (there it is "known").
+	green := rep()
+	green.Gate = judge(t, green, nil, p)
 	p.Waivers[0].Until = reporttest.Start().AddDate(0, 0, -1).Format(time.DateOnly)
 	if g = judge(t, rep(), nil, p); g.Verdict != report.GateFail {
 		t.Errorf("verdict %s with refund × m2's waiver expired", g.Verdict)
+	}
+	if g = judge(t, rep(), green, p); g.Verdict != report.GateFail {
+		t.Errorf("verdict %s with refund × m2's waiver expired, against the green run it made", g.Verdict)
 	}
 	for _, bad := range []struct {
 		w    report.GateWaiver

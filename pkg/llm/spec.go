@@ -127,7 +127,7 @@ func resolveEndpoint(sp Spec, endpoints map[string]config.Endpoint) (config.Endp
 		}
 		slices.Sort(names[3:])
 		if near, ok := didyoumean.Nearest(sp.Endpoint, names); ok {
-			return config.Endpoint{}, fmt.Errorf("model %s: unknown endpoint %q: did you mean %s:%s? (known: %s)", sp, sp.Endpoint, near, sp.Model, strings.Join(names, ", "))
+			return config.Endpoint{}, fmt.Errorf("model %s: unknown endpoint %q: did you mean %s:%s? (known: %s; or add it under endpoints: in mcp-eval.yaml)", sp, sp.Endpoint, near, sp.Model, strings.Join(names, ", "))
 		}
 		return config.Endpoint{}, fmt.Errorf("model %s: unknown endpoint %q (known: %s; add it under endpoints: in mcp-eval.yaml)", sp, sp.Endpoint, strings.Join(names, ", "))
 	}

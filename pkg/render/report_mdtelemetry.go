@@ -184,9 +184,11 @@ func toolCells(r report.ToolUsage) toolCellsOf {
 	if r.MaxMs != nil {
 		c.max = durMs(*r.MaxMs)
 	}
-	if r.Calls > 0 {
-		// There are calls to divide by: an absent cost is a missing price.
+	if r.Calls-r.Reused > 0 {
+		// Calls made now to divide by: an absent cost is a missing price.
 		c.perCall = usdOrUnknown(r.CostPerCallUSD)
+	} else if r.Reused > 0 {
+		c.tokens = "–" // every call replayed: nothing spent now
 	}
 	return c
 }

@@ -189,3 +189,24 @@ func TestTextLinesUpLongModelNames(t *testing.T) {
 		}
 	}
 }
+
+// A row whose calls were all replayed from the cache spent nothing now:
+// its cost per call is "–", not a missing price ("unknown"), and its
+// tokens "–", not 0.
+func TestPerToolRowOfReplayedCalls(t *testing.T) {
+	rep := loadFixture(t, "full")
+	rep.Telemetry.Tools = []report.ToolUsage{{Tool: "get_weather", Model: "m1", Calls: 3, Reused: 3}}
+	var b bytes.Buffer
+	if err := render.Markdown(&b, rep, render.MarkdownOptions{Long: true}); err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "| `get_weather` |") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "3, 3\u00a0reused") || strings.Contains(row, "unknown") || strings.Contains(row, "| 0 |") {
+		t.Errorf("row %q: want 3 calls, 3 reused, no 'unknown' cost and no 0 tokens", row)
+	}
+}
