@@ -191,7 +191,9 @@ func (e *evaluation) modelChanges(l *l1) {
 		}
 	}
 	for _, m := range baseModels {
-		if !contains(newModels, m) {
+		// A shard runs part of the models: the others are the other
+		// shards', not dropped (the merge gates the whole).
+		if !contains(newModels, m) && e.new.Shard == nil {
 			e.unmatched(report.Unmatched{Layer: 1, Kind: report.KindModel, Subject: m, Model: m, Side: "baseline", Reason: "in the baseline, not run now"})
 		}
 	}

@@ -721,11 +721,12 @@ func TestABaselineThatDidNotJudgeHidesNoFailure(t *testing.T) {
 func TestShardGateLeavesTheOtherShardsCasesAlone(t *testing.T) {
 	base := reporttest.Case(reporttest.Case(reporttest.New(), "a", report.Hard, "m1", 5, 5), "b", report.Hard, "m1", 5, 5)
 	base = reporttest.Case(base, "gone", report.Hard, "m1", 5, 5)
+	base = reporttest.Case(base, "a", report.Hard, "m2", 5, 5) // m2 is the other shard's
 	now := reporttest.Case(reporttest.New(), "a", report.Hard, "m1", 5, 5)
 	now.Shard = &report.Shard{Index: 1, Count: 2, Units: []report.ShardUnit{{Case: "a", Model: "m1"}, {Case: "gone", Model: "m1"}}, Total: 3, Balance: report.BalanceCount}
 	g := evaluate(t, now, base)
-	if hasUnmatched(g, "b", "baseline") {
-		t.Errorf("unmatched %+v: b is the other shard's", g.Unmatched)
+	if hasUnmatched(g, "b", "baseline") || hasUnmatched(g, "m2", "baseline") {
+		t.Errorf("unmatched %+v: b and m2 are the other shard's", g.Unmatched)
 	}
 	if !hasUnmatched(g, "gone", "baseline") {
 		t.Errorf("unmatched %+v: want gone, this shard's unit the run did not make", g.Unmatched)

@@ -52,7 +52,8 @@ type Policy struct {
 	// Lint is what a description-lint finding does: LintOff, LintWarn
 	// (also "") or LintFail.
 	Lint string
-	// Waivers accept named check failures until a date (waiver.go).
+	// Waivers accept named check failures, or cases below their floor,
+	// until a date (surface.go).
 	Waivers []report.GateWaiver
 }
 

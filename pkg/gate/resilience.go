@@ -51,7 +51,7 @@ func (e *evaluation) resilience() {
 	}
 	e.unmeasured(nr)
 	for k := range base {
-		if seen[k] {
+		if seen[k] || e.new.Shard != nil { // a shard's rows are its part only
 			continue
 		}
 		reason := "in the baseline, not run now"

@@ -172,8 +172,9 @@ var (
 	waiverDateRE  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
-// CheckWaiver refuses a waiver the gate cannot apply: a check id, an
-// optional transport (http or stdio), a reason and a real date.
+// CheckWaiver refuses a waiver the gate cannot apply: a check id with an
+// optional transport (http or stdio), or a case with an optional model;
+// a reason and a real date.
 func CheckWaiver(w report.GateWaiver) error {
 	name := WaiverName(w)
 	switch {
@@ -297,7 +298,9 @@ func (e *evaluation) caseWaivers(now time.Time) {
 			e.add(report.GateItem{Layer: 1, Kind: report.KindWaiver, Subject: w.Case, Model: w.Model, Status: report.ItemWarn,
 				Rule: "a case waiver names a case × model of the run", Reason: fmt.Sprintf("%s matches no case × model of this run%s", WaiverName(w), e.nearCase(w))})
 		}
-		if covered > 0 && passing == covered && !expired {
+		// A shard sees only its part of the models: stale is the
+		// merge's to say.
+		if covered > 0 && passing == covered && !expired && e.new.Shard == nil {
 			st.State = report.WaiverStale
 			e.add(report.GateItem{Layer: 1, Kind: report.KindWaiver, Subject: w.Case, Model: w.Model, Status: report.ItemWarn,
 				Rule: "a waiver waives a failing case", Reason: fmt.Sprintf("%s passes now: remove its waiver (%q, until %s)", WaiverName(w), w.Reason, w.Until)})

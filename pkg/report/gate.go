@@ -58,9 +58,9 @@ type Gate struct {
 // Waiver states (WaiverState.State).
 const (
 	WaiverActive  = "active"  // waived a failure of this report
-	WaiverUnused  = "unused"  // in date, but its check did not fail here (not run, or skipped)
+	WaiverUnused  = "unused"  // in date, but its check or case did not fail here (not run, or skipped)
 	WaiverExpired = "expired" // past its date: the failure counts again
-	WaiverStale   = "stale"   // its check passes now: remove the waiver
+	WaiverStale   = "stale"   // its check or case passes now: remove the waiver
 )
 
 // GateWaiver is one waiver as the policy states it (mcp-eval.yaml
