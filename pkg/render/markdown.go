@@ -119,6 +119,9 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	}
 	if rep.Behavior != nil {
 		layer1Blocks(&d, rep, labels, opts.Long)
+		if rep.Conformance == nil {
+			surfaceBlocks(&d, rep) // the case waivers in force, with no Layer 0 to list them under
+		}
 	}
 	if rep.Resilience != nil {
 		layer2Blocks(&d, rep, labels)

@@ -46,7 +46,12 @@ func ReportText(w io.Writer, rep *report.Report, opts TextOptions) {
 		write   func()
 	}{
 		{SectionConformance, "\n== Layer 0 · conformance ==\n", rep.Conformance != nil, func() { conformanceText(w, rep.Conformance, opts, waivedChecks(rep)); surfaceText(w, rep) }},
-		{SectionBehavior, "\n== Layer 1 · behaviour" + replayedTag(rep) + " ==\n", rep.Behavior != nil, func() { behaviorText(w, rep) }},
+		{SectionBehavior, "\n== Layer 1 · behaviour" + replayedTag(rep) + " ==\n", rep.Behavior != nil, func() {
+			behaviorText(w, rep)
+			if rep.Conformance == nil {
+				surfaceText(w, rep) // the case waivers in force, with no Layer 0 to list them under
+			}
+		}},
 		{SectionResilience, "\n== Layer 2 · resilience and security" + replayedTag(rep) + " ==\n", rep.Resilience != nil, func() {
 			mw := modelWidth(rep)
 			for _, f := range rep.Resilience.Faults {
