@@ -272,7 +272,17 @@ func (e *evaluation) caseWaivers(now time.Time) {
 		covered, passing := 0, 0
 		for i := range e.g.Items {
 			it := &e.g.Items[i]
-			if it.Layer != 1 || it.Kind != report.KindCase || it.Subject != w.Case || (w.Model != "" && it.Model != w.Model) {
+			if it.Layer != 1 || it.Subject != w.Case || (w.Model != "" && it.Model != w.Model) {
+				continue
+			}
+			if (it.Kind == report.KindDrift || it.Kind == report.KindSlide) && it.Status == report.ItemWarn && !expired {
+				// The history's warning that the case drifts or slides:
+				// accepted with its failures.
+				it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
+				it.Status = report.ItemWaived
+				continue
+			}
+			if it.Kind != report.KindCase {
 				continue
 			}
 			covered++

@@ -384,3 +384,33 @@ func TestCommentSaysTheSurfaceChangedFirst(t *testing.T) {
 		t.Errorf("no note of the changed surface above the items:\n%s", md)
 	}
 }
+
+// A waived case is accepted: report.html lists it after the failures
+// that count, and the comment does not make it a row to look at.
+func TestWaivedCaseComesAfterTheFailuresThatCount(t *testing.T) {
+	rep := reporttest.Case(reporttest.New(), "refund", report.Hard, "m1", 0, 5)
+	rep = reporttest.Case(rep, "search", report.Hard, "m1", 3, 5)
+	p := gate.DefaultPolicy()
+	p.Waivers = []report.GateWaiver{{Case: "refund", Model: "m1", Reason: "m1 cannot do refunds", Until: reporttest.Start().Format("2006-01-02")}}
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: reporttest.Start()}, p)
+	var h bytes.Buffer
+	if err := render.HTML(&h, rep, render.HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	html := h.String()
+	sec := html[strings.Index(html, "Failing cases and their trajectories"):]
+	if r, s := strings.Index(sec, "refund"), strings.Index(sec, "search"); r < 0 || s < 0 || r < s {
+		t.Errorf("failing cases: refund (waived, 0/5) at %d, search (3/5) at %d; want search first", r, s)
+	}
+	var md bytes.Buffer
+	if err := render.Markdown(&md, rep, mdOpts(0)); err != nil {
+		t.Fatal(err)
+	}
+	m := md.String()
+	l1 := m[strings.Index(m, "#### Layer 1"):]
+	look := l1[:strings.Index(l1, "<details>")] // the cases to look at, before the folded matrix
+	attn := m[:strings.Index(m, "#### Layer 1")]
+	if !strings.Contains(m, "| `refund` | hard | ◌") || strings.Contains(look, "`refund`") || strings.Contains(attn, "**`refund`**") {
+		t.Errorf("the comment lists the waived case as one to look at:\n%s", m)
+	}
+}

@@ -670,7 +670,23 @@ func htmlFailures(rep *report.Report, opts HTMLOptions) ([]htmlFailing, int) {
 			failing = append(failing, r)
 		}
 	}
-	sort.SliceStable(failing, func(i, j int) bool { return failing[i].Passed.Rate() < failing[j].Passed.Rate() })
+	// Waived cases last: accepted, they must not open the section and push
+	// the failures that count down.
+	waived := map[[2]string]bool{}
+	if rep.Gate != nil {
+		for _, it := range rep.Gate.Items {
+			if it.Layer == 1 && it.Kind == report.KindCase && it.Status == report.ItemWaived {
+				waived[[2]string{it.Subject, it.Model}] = true
+			}
+		}
+	}
+	sort.SliceStable(failing, func(i, j int) bool {
+		wi, wj := waived[[2]string{failing[i].Case, failing[i].Model}], waived[[2]string{failing[j].Case, failing[j].Model}]
+		if wi != wj {
+			return wj
+		}
+		return failing[i].Passed.Rate() < failing[j].Passed.Rate()
+	})
 	more := 0
 	if len(failing) > opts.MaxFailing {
 		more = len(failing) - opts.MaxFailing
