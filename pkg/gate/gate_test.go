@@ -553,6 +553,14 @@ func TestHistoryDrift(t *testing.T) {
 	if len(g.History) != 4 {
 		t.Errorf("history %d reports, want 4", len(g.History))
 	}
+	// A case waiver accepts the drift warning of its case too.
+	in := gate.Input{New: now, Baseline: day(9, 5), BaselineRef: report.ReportRef{Path: "baseline.json"}, Now: reporttest.Start()}
+	for i, h := range []*report.Report{day(9, 5), day(8, 5), day(7, 5), day(1, 2)} {
+		in.History = append(in.History, gate.Historic{Ref: report.ReportRef{Path: fmt.Sprintf("h%d.json", i), Commit: h.Run.Commit}, Report: h})
+	}
+	p := gate.DefaultPolicy()
+	p.Waivers = []report.GateWaiver{{Case: "steady", Model: "m1", Reason: "m1 drifts on it, #5", Until: "2099-01-01"}}
+	wantStatus(t, one(t, gate.Evaluate(in, p), report.KindDrift, "steady", "m1"), report.ItemWaived, "m1 drifts on it")
 
 	// Two green reports are no streak; a red one is not history.
 	red := day(8, 5)
