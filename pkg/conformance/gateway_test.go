@@ -158,3 +158,26 @@ func TestRefusedRequestsAreAskedAgainOnce(t *testing.T) {
 		t.Errorf("verdict %s with no tool call refused", rep.Verdict)
 	}
 }
+
+// RESIL-1's follow-up request after a dropped one that meets the gateway
+// (a 502 with no JSON-RPC message) leaves it not judged, as on every other
+// path; it warned that the server did not answer.
+func TestResilienceFollowUpThatMeetsTheGatewayIsNotJudged(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	inner := srv.Handler()
+	var lists atomic.Int64
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The facts' listing gets through; every tools/list after it
+		// (RESIL-1's drops and follow-ups) meets the gateway.
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/list" && lists.Add(1) > 2 {
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { flaky.Close(); srv.Close() })
+	_, got := runChecks(t, Target{URL: flaky.URL + "/mcp"}, 1, "RESIL-1")
+	if r := got["RESIL-1"]; r.Verdict != check.Errored || !strings.Contains(r.Outcome.Message, "met the gateway") {
+		t.Errorf("RESIL-1: %s (%s), want not judged: the gateway refused, not the server", r.Verdict, r.Outcome.Message)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // The RESIL family is the transport-level half of Layer 2 (package
@@ -80,6 +81,12 @@ func runDisconnect(p *check.Pass) error {
 		}
 		dropRequest(p.Ctx, hc, p.Env, og.Body, og.Header, early)
 		if ev, err := answersWithin(p.Ctx, c, resilAnswerWithin); err != nil {
+			if transport.GatewayRefused(err) {
+				// A gateway's refusal says nothing of the server, as on
+				// every other path (a server dead behind it shows as not
+				// judged, not as passing).
+				return fmt.Errorf("after a dropped tools/list request, the next one met the gateway: %w", err)
+			}
 			p.Failf(ev, "after a tools/list request was dropped %s (drop %d of %d), the server did not answer tools/list: %s",
 				how, i+1, resilCuts, jsonrpc.Clip(err.Error(), 300))
 			return nil
@@ -87,6 +94,9 @@ func runDisconnect(p *check.Pass) error {
 	}
 	for i := 0; i < 3; i++ {
 		if ev, err := answersWithin(p.Ctx, c, resilAnswerWithin); err != nil {
+			if transport.GatewayRefused(err) {
+				return fmt.Errorf("after %d dropped requests, request %d of 3 met the gateway: %w", resilCuts, i+1, err)
+			}
 			p.Failf(ev, "after %d dropped requests, request %d of 3 in a row got no answer: %s", resilCuts, i+1, jsonrpc.Clip(err.Error(), 300))
 			return nil
 		}
