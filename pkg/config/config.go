@@ -6,6 +6,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -405,7 +406,9 @@ var (
 // typeErrors are every key and value yaml.v3 refused, each at its own
 // line. An unknown key gets the key of its section it most likely meant,
 // or the section's keys.
-func typeErrors(path string, errs []string) []*Error {
+func typeErrors(path string, errs []string, src []byte) []*Error {
+	var root yaml.Node
+	_ = yaml.Unmarshal(src, &root) // it decoded as far as these errors: it parses
 	var out []*Error
 	for _, e := range errs {
 		m := yamlLine.FindStringSubmatch(e)
@@ -417,7 +420,13 @@ func typeErrors(path string, errs []string) []*Error {
 		msg := m[2]
 		if u := unknownField.FindStringSubmatch(msg); u != nil {
 			keys := sectionKeys(u[2])
-			msg = fmt.Sprintf("unknown key %q in %s", u[1], sectionName(u[2]))
+			where := sectionName(u[2])
+			if at, ok := keyPath(&root, line, u[1]); ok {
+				// As the file writes it: "endpoints.fake", not "section
+				// Endpoint" (a Go type's name).
+				where = cmp.Or(at, "the top level")
+			}
+			msg = fmt.Sprintf("unknown key %q in %s", u[1], where)
 			if near, ok := didyoumean.Nearest(u[1], keys); ok {
 				msg += fmt.Sprintf(": did you mean %s?", near)
 			} else if len(keys) > 0 {
@@ -430,6 +439,40 @@ func typeErrors(path string, errs []string) []*Error {
 		out = append(out, &Error{File: path, Line: line, Msg: msg})
 	}
 	return out
+}
+
+// keyPath is the dotted path of the mapping that holds key at line
+// ("endpoints.fake"; "" at the top level), as the file writes it.
+func keyPath(root *yaml.Node, line int, key string) (string, bool) {
+	var walk func(n *yaml.Node, at []string) (string, bool)
+	walk = func(n *yaml.Node, at []string) (string, bool) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				if p, ok := walk(c, at); ok {
+					return p, ok
+				}
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.Line == line && k.Value == key {
+					return strings.Join(at, "."), true
+				}
+				if p, ok := walk(n.Content[i+1], append(slices.Clone(at), k.Value)); ok {
+					return p, ok
+				}
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				if p, ok := walk(c, at); ok {
+					return p, ok
+				}
+			}
+		}
+		return "", false
+	}
+	return walk(root, nil)
 }
 
 // sectionName is how a message names the section of Go type name.
@@ -489,7 +532,7 @@ func ParseWith(path string, b []byte, opts Options) (*Config, error) {
 			// What did decode is checked too: every problem in one round,
 			// but not again on a line already refused (a pointer field
 			// yaml.v3 allocated before its value failed reads as 0).
-			refused := typeErrors(path, te.Errors)
+			refused := typeErrors(path, te.Errors, b)
 			errs := refused
 			for _, v := range c.validate(path, b, opts) {
 				if !slices.ContainsFunc(refused, func(r *Error) bool { return r.Line == v.Line }) {

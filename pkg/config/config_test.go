@@ -62,9 +62,11 @@ func TestParseCostGateForms(t *testing.T) {
 
 func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 	cases := map[string]string{
-		"server:\n  url: http://x/mcp\n  comand: srv\n":                              "mcp-eval.yaml:3: unknown key \"comand\" in section Server: did you mean command?",
-		"server:\n  url: http://x/mcp\n  header:\n    A: b\nlayerz: [conformance]\n": "mcp-eval.yaml:3: unknown key \"header\" in section Server: did you mean headers? (the README's Configuration section lists every key)\nmcp-eval.yaml:5: unknown key \"layerz\" in the top level: did you mean layers?",
-		"server:\n  xyzzy: 1\n":                               "mcp-eval.yaml:2: unknown key \"xyzzy\" in section Server: its keys are ",
+		"server:\n  url: http://x/mcp\n  comand: srv\n":                              "mcp-eval.yaml:3: unknown key \"comand\" in server: did you mean command?",
+		"server:\n  url: http://x/mcp\n  header:\n    A: b\nlayerz: [conformance]\n": "mcp-eval.yaml:3: unknown key \"header\" in server: did you mean headers? (the README's Configuration section lists every key)\nmcp-eval.yaml:5: unknown key \"layerz\" in the top level: did you mean layers?",
+		"server:\n  xyzzy: 1\n": "mcp-eval.yaml:2: unknown key \"xyzzy\" in server: its keys are ",
+		"endpoints:\n  fake:\n    dialect: openai-chat\n    bse-url: http://x\n": "mcp-eval.yaml:4: unknown key \"bse-url\" in endpoints.fake: did you mean base-url?",
+		"eval: {runz: 3}\n":                                   "mcp-eval.yaml:1: unknown key \"runz\" in eval: did you mean runs?",
 		"conformance:\n  runs: -1\n":                          "mcp-eval.yaml:2: conformance.runs is -1",
 		"gate:\n  max-drop: 2\n":                              "mcp-eval.yaml:2: gate.max-drop 2 is out of range",
 		"gate:\n  max-drop: 1\n":                              "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
@@ -120,7 +122,7 @@ gate:
 		"mcp-eval.yaml:8: waivers: unknown key \"extra\"",
 		"mcp-eval.yaml:10: gate.max-drop 2.5 is out of range",
 		"mcp-eval.yaml:11: gate.lint \"loud\" is not a mode",
-		"mcp-eval.yaml:12: unknown key \"confidence\" in section Gate",
+		"mcp-eval.yaml:12: unknown key \"confidence\" in gate",
 	}
 	lines := strings.Split(err.Error(), "\n")
 	if len(lines) != len(want) {
