@@ -153,7 +153,11 @@ func runGoldenInit(ctx context.Context, c *Command, args []string) int {
 	if err := atomicfile.WriteBytes(out, data); err != nil {
 		return fail("writing %s: %v", out, err)
 	}
-	c.printDraft(d, set.Cases, out, pl.TargetDesc, f.s)
+	server := pl.Target.Describe() // in a sentence: "http http://…" read as a typo
+	if pl.Target.Kind() == "stdio" {
+		server += " (stdio)"
+	}
+	c.printDraft(d, set.Cases, out, server, f.s)
 	return ExitOK
 }
 
@@ -269,7 +273,7 @@ func (c *Command) printDraft(d *draft.Draft, cases []golden.Case, out, target st
 			}
 		}
 	}
-	fmt.Fprintf(c.Stdout, "wrote %s: a draft of %d cases from the tools of %s\n", sanitize(out), len(cases), sanitize(serverWords(target)))
+	fmt.Fprintf(c.Stdout, "wrote %s: a draft of %d cases from the tools of %s\n", sanitize(out), len(cases), sanitize(target))
 	fmt.Fprintf(c.Stdout, "  %d positive, %d chain, %d negative", pos, chains, neg)
 	if todo > 0 {
 		fmt.Fprintf(c.Stdout, "; %d with a TODO (a value the draft could not make)", todo)
@@ -300,16 +304,4 @@ func usdText(f report.SpendFigures) string {
 		return ", cost unknown (" + sanitize(f.USDUnknown) + ")"
 	}
 	return ""
-}
-
-// serverWords names a plan's target ("http http://…", "stdio cmd") in a
-// sentence: "the tools of http http://…" read as a typo.
-func serverWords(desc string) string {
-	if u, ok := strings.CutPrefix(desc, "http "); ok {
-		return u
-	}
-	if cmd, ok := strings.CutPrefix(desc, "stdio "); ok {
-		return cmd + " (stdio)"
-	}
-	return desc
 }

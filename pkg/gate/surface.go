@@ -227,6 +227,12 @@ func (e *evaluation) nearCase(w report.GateWaiver) string {
 	return ""
 }
 
+// waive marks an item accepted by w, keeping why it was not a pass.
+func waive(it *report.GateItem, w report.GateWaiver) {
+	it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
+	it.Status = report.ItemWaived
+}
+
 // expire says an item's waiver ran out. A failure known from the
 // baseline fails again: the baseline was green because the same waiver
 // waived it there, so "known" would keep accepting it past the date.
@@ -278,8 +284,7 @@ func (e *evaluation) caseWaivers(now time.Time) {
 			if (it.Kind == report.KindDrift || it.Kind == report.KindSlide) && it.Status == report.ItemWarn && !expired {
 				// The history's warning that the case drifts or slides:
 				// accepted with its failures.
-				it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
-				it.Status = report.ItemWaived
+				waive(it, w)
 				continue
 			}
 			if it.Kind != report.KindCase {
@@ -298,8 +303,7 @@ func (e *evaluation) caseWaivers(now time.Time) {
 				expire(it, w)
 				continue
 			}
-			it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
-			it.Status = report.ItemWaived
+			waive(it, w)
 			st.State = report.WaiverActive
 		}
 		if covered == 0 && e.new.Behavior != nil && e.new.Shard == nil {
@@ -365,8 +369,7 @@ func (e *evaluation) waivers(now time.Time) {
 					expire(it, w)
 					continue
 				}
-				it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
-				it.Status = report.ItemWaived
+				waive(it, w)
 				st.State = report.WaiverActive
 			}
 			if r, ok := results[w.Check]; ok && st.State != report.WaiverActive && r.Verdict == report.CheckPassed {
