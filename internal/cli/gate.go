@@ -20,6 +20,7 @@ const gateExamples = `  mcp-eval gate --report report.json --baseline green.json
   mcp-eval gate --report report.json --max-drop 2% --fail-on-inconclusive --out gated.json
   mcp-eval gate --report report.json --baseline green.json --max-cost-increase 10% --max-cost-per-run 5
 A report gated before is gated again under the policy it records; flags given override its fields.
+Its waivers are judged as on the day it was first gated, so one that ran out since changes nothing.
 Method and error rates: docs/gate.md
 `
 
@@ -130,6 +131,10 @@ func runGate(_ context.Context, c *Command, args []string) int {
 		fmt.Fprintf(c.Stderr, "mcp-eval gate: warning: %s was gated against %s; without --baseline only the floors apply\n", sanitize(newPath), sanitize(rep.Gate.Baseline.Path))
 	}
 	in := gate.Input{New: rep, Now: time.Now()}
+	if rep.Gate != nil {
+		// Its waivers as on the day it was gated: the same verdict.
+		in.WaiversOn = rep.Gate.EvaluatedAt
+	}
 	if basePath == "" {
 		in.BaselineNote = "no baseline given (--baseline FILE compares with the last green run)"
 	} else if base, err := report.Load(basePath); err != nil {

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
@@ -405,5 +406,31 @@ func TestMatrixMarksErroredRuns(t *testing.T) {
 	matrixText(&b, rep)
 	if !strings.Contains(b.String(), " 0/2e") || strings.Contains(b.String(), " 2/2e") || !strings.Contains(b.String(), "e some runs errored") {
 		t.Errorf("matrix:\n%s", b.String())
+	}
+}
+
+// A report gated on the last day of a case waiver is gated again later
+// with the same verdict: its waivers are judged on the day it was gated.
+func TestGateJudgesWaiversOnTheRecordedDay(t *testing.T) {
+	dir := t.TempDir()
+	r := reporttest.Case(layer0(5), "refund", report.Hard, "m2", 0, 5)
+	day := time.Now().AddDate(0, 0, -10).UTC()
+	p := gate.DefaultPolicy()
+	p.Waivers = []report.GateWaiver{{Case: "refund", Model: "m2", Reason: "m2 cannot do refunds", Until: day.Format(time.DateOnly)}}
+	r.Gate = gate.Evaluate(gate.Input{New: r, Now: day}, p)
+	if r.Gate.Verdict != report.GatePass {
+		t.Fatalf("gated on the waiver's last day: %s", r.Gate.Verdict)
+	}
+	path := save(t, dir, "gated.json", r)
+	code, out, stderr := run(t, "gate", "--report", path)
+	if code != ExitOK || !strings.Contains(out, "verdict: PASS") {
+		t.Fatalf("gated again ten days later: exit %d, want 0\nstdout %s\nstderr %s", code, out, stderr)
+	}
+	again, err := report.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(again.Gate.Notes, "\n"); !strings.Contains(notes, "as of "+day.Format(time.DateOnly)) {
+		t.Errorf("the gate does not say which day its waivers were judged on: %q", notes)
 	}
 }

@@ -29,6 +29,10 @@ type Input struct {
 	History []Historic
 	// Now stamps the verdict (the CLI passes time.Now()).
 	Now time.Time
+	// WaiversOn is the day waivers' dates are judged on; zero means Now.
+	// Gating a recorded report again passes the day it was first gated,
+	// so a waiver that ran out since does not change its verdict.
+	WaiversOn time.Time
 }
 
 // Historic is an earlier report and where it was read from.
@@ -72,7 +76,14 @@ func Evaluate(in Input, p Policy) *report.Gate {
 		in.Baseline, in.BaselineNote = nil, name+" is "+what+", never a baseline"
 	}
 	view, lex := gatedView(in.New)
-	e := &evaluation{p: p, g: g, new: view, base: in.Baseline}
+	on := in.WaiversOn
+	if on.IsZero() {
+		on = in.Now
+	}
+	e := &evaluation{p: p, g: g, new: view, base: in.Baseline, today: on.UTC().Format(time.DateOnly)}
+	if today := in.Now.UTC().Format(time.DateOnly); e.today != today && len(p.Waivers) > 0 {
+		g.Notes = append(g.Notes, fmt.Sprintf("waiver dates are judged as of %s, the day this report was first gated (today is %s)", e.today, today))
+	}
 	if in.Baseline != nil {
 		ref := in.BaselineRef
 		g.Baseline = &ref
@@ -87,7 +98,7 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	e.toolTokens()
 	e.tools()
 	e.lint()
-	e.waivers(in.Now)
+	e.waivers()
 	e.behavior()
 	e.lexical(lex)
 	e.resilience()
@@ -101,7 +112,7 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	e.undecided()
 	// Once every case item is in, the undecided ones too: a waived case
 	// whose runs were not all decided is accepted all the same.
-	e.caseWaivers(in.Now)
+	e.caseWaivers()
 	sortUnmatched(g.Unmatched)
 	g.Verdict = verdict(g.Items)
 	switch {
@@ -138,6 +149,8 @@ type evaluation struct {
 	p         Policy
 	g         *report.Gate
 	new, base *report.Report
+	// today is the day (YYYY-MM-DD, UTC) waivers' dates are judged on.
+	today string
 	// exact are the Fisher tests of the family, decided together once
 	// every candidate is known (Tarone needs all of them).
 	exact []exactTest

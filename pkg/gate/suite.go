@@ -10,9 +10,10 @@ import (
 
 // suiteComparison is one score × model waiting for the Bonferroni divisor.
 type suiteComparison struct {
-	item  int
-	pairs []pair
-	dir   report.Direction
+	item   int
+	pairs  []pair
+	dir    report.Direction
+	waived int
 }
 
 // suites compares every score × model with the case as the unit, paired
@@ -26,9 +27,16 @@ func (e *evaluation) suites(l *l1) {
 			var pairs []pair
 			var baseSum float64
 			var dir report.Direction
+			waived := 0
 			for _, r := range l.nb.Results {
 				s, ok := findScore(r.Scores, name)
 				if r.Model != model || !ok || s.N == 0 {
+					continue
+				}
+				if e.caseWaived(r.Case, model) {
+					// A waived case's failures are accepted: its runs
+					// must not fail the suite score in their stead.
+					waived++
 					continue
 				}
 				dir = s.Direction
@@ -69,9 +77,10 @@ func (e *evaluation) suites(l *l1) {
 				it.Status, it.Reason = report.ItemInfo, "no case pairs with the baseline: shown, not compared"
 			default:
 				it.BaselineValue = ptr(baseSum / float64(len(pairs)))
-				pending = append(pending, suiteComparison{item: e.add(it), pairs: pairs, dir: dir})
+				pending = append(pending, suiteComparison{item: e.add(it), pairs: pairs, dir: dir, waived: waived})
 				continue
 			}
+			it.Reason += waivedOut(waived)
 			e.add(it)
 		}
 	}
@@ -115,7 +124,19 @@ func (e *evaluation) suites(l *l1) {
 			}
 			it.Reason = fmt.Sprintf("%s over %d paired cases, beyond max-drop %s; its %s is %s: worse, but not clearly beyond max-drop (more runs or cases would tell)", worse(pd.drop), pd.n, num(e.p.MaxDrop), conf, bound)
 		}
+		it.Reason += waivedOut(sc.waived)
 	}
+}
+
+// waivedOut says how many waived cases a suite score left out.
+func waivedOut(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "; 1 waived case left out"
+	}
+	return fmt.Sprintf("; %d waived cases left out", n)
 }
 
 // worse words a paired drop (positive: the score moved the wrong way,

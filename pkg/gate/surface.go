@@ -227,6 +227,17 @@ func (e *evaluation) nearCase(w report.GateWaiver) string {
 	return ""
 }
 
+// caseWaived reports whether a waiver in force covers a Layer 1 case ×
+// model.
+func (e *evaluation) caseWaived(caseID, model string) bool {
+	for _, w := range e.p.Waivers {
+		if w.Case == caseID && (w.Model == "" || w.Model == model) && w.Until >= e.today {
+			return true
+		}
+	}
+	return false
+}
+
 // waive marks an item accepted by w, keeping why it was not a pass.
 func waive(it *report.GateItem, w report.GateWaiver) {
 	it.Reason = fmt.Sprintf("waived until %s: %s (%s)", w.Until, w.Reason, it.Reason)
@@ -264,14 +275,13 @@ func WaiverName(w report.GateWaiver) string {
 // model's known weakness before any run is green: without it no run with
 // that model ever passed, so the baseline search never found one. A
 // waiver whose case passes now for every model it covers is stale.
-func (e *evaluation) caseWaivers(now time.Time) {
-	today := now.UTC().Format(time.DateOnly)
+func (e *evaluation) caseWaivers() {
 	for _, w := range e.p.Waivers {
 		if w.Case == "" {
 			continue
 		}
 		st := report.WaiverState{GateWaiver: w, State: report.WaiverUnused}
-		expired := w.Until < today
+		expired := w.Until < e.today
 		if expired {
 			st.State = report.WaiverExpired
 		}
@@ -328,11 +338,10 @@ func (e *evaluation) caseWaivers(now time.Time) {
 // waived through its date (UTC, inclusive) and counts again after it. A
 // waiver whose check now passes is stale, said with a warning so that it
 // gets removed. Each waiver's state is recorded in the gate section.
-func (e *evaluation) waivers(now time.Time) {
+func (e *evaluation) waivers() {
 	if len(e.p.Waivers) == 0 {
 		return
 	}
-	today := now.UTC().Format(time.DateOnly)
 	transport := ""
 	results := map[string]report.CheckResult{}
 	if nc := e.new.Conformance; nc != nil {
@@ -346,7 +355,7 @@ func (e *evaluation) waivers(now time.Time) {
 			continue // caseWaivers, once Layer 1 is decided
 		}
 		st := report.WaiverState{GateWaiver: w, State: report.WaiverUnused}
-		expired := w.Until < today
+		expired := w.Until < e.today
 		if expired {
 			st.State = report.WaiverExpired
 		}

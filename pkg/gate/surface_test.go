@@ -252,3 +252,70 @@ func TestCaseWaivers(t *testing.T) {
 		}
 	}
 }
+
+// A waived case is left out of its model's suite scores: three waived
+// cases that fell from 5/5 to 0/5 fail the suite on their own, which
+// would fail the build the waivers were written to let through.
+func TestCaseWaiversLeaveSuiteScores(t *testing.T) {
+	today := reporttest.Start().Format(time.DateOnly)
+	rep := func(waivedPass int) *report.Report {
+		r := reporttest.New()
+		for _, id := range []string{"w1", "w2", "w3"} {
+			r = reporttest.Case(r, id, report.Soft, "m1", waivedPass, 5)
+		}
+		for _, id := range []string{"p1", "p2"} {
+			r = reporttest.Case(r, id, report.Soft, "m1", 5, 5)
+		}
+		return r
+	}
+	base := rep(5)
+	base.Gate = judge(t, base, nil, gate.DefaultPolicy())
+	suite := func(g *report.Gate) report.GateItem {
+		return one(t, g, report.KindSuite, report.ToolSelection, "m1")
+	}
+	// Without waivers the drop fails the suite score (and the soft
+	// cases' own falls).
+	if g := judge(t, rep(0), base, gate.DefaultPolicy()); suite(g).Status != report.ItemFail {
+		t.Fatalf("the unwaived drop: suite %s (%s), want fail", suite(g).Status, suite(g).Reason)
+	}
+	p := gate.DefaultPolicy()
+	for _, id := range []string{"w1", "w2", "w3"} {
+		p.Waivers = append(p.Waivers, report.GateWaiver{Case: id, Reason: "known weakness", Until: today})
+	}
+	g := judge(t, rep(0), base, p)
+	it := suite(g)
+	wantStatus(t, it, report.ItemPass, "3 waived cases left out")
+	if it.Pairs != 2 || it.Value == nil || *it.Value != 1 {
+		t.Errorf("suite over the unwaived cases: %d pairs, value %v; want 2 pairs at 1", it.Pairs, it.Value)
+	}
+	if g.Verdict != report.GatePass {
+		t.Errorf("verdict %s with every falling case waived: %+v", g.Verdict, g.Items)
+	}
+	// An expired waiver leaves nothing out.
+	for i := range p.Waivers {
+		p.Waivers[i].Until = reporttest.Start().AddDate(0, 0, -1).Format(time.DateOnly)
+	}
+	if it := suite(judge(t, rep(0), base, p)); it.Status != report.ItemFail || strings.Contains(it.Reason, "left out") {
+		t.Errorf("expired waivers: suite %s (%s), want a failure over every case", it.Status, it.Reason)
+	}
+}
+
+// Gating a recorded report again judges its waivers' dates as on the
+// day it was first gated: the verdict does not change when one runs out.
+func TestWaiversOnRecordedDay(t *testing.T) {
+	day := reporttest.Start()
+	r := reporttest.Case(reporttest.New(), "refund", report.Hard, "m2", 0, 5)
+	p := gate.DefaultPolicy()
+	p.Waivers = []report.GateWaiver{{Case: "refund", Model: "m2", Reason: "m2 cannot do refunds", Until: day.Format(time.DateOnly)}}
+	later := day.AddDate(0, 0, 3)
+	g := gate.Evaluate(gate.Input{New: r, Now: later, WaiversOn: day}, p)
+	if g.Verdict != report.GatePass {
+		t.Errorf("re-gated three days later with the first day's date: verdict %s, want pass", g.Verdict)
+	}
+	if note := strings.Join(g.Notes, "\n"); !strings.Contains(note, "waiver dates are judged as of "+day.Format(time.DateOnly)) {
+		t.Errorf("notes do not say which day waivers were judged on: %q", note)
+	}
+	if g := gate.Evaluate(gate.Input{New: r, Now: later}, p); g.Verdict != report.GateFail {
+		t.Errorf("gated three days later as new: verdict %s, want fail (the waiver ran out)", g.Verdict)
+	}
+}
