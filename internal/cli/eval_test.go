@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/atomicfile"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm/llmfake"
+	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -27,6 +29,7 @@ type evalEnv struct {
 	dir    string
 	url    string
 	models *llmfake.Server
+	server *httptest.Server // the reference server's
 }
 
 const evalTasks = `version: 1
@@ -81,7 +84,7 @@ func newEvalEnvOpts(t *testing.T, extraConfig string, fake llmfake.Options) *eva
 	mux.Handle("/mcp", srv.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, fake)}
+	e := &evalEnv{t: t, dir: t.TempDir(), url: hs.URL + "/mcp", models: llmfake.New(t, fake), server: hs}
 	cfg := `golden: tasks.yaml
 models:
   default: [openai:gpt-5-mini, anthropic:claude-sonnet-4-5]
@@ -475,5 +478,61 @@ func TestIdenticalRerunPassesTheCostGate(t *testing.T) {
 	}
 	if compared == 0 || reused == 0 {
 		t.Errorf("%d cost items, %d reused runs: the test tests nothing", compared, reused)
+	}
+}
+
+// A server that stops answering in the middle of Layer 1 stops every
+// model's cases alike: the comment says so once, naming the server as
+// what to fix, not once per model and tool.
+func TestEvalServerLostMidRunIsOneCause(t *testing.T) {
+	var e *evalEnv
+	var once sync.Once
+	e = newEvalEnvWith(t, "", func(r *llmfake.Request) llmfake.Reply {
+		if r.Output == nil && len(r.Results()) == 0 && strings.Contains(r.LastUserText(), "invoices") {
+			// The server goes away before the first invoices call: new
+			// connections are refused, kept ones closed.
+			once.Do(func() {
+				e.server.Listener.Close()
+				e.server.CloseClientConnections()
+			})
+		}
+		return sensible(r)
+	})
+	code, out, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", e.path("report.json"), "--markdown", e.path("summary.md"), "--concurrency", "1")
+	if code != ExitError {
+		t.Fatalf("exit %d, want 2 (runs not judged)\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	rep, err := report.Load(e.path("report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := map[string]bool{}
+	for _, r := range rep.Behavior.Results {
+		for _, run := range r.Runs {
+			if run.Outcome == report.RunError && len(run.Reasons) > 0 && strings.HasPrefix(run.Reasons[0], "error: "+report.ServerLost+": calling tool ") {
+				models[r.Model] = true
+			}
+		}
+	}
+	if len(models) != 2 {
+		t.Fatalf("runs lost with the server on %d models, want both: %+v", len(models), rep.Behavior.Results)
+	}
+	md, _ := os.ReadFile(e.path("summary.md"))
+	comment := string(md)
+	if n := strings.Count(comment, "the server stopped answering"); n < 2 {
+		t.Errorf("the comment names the lost server %d times, want the summary line and its one item:\n%s", n, comment)
+	}
+	if !strings.Contains(comment, "errored on 2 models") || strings.Contains(comment, "errored on this model for the reason below") {
+		t.Errorf("the lost server is not one item over both models:\n%s", comment)
+	}
+	att := render.BuildAttention(rep)
+	errored := 0
+	for _, it := range att.Items {
+		if it.Status == report.ItemError {
+			errored++
+		}
+	}
+	if errored != 1 {
+		t.Errorf("%d items not judged, want the one lost server: %+v", errored, att.Items)
 	}
 }

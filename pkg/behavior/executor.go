@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // Executor runs the model's tool calls. Implementations must be safe for
@@ -120,6 +121,8 @@ func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessag
 		out.IsError, out.RPCError = true, true
 		out.ResultHash, _ = report.Hash(map[string]any{"error": map[string]any{"code": rpc.Err.Code, "message": rpc.Err.Message}})
 		return out, nil
+	case transport.Lost(err):
+		return out, fmt.Errorf("%s: calling tool %s: %w", report.ServerLost, name, err)
 	case err != nil:
 		return out, fmt.Errorf("calling tool %s: %w", name, err)
 	}

@@ -49,6 +49,9 @@ type AttentionItem struct {
 	// Decided are the gate's rule and reason of each item grouped here,
 	// statistics included: the "how this was decided" section.
 	Decided []Decision
+	// Why is the one cause of a group that spans models, named after it
+	// in the summary line ("the server could not be reached").
+	Why string
 	// severity orders items of one status: the larger fall first.
 	severity float64
 }
@@ -214,6 +217,11 @@ func (c *attnContext) groupKey(it report.GateItem) (string, bool) {
 					why = rc.Reason
 				}
 			}
+			if serverLost(why) {
+				// The server gone stops every model's cases alike: one
+				// thing to fix, said once.
+				return "case-error/server-lost", false
+			}
 			return "case-error/" + it.Model + "\x00" + why, false
 		}
 		return "case/" + it.Subject + "\x00" + it.Model, it.Kind != report.KindCase
@@ -303,6 +311,25 @@ func (c *attnContext) attachGate(a *AttentionItem, it report.GateItem) {
 // finish lists, under a Layer 0 cause, every check that reported the same
 // fault (SameAs), gated or not, in report order.
 func (c *attnContext) finish(a *AttentionItem) {
+	if a.Kind == report.KindCase && a.Status == report.ItemError && a.Cause != nil && serverLost(a.Cause.Reason) {
+		var models []string
+		for _, d := range a.Decided {
+			if !contains(models, d.Model) {
+				models = append(models, d.Model)
+			}
+		}
+		on := "this model"
+		if len(models) > 1 {
+			a.Model = ""
+			on = plural(len(models), "model", "models") + " (" + strings.Join(models, ", ") + ")"
+		}
+		a.Why = report.ServerLost
+		a.Sentence = fmt.Sprintf("%s errored on %s because %s (the first run below): no verdict on the models, so not judged; what stopped the server is the thing to fix, and Layer 3's error counts include the calls lost with it", plural(len(a.Rules), "case", "cases"), on, report.ServerLost)
+		if len(a.Rules) > 1 {
+			a.Where = "" // the cases' files and lines are in the report
+		}
+		return
+	}
 	if a.Kind == report.KindCase && a.Status == report.ItemError && len(a.Rules) > 1 {
 		a.Sentence = fmt.Sprintf("%d cases errored on this model for the reason below: the harness, the provider or the server could not complete their runs, which is no verdict on the model, so they are not judged", len(a.Rules))
 		a.Where = "" // the cases' files and lines are in the report
@@ -786,6 +813,12 @@ func costLimit(it report.GateItem) string {
 		return "at most " + strconv.FormatFloat(100**it.Limit, 'g', 6, 64) + "% over the baseline"
 	}
 	return "at most " + usdText(*it.Limit)
+}
+
+// serverLost says a run's reason is the server that could not be reached
+// (report.ServerLost).
+func serverLost(reason string) bool {
+	return strings.HasPrefix(reason, "error: "+report.ServerLost)
 }
 
 // errorReason is what stopped a run, without what the run had seen by

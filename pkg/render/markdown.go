@@ -293,6 +293,9 @@ func attnName(it AttentionItem) string {
 	if it.Model != "" {
 		n += " × " + mdCode(it.Model)
 	}
+	if it.Why != "" {
+		n += " (" + mdText(it.Why) + ")"
+	}
 	return n
 }
 

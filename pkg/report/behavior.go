@@ -196,6 +196,11 @@ const (
 	RunInconclusive = "inconclusive" // not decided: left out of N
 )
 
+// ServerLost begins the error of a run whose tool call could not reach the
+// server (no connection, or its process gone), after "error: ": one cause
+// for every case and model it stops, which the renderers say once.
+const ServerLost = "the server stopped answering"
+
 // CaseRun is one run of a case against a model.
 type CaseRun struct {
 	Run     int      `json:"run"` // 1-based

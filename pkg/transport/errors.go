@@ -139,3 +139,11 @@ func waited(ctx context.Context, start time.Time) time.Duration {
 	}
 	return time.Since(start)
 }
+
+// Lost reports an error that says the server could not be reached at all:
+// no connection (refused, or dropped before an answer), or its process
+// gone. A request that got any answer, or ran out of time, is not lost.
+func Lost(err error) bool {
+	te := (*Error)(nil)
+	return errors.As(err, &te) && (te.Kind == KindConnect || te.Kind == KindProcessExited)
+}
