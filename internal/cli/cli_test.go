@@ -132,6 +132,22 @@ func TestUnreachableURL(t *testing.T) {
 	if code != ExitError || !strings.Contains(stderr, "connect failed") || !strings.Contains(stderr, "hint:") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
+	// A URL from the config file is named as such: it is the one the
+	// user doubts last. A flag's needs no saying.
+	cfg := filepath.Join(t.TempDir(), "mcp-eval.yaml")
+	if err := os.WriteFile(cfg, []byte("server:\n  url: "+url+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"check", "run"} {
+		code, _, stderr = run(t, cmd, "--config", cfg)
+		if code != ExitError || !strings.Contains(stderr, "could not test the server at "+url+" (server.url in mcp-eval.yaml)") {
+			t.Errorf("%s with server.url: exit %d, stderr %q", cmd, code, stderr)
+		}
+		code, _, stderr = run(t, cmd, "--config", cfg, "--url", url)
+		if code != ExitError || strings.Contains(stderr, "server.url") {
+			t.Errorf("%s with --url over server.url: exit %d, stderr %q", cmd, code, stderr)
+		}
+	}
 }
 
 func TestCommandThatExitsAtOnceShowsItsStderr(t *testing.T) {

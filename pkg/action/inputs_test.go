@@ -147,6 +147,10 @@ func TestRecordAndReplayInputs(t *testing.T) {
 	if s := p.Settings(); s.Replay != "/ws/.mcp-eval/cassette" || s.Record != "" || s.ForkReplay {
 		t.Errorf("settings record %q replay %q fork %v", s.Record, s.Replay, s.ForkReplay)
 	}
+	// Errors name the input the server came from.
+	if s := p.Settings(); s.ServerFrom != "the server-url input" {
+		t.Errorf("the server came from %q, want the server-url input", s.ServerFrom)
+	}
 	if _, err := ParseInputs(inputEnv(with(map[string]string{"INPUT_RECORD": "a", "INPUT_REPLAY": "b"}))); err == nil || !strings.Contains(err.Error(), "record") {
 		t.Errorf("record and replay together: %v", err)
 	}

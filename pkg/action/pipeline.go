@@ -59,8 +59,11 @@ func (p Plan) Settings() pipeline.Settings {
 		MaxDrop: in.MaxDrop, MaxCostIncrease: in.MaxCostIncrease, MaxCostPerRun: in.MaxCostPerRun,
 		MaxToolTokens: in.MaxToolTokens, MaxToolTokensIncrease: in.MaxToolTokensInc, Lint: in.Lint, ToolTokens: in.ToolTokens, Trigger: string(p.Trigger), Schedule: p.Schedule, Notes: p.Notes,
 		Shard: in.Shard}
-	if in.ServerCommand != "" {
-		s.Cwd = p.Workspace
+	switch {
+	case in.ServerURL != "":
+		s.ServerFrom = "the server-url input"
+	case in.ServerCommand != "":
+		s.Cwd, s.ServerFrom = p.Workspace, "the server-command input"
 	}
 	for _, l := range p.Layers {
 		s.Layers = append(s.Layers, l.String())

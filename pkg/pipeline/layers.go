@@ -131,12 +131,12 @@ func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) }
 func (p *Plan) session(ctx context.Context, rec *telemetry.Recorder, layer string) (*mcpclient.Client, []mcpclient.Tool, error) {
 	cl, err := p.Connect(ctx, rec.ObserveMCP)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s could not reach %s: %w", layer, p.TargetDesc, err)
+		return nil, nil, fmt.Errorf("%s could not reach %s: %w", layer, p.targetNamed(), err)
 	}
 	lt, err := cl.ListTools(ctx)
 	if err != nil {
 		cl.Close()
-		return nil, nil, fmt.Errorf("%s: listing the tools of %s: %w", layer, p.TargetDesc, err)
+		return nil, nil, fmt.Errorf("%s: listing the tools of %s: %w", layer, p.targetNamed(), err)
 	}
 	return cl, lt.Tools, nil
 }

@@ -98,6 +98,8 @@ func (e Env) warnf(format string, a ...any) {
 type Plan struct {
 	Target     target.Target
 	TargetDesc string
+	// TargetFrom names the setting the server came from, "" for a flag.
+	TargetFrom string
 	// Build runs once before the server starts (server.build).
 	Build  []string
 	Layers []string
@@ -254,6 +256,21 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 
 // resolveTarget makes the target: the URL and headers, or the argv, the
 // allowlisted environment and the user the server runs as.
+// targetNamed is the server as errors name it: where it is, and the
+// setting that said so when that was not a flag.
+func (p *Plan) targetNamed() string {
+	d := p.TargetDesc
+	if p.Target.URL != "" {
+		d = "the server at " + p.Target.URL
+	} else if p.Target.Argv != nil {
+		d = "the server started by " + strings.TrimPrefix(p.TargetDesc, "stdio ")
+	}
+	if p.TargetFrom != "" {
+		d += " (" + p.TargetFrom + ")"
+	}
+	return d
+}
+
 func (p *Plan) resolveTarget(s Settings) error {
 	switch {
 	case s.URL == "" && s.Command == "":
@@ -263,6 +280,7 @@ func (p *Plan) resolveTarget(s Settings) error {
 	case s.MaxResponseBytes != 0 && s.MaxResponseBytes < 1024:
 		return errors.New("--max-response-bytes must be at least 1024")
 	}
+	p.TargetFrom = s.ServerFrom
 	maxBytes := s.MaxResponseBytes
 	if maxBytes == 0 {
 		maxBytes = transport.DefaultMaxMessageBytes

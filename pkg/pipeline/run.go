@@ -86,7 +86,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 			return p.cancelled(stopped, rep, started)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("could not test %s: %w", p.TargetDesc, err)
+			return nil, fmt.Errorf("could not test %s: %w", p.targetNamed(), err)
 		}
 		if count == nil {
 			count = p.startToolCount(llmTools(tools))

@@ -83,6 +83,10 @@ type Settings struct {
 	Lint                  string
 	// Waivers come from mcp-eval.yaml only.
 	Waivers []report.GateWaiver
+	// ServerFrom names the setting the server came from when it is not a
+	// flag ("server.url in mcp-eval.yaml", "the server-url input"), for
+	// errors: a URL from a file nobody looks at is the last one doubted.
+	ServerFrom string
 	// Prices is a price override file; PricesFrom names the setting it
 	// came from, for errors (--prices, pricing.file, the prices input).
 	Prices, PricesFrom string
@@ -117,7 +121,7 @@ func (s Settings) Overlay(o Settings) Settings {
 	if o.URL != "" || o.Command != "" {
 		// A source that names a server names all of it: the file's
 		// headers or environment are not the flag's server's.
-		out.URL, out.Headers, out.Command, out.Cwd, out.ServerEnv, out.PassEnv, out.Build = "", nil, "", "", nil, nil, ""
+		out.URL, out.Headers, out.Command, out.Cwd, out.ServerEnv, out.PassEnv, out.Build, out.ServerFrom = "", nil, "", "", nil, nil, "", ""
 	}
 	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(o)
 	for i := range src.NumField() {
@@ -242,7 +246,14 @@ func LoadConfig(path string) (Settings, error) {
 	if err != nil {
 		return Settings{}, err
 	}
-	return FromConfig(cfg, filepath.Dir(path)), nil
+	s := FromConfig(cfg, filepath.Dir(path))
+	switch {
+	case s.URL != "":
+		s.ServerFrom = "server.url in " + filepath.Base(path)
+	case s.Command != "":
+		s.ServerFrom = "server.command in " + filepath.Base(path)
+	}
+	return s, nil
 }
 
 func ptr[T any](v T) *T { return &v }
