@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -117,6 +118,10 @@ func (w Waiver) Gate() report.GateWaiver {
 type Pricing struct {
 	File string `yaml:"file"`
 }
+
+// Dialects are the wire dialects an endpoint may speak (pkg/llm speaks
+// them; a test there keeps the two lists one).
+var Dialects = []string{"openai-responses", "openai-chat", "anthropic-messages"}
 
 // Endpoint is a model endpoint: which wire dialect it speaks, where, and
 // how to authenticate. Keys come from environment variables only.
@@ -656,6 +661,42 @@ func (c *Config) validate(path string, src []byte, opts Options) []*Error {
 	}
 	if c.Eval.Budget.MaxUSD < 0 {
 		at("eval.budget.max-usd", fmt.Sprintf("eval.budget.max-usd is %v, want dollars ≥ 0 (0: no cap)", c.Eval.Budget.MaxUSD), "")
+	}
+	names := make([]string, 0, len(c.Endpoints))
+	for name := range c.Endpoints {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ep, key := c.Endpoints[name], "endpoints."+name
+		if d := ep.Dialect; d != "" && !slices.Contains(Dialects, d) {
+			msg := fmt.Sprintf("%s.dialect is %q", key, d)
+			near, ok := didyoumean.Nearest(d, Dialects)
+			for _, known := range Dialects {
+				// "anthropic" for anthropic-messages: too far for the edit
+				// distance, but what was meant.
+				if !ok && len(d) >= 4 && strings.HasPrefix(known, strings.ToLower(d)) {
+					near, ok = known, true
+				}
+			}
+			if ok {
+				msg += fmt.Sprintf(": did you mean %s?", near)
+			}
+			at(key+".dialect", msg, "use openai-responses, openai-chat or anthropic-messages; absent, openai-chat")
+		}
+		if b := ep.BaseURL; b != "" {
+			// Its text is not shown unless it parsed without credentials:
+			// a mistyped URL may hold a key.
+			u, err := url.Parse(strings.TrimRight(b, "/"))
+			switch {
+			case err != nil:
+				at(key+".base-url", key+".base-url is not an http(s) URL", "write it with its scheme, e.g. https://api.openai.com/v1")
+			case u.User != nil:
+				at(key+".base-url", key+".base-url carries credentials", "put the key in an environment variable named by key-env")
+			case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+				at(key+".base-url", fmt.Sprintf("%s.base-url %q is not an http(s) URL", key, b), "write it with its scheme, e.g. https://api.openai.com/v1")
+			}
+		}
 	}
 	for _, l := range c.Layers {
 		switch l {

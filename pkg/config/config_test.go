@@ -66,30 +66,39 @@ func TestParseErrorsNameFileLineAndFix(t *testing.T) {
 		"server:\n  url: http://x/mcp\n  header:\n    A: b\nlayerz: [conformance]\n": "mcp-eval.yaml:3: unknown key \"header\" in server: did you mean headers? (the README's Configuration section lists every key)\nmcp-eval.yaml:5: unknown key \"layerz\" in the top level: did you mean layers?",
 		"server:\n  xyzzy: 1\n": "mcp-eval.yaml:2: unknown key \"xyzzy\" in server: its keys are ",
 		"endpoints:\n  fake:\n    dialect: openai-chat\n    bse-url: http://x\n": "mcp-eval.yaml:4: unknown key \"bse-url\" in endpoints.fake: did you mean base-url?",
-		"eval: {runz: 3}\n":                                   "mcp-eval.yaml:1: unknown key \"runz\" in eval: did you mean runs?",
-		"conformance:\n  runs: -1\n":                          "mcp-eval.yaml:2: conformance.runs is -1",
-		"gate:\n  max-drop: 2\n":                              "mcp-eval.yaml:2: gate.max-drop 2 is out of range",
-		"gate:\n  max-drop: 1\n":                              "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
-		"gate:\n  max-drop: 100%\n":                           "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
-		"gate:\n  max-drop: .nan\n":                           "mcp-eval.yaml:2: gate.max-drop \".nan\" is not a number",
-		"gate:\n  max-drop: [1]\n":                            "mcp-eval.yaml:2: want a number or a string",
-		"layers: [layer9]\n":                                  "mcp-eval.yaml:1: unknown layer \"layer9\"",
-		"server:\n  url: http://x\n  command: srv\n":          "mcp-eval.yaml:2: server.url and server.command are exclusive",
-		"conformance:\n  runs: many\n":                        "mcp-eval.yaml:2:",
-		"server: [\n":                                         "mcp-eval.yaml:",
-		"server:\n  command: srv\n  user: root\n":             "mcp-eval.yaml:3: server.user is \"root\", want auto, unprivileged or current",
-		"gate:\n  max-drop: 0.1\n  max-cost-increase: 10%%\n": "mcp-eval.yaml:3: gate.max-cost-increase \"10%%\" is not a number: write a fraction like 0.25 or a percentage like 25%",
-		"gate:\n  max-cost-increase: abc\n":                   "mcp-eval.yaml:2: gate.max-cost-increase \"abc\" is not a number",
-		"gate:\n  max-cost-increase: -0.1\n":                  "mcp-eval.yaml:2: gate.max-cost-increase -0.1 is out of range",
-		"gate:\n  max-cost-increase: .nan\n":                  "mcp-eval.yaml:2: gate.max-cost-increase \".nan\" is not a number",
-		"gate:\n  max-cost-increase: [1]\n":                   "mcp-eval.yaml:2: want a number or a string",
-		"gate:\n  max-cost-per-run: -5\n":                     "mcp-eval.yaml:2: gate.max-cost-per-run -5 is out of range",
+		"eval: {runz: 3}\n":                                              "mcp-eval.yaml:1: unknown key \"runz\" in eval: did you mean runs?",
+		"conformance:\n  runs: -1\n":                                     "mcp-eval.yaml:2: conformance.runs is -1",
+		"gate:\n  max-drop: 2\n":                                         "mcp-eval.yaml:2: gate.max-drop 2 is out of range",
+		"gate:\n  max-drop: 1\n":                                         "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
+		"gate:\n  max-drop: 100%\n":                                      "mcp-eval.yaml:2: gate.max-drop 1 is out of range",
+		"gate:\n  max-drop: .nan\n":                                      "mcp-eval.yaml:2: gate.max-drop \".nan\" is not a number",
+		"gate:\n  max-drop: [1]\n":                                       "mcp-eval.yaml:2: want a number or a string",
+		"layers: [layer9]\n":                                             "mcp-eval.yaml:1: unknown layer \"layer9\"",
+		"server:\n  url: http://x\n  command: srv\n":                     "mcp-eval.yaml:2: server.url and server.command are exclusive",
+		"conformance:\n  runs: many\n":                                   "mcp-eval.yaml:2:",
+		"server: [\n":                                                    "mcp-eval.yaml:",
+		"server:\n  command: srv\n  user: root\n":                        "mcp-eval.yaml:3: server.user is \"root\", want auto, unprivileged or current",
+		"gate:\n  max-drop: 0.1\n  max-cost-increase: 10%%\n":            "mcp-eval.yaml:3: gate.max-cost-increase \"10%%\" is not a number: write a fraction like 0.25 or a percentage like 25%",
+		"gate:\n  max-cost-increase: abc\n":                              "mcp-eval.yaml:2: gate.max-cost-increase \"abc\" is not a number",
+		"gate:\n  max-cost-increase: -0.1\n":                             "mcp-eval.yaml:2: gate.max-cost-increase -0.1 is out of range",
+		"gate:\n  max-cost-increase: .nan\n":                             "mcp-eval.yaml:2: gate.max-cost-increase \".nan\" is not a number",
+		"gate:\n  max-cost-increase: [1]\n":                              "mcp-eval.yaml:2: want a number or a string",
+		"gate:\n  max-cost-per-run: -5\n":                                "mcp-eval.yaml:2: gate.max-cost-per-run -5 is out of range",
+		"endpoints:\n  fake: {dialect: anthropic, base-url: http://x}\n": "mcp-eval.yaml:2: endpoints.fake.dialect is \"anthropic\": did you mean anthropic-messages?",
+		"endpoints:\n  fake:\n    dialect: openai-chta\n":                "mcp-eval.yaml:3: endpoints.fake.dialect is \"openai-chta\": did you mean openai-chat?",
+		"endpoints:\n  fake:\n    base-url: 127.0.0.1:9/v1\n":            "mcp-eval.yaml:3: endpoints.fake.base-url is not an http(s) URL (write it with its scheme",
+		"endpoints:\n  fake:\n    base-url: ftp://x/v1\n":                "mcp-eval.yaml:3: endpoints.fake.base-url \"ftp://x/v1\" is not an http(s) URL",
 	}
 	for src, want := range cases {
 		_, err := Parse("mcp-eval.yaml", []byte(src))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want prefix %q", src, err, want)
 		}
+	}
+	// A base URL with a key in it is refused without being shown.
+	_, err := Parse("mcp-eval.yaml", []byte("endpoints:\n  fake:\n    base-url: https://me:sk-secret@x/v1\n"))
+	if err == nil || !strings.Contains(err.Error(), "carries credentials") || strings.Contains(err.Error(), "sk-secret") {
+		t.Errorf("a base URL with credentials: %v", err)
 	}
 }
 

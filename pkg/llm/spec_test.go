@@ -91,3 +91,12 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("alpha: %v", err)
 	}
 }
+
+// The config file's loader refuses a dialect by its own list, at the
+// key's line: it must be the list the wire speaks.
+func TestConfigKnowsTheDialectsSpoken(t *testing.T) {
+	spoken := []string{llm.DialectOpenAIResponses, llm.DialectOpenAIChat, llm.DialectAnthropic}
+	if strings.Join(config.Dialects, ",") != strings.Join(spoken, ",") {
+		t.Errorf("config.Dialects %q, the wire speaks %q", config.Dialects, spoken)
+	}
+}
