@@ -381,6 +381,10 @@ type Options struct {
 	KnownCheck func(id string) bool
 	// CheckIDs are the ids a mistyped one is matched against.
 	CheckIDs []string
+	// CheckModel, when set, says what is wrong with a model spec of the
+	// file (models:, eval.judge) given its endpoints: (pkg/config knows
+	// no provider); nil when nothing is.
+	CheckModel func(spec string, endpoints map[string]Endpoint) error
 }
 
 // Load reads and validates a config file.
@@ -698,6 +702,23 @@ func (c *Config) validate(path string, src []byte, opts Options) []*Error {
 			}
 		}
 	}
+	if opts.CheckModel != nil {
+		for _, set := range []struct {
+			key   string
+			specs []string
+		}{{"models.default", c.Models.Default}, {"models.nightly", c.Models.Nightly}, {"models.weekly", c.Models.Weekly}, {"models.dispatch", c.Models.Dispatch}} {
+			for i, spec := range set.specs {
+				if err := opts.CheckModel(spec, c.Endpoints); err != nil {
+					errs = append(errs, &Error{File: path, Line: lineOfItem(&root, set.key, i), Msg: set.key + ": " + err.Error()})
+				}
+			}
+		}
+		if j := c.Eval.Judge; j != "" && j != "none" {
+			if err := opts.CheckModel(j, c.Endpoints); err != nil {
+				at("eval.judge", "eval.judge: "+err.Error(), "")
+			}
+		}
+	}
 	for _, l := range c.Layers {
 		switch l {
 		// What --layers and the action's input accept (pipeline, action).
@@ -734,6 +755,31 @@ func lineOf(root *yaml.Node, dotted string) int {
 		n = next
 	}
 	return line
+}
+
+// lineOfItem is the line of the i-th item of the sequence a dotted path
+// names, or of its key when the value is not a sequence that long.
+func lineOfItem(root *yaml.Node, dotted string, i int) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, key := range strings.Split(dotted, ".") {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return lineOf(root, dotted)
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == key {
+				next = n.Content[j+1]
+			}
+		}
+		n = next
+	}
+	if n != nil && n.Kind == yaml.SequenceNode && i < len(n.Content) {
+		return n.Content[i].Line
+	}
+	return lineOf(root, dotted)
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

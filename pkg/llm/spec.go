@@ -82,6 +82,18 @@ func ParseSpec(s string) (Spec, error) {
 	return Spec{Endpoint: ep, Model: model[:i], BaseURL: model[i+1:]}, nil
 }
 
+// CheckSpec says what is wrong with a model spec before anything is
+// called: its form, and the endpoint it names among the built-ins and
+// endpoints (nil when nothing is). Keys and URLs are New's to check.
+func CheckSpec(spec string, endpoints map[string]config.Endpoint) error {
+	sp, err := ParseSpec(spec)
+	if err != nil {
+		return err
+	}
+	_, err = resolveEndpoint(sp, endpoints)
+	return err
+}
+
 // String is the spec as written.
 func (s Spec) String() string {
 	if s.BaseURL != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/config"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 )
 
@@ -242,7 +243,8 @@ func LoadConfig(path string) (Settings, error) {
 		ids = append(ids, c.ID)
 	}
 	cfg, err := config.LoadWith(path, config.Options{CheckIDs: ids,
-		KnownCheck: func(id string) bool { return conformance.KnownIDs([]string{id}) == nil }})
+		KnownCheck: func(id string) bool { return conformance.KnownIDs([]string{id}) == nil },
+		CheckModel: llm.CheckSpec})
 	if err != nil {
 		return Settings{}, err
 	}

@@ -54,6 +54,9 @@ func TestOverlayReplacesTheWholeServer(t *testing.T) {
 	if s.User != "current" {
 		t.Errorf("the user policy is not part of the server's address: %q", s.User)
 	}
+	if file := (Settings{Command: "./srv", ServerFrom: "server.command in mcp-eval.yaml"}); file.Overlay(Settings{URL: "http://x/mcp"}).ServerFrom != "" {
+		t.Error("a flag's server is said to come from the file")
+	}
 	if _, err := Resolve(s, Env{Redact: &redact.Redactor{}}); err != nil {
 		t.Fatalf("resolve: %v", err)
 	}
@@ -134,4 +137,43 @@ func TestGoldenWithoutLayersIsNoted(t *testing.T) {
 			t.Errorf("layers %q chosen: notes %q", layers, p.Notes)
 		}
 	}
+}
+
+// The file's model specs are checked when it is read, at their lines and
+// with its other problems: a mistyped endpoint was said at run time, once
+// a run, with no line.
+func TestLoadConfigChecksModelSpecs(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "mcp-eval.yaml")
+	os.WriteFile(cfg, []byte("models:\n  default: [fake:a, fak:b]\n  weekly:\n    - openai:gpt-5\n    - gpt-5-mini\nendpoints:\n  fake: {base-url: \"http://127.0.0.1:9/v1\"}\neval:\n  judge: antropic:claude\n"), 0o644)
+	_, err := LoadConfig(cfg)
+	if err == nil {
+		t.Fatal("LoadConfig accepted unknown endpoints")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	want := []string{
+		`mcp-eval.yaml:2: models.default: model fak:b: unknown endpoint "fak": did you mean fake:b?`,
+		`mcp-eval.yaml:5: models.weekly: model "gpt-5-mini" has no endpoint prefix`,
+		`mcp-eval.yaml:9: eval.judge: model antropic:claude: unknown endpoint "antropic": did you mean anthropic:claude?`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("problem %d: %q, want %q", i+1, lines[i], w)
+		}
+	}
+	s, err := LoadConfig(writeConfig(t, "server:\n  url: http://x/mcp\nmodels:\n  default: [fake:a]\nendpoints:\n  fake: {base-url: \"http://127.0.0.1:9/v1\"}\neval:\n  judge: none\n"))
+	if err != nil || s.ServerFrom != "server.url in mcp-eval.yaml" {
+		t.Errorf("a good file: %v, server from %q", err, s.ServerFrom)
+	}
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mcp-eval.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
