@@ -359,6 +359,8 @@ type Error struct {
 	Line int
 	Msg  string
 	Hint string
+	// key is the dotted key a value problem is about ("" when unknown).
+	key string
 }
 
 func (e *Error) Error() string {
@@ -445,8 +447,42 @@ func typeErrors(path string, errs []string, src []byte) []*Error {
 			continue
 		}
 		msg = strings.Replace(msg, "in type config.", "in section ", 1)
+		if keys := refusedAt(&root, line); len(keys) == 1 && strings.HasPrefix(msg, "cannot unmarshal") {
+			// yaml.v3 names the line and the type, not the key: on a
+			// flow-style line of several keys, which one.
+			msg = keys[0] + ": " + msg
+		}
 		out = append(out, &Error{File: path, Line: line, Msg: msg})
 	}
+	return out
+}
+
+// refusedAt are the dotted keys whose values on line, not mappings, do
+// not decode on their own (decodesAlone), outside lists.
+func refusedAt(root *yaml.Node, line int) []string {
+	var out []string
+	var walk func(n *yaml.Node, at string)
+	walk = func(n *yaml.Node, at string) {
+		switch n.Kind {
+		case yaml.DocumentNode:
+			for _, c := range n.Content {
+				walk(c, at)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i].Value, n.Content[i+1]
+				if at != "" {
+					k = at + "." + k
+				}
+				if v.Kind == yaml.MappingNode {
+					walk(v, k) // its own keys say which failed
+				} else if v.Line == line && !decodesAlone(root, k) {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	walk(root, "")
 	return out
 }
 
@@ -539,12 +575,16 @@ func ParseWith(path string, b []byte, opts Options) (*Config, error) {
 		var te *yaml.TypeError
 		if errors.As(err, &te) && len(te.Errors) > 0 {
 			// What did decode is checked too: every problem in one round,
-			// but not again on a line already refused (a pointer field
-			// yaml.v3 allocated before its value failed reads as 0).
+			// but not again a value already refused (a pointer field
+			// yaml.v3 allocated before its value failed reads as 0). On
+			// a refused line, a value that decodes on its own was not the
+			// one refused: a flow-style line holds several keys.
 			refused := typeErrors(path, te.Errors, b)
 			errs := refused
+			var root yaml.Node
+			_ = yaml.Unmarshal(b, &root)
 			for _, v := range c.validate(path, b, opts) {
-				if !slices.ContainsFunc(refused, func(r *Error) bool { return r.Line == v.Line }) {
+				if !slices.ContainsFunc(refused, func(r *Error) bool { return r.Line == v.Line }) || decodesAlone(&root, v.key) {
 					errs = append(errs, v)
 				}
 			}
@@ -619,7 +659,7 @@ func (c *Config) validate(path string, src []byte, opts Options) []*Error {
 	var root yaml.Node
 	_ = yaml.Unmarshal(src, &root) // decoded once already: it parses
 	at := func(key, msg, hint string) {
-		errs = append(errs, &Error{File: path, Line: lineOf(&root, key), Msg: msg, Hint: hint})
+		errs = append(errs, &Error{File: path, Line: lineOf(&root, key), Msg: msg, Hint: hint, key: key})
 	}
 	if opts.KnownCheck != nil {
 		for _, w := range c.Waivers {
@@ -709,7 +749,7 @@ func (c *Config) validate(path string, src []byte, opts Options) []*Error {
 		}{{"models.default", c.Models.Default}, {"models.nightly", c.Models.Nightly}, {"models.weekly", c.Models.Weekly}, {"models.dispatch", c.Models.Dispatch}} {
 			for i, spec := range set.specs {
 				if err := opts.CheckModel(spec, c.Endpoints); err != nil {
-					errs = append(errs, &Error{File: path, Line: lineOfItem(&root, set.key, i), Msg: set.key + ": " + err.Error()})
+					errs = append(errs, &Error{File: path, Line: lineOfItem(&root, set.key, i), Msg: set.key + ": " + err.Error(), key: set.key})
 				}
 			}
 		}
@@ -755,6 +795,58 @@ func lineOf(root *yaml.Node, dotted string) int {
 		n = next
 	}
 	return line
+}
+
+// decodesAlone says whether the value a dotted key names decodes into its
+// Config field on its own; false when either cannot be found.
+func decodesAlone(root *yaml.Node, dotted string) bool {
+	if dotted == "" {
+		return false
+	}
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	t := reflect.TypeOf(Config{})
+	for _, key := range strings.Split(dotted, ".") {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return false
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == key {
+				next = n.Content[j+1]
+			}
+		}
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Struct:
+			f, ok := fieldByTag(t, key)
+			if !ok {
+				return false
+			}
+			t = f.Type
+		default:
+			return false
+		}
+		n = next
+	}
+	return n != nil && n.Decode(reflect.New(t).Interface()) == nil
+}
+
+// fieldByTag is t's field whose yaml tag names key.
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // lineOfItem is the line of the i-th item of the sequence a dotted path

@@ -156,8 +156,8 @@ func TestParseNamesEachProblemsOwnLine(t *testing.T) {
 	cases := map[string][]string{
 		"eval:\n  rate-limits:\n    openai: {concurrency: 2}\n  concurrency: -2\n": {"mcp-eval.yaml:4: eval.concurrency is -2"},
 		"conformance:\n  runs: 3\neval: {runs: -1}\n":                              {"mcp-eval.yaml:3: eval.runs is -1"},
-		"gate:\n  lint: warn\n  max-tool-tokens: abc\n":                            {"mcp-eval.yaml:3: cannot unmarshal"},
-		"gate:\n  max-tool-tokens: [1]\n":                                          {"mcp-eval.yaml:2: cannot unmarshal"},
+		"gate:\n  lint: warn\n  max-tool-tokens: abc\n":                            {"mcp-eval.yaml:3: gate.max-tool-tokens: cannot unmarshal"},
+		"gate:\n  max-tool-tokens: [1]\n":                                          {"mcp-eval.yaml:2: gate.max-tool-tokens: cannot unmarshal"},
 	}
 	for src, want := range cases {
 		_, err := Parse("mcp-eval.yaml", []byte(src))
@@ -276,6 +276,33 @@ func TestLayersAsTheFlagReadsThem(t *testing.T) {
 	for _, src := range []string{"layers: [behaviour]\n", "layers: [all]\n", "layers: [0, telemetry]\n"} {
 		if _, err := Parse("mcp-eval.yaml", []byte(src)); err != nil {
 			t.Errorf("Parse(%q): %v", src, err)
+		}
+	}
+}
+
+// A flow-style line holds several keys: each refused value on it is said,
+// each named by its key, and a value refused by its type once.
+func TestParseSaysEveryProblemOfAFlowLine(t *testing.T) {
+	src := "eval: {runs: -3, max-steps: -1, runz: 2}\ngate: {max-tool-tokens: abc, lint: loud}\nconformance: {runs: many}\n"
+	_, err := Parse("mcp-eval.yaml", []byte(src))
+	if err == nil {
+		t.Fatal("Parse accepted it")
+	}
+	want := []string{
+		`mcp-eval.yaml:1: unknown key "runz" in eval: did you mean runs?`,
+		"mcp-eval.yaml:1: eval.runs is -3, want 1..100",
+		"mcp-eval.yaml:1: eval.max-steps is -1",
+		"mcp-eval.yaml:2: gate.max-tool-tokens: cannot unmarshal !!str `abc` into int",
+		`mcp-eval.yaml:2: gate.lint "loud" is not a mode`,
+		"mcp-eval.yaml:3: conformance.runs: cannot unmarshal !!str `many` into int",
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d problems, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("problem %d: %q, want prefix %q", i+1, lines[i], w)
 		}
 	}
 }
