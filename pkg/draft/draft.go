@@ -336,11 +336,17 @@ func matcherFor(name string, s map[string]any, v any) string {
 			return golden.MatchExact
 		}
 	}
-	if isIDName(name) {
+	if isIDName(name) || machineText.MatchString(str) {
 		return golden.MatchExact
 	}
 	return golden.MatchSemantic
 }
+
+// machineText is a free string a program reads, not a person: a date or
+// time, an email address, a URL, a path, a phone number. A model must pass
+// it as written ("2026-01-15", not "January 15"), so it is matched
+// exactly, as an id is.
+var machineText = regexp.MustCompile(`^(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\d{2}:\d{2}(?::\d{2})?|[^\s@]+@[^\s@]+\.[^\s@]+|[a-zA-Z][a-zA-Z0-9+.-]*://\S+|[^\s/]*/\S+|\+?[0-9][0-9 ().-]{6,}[0-9])$`)
 
 // chains adds a case for each ordered pair where an output property of one
 // tool has the name of an input property of another.

@@ -413,3 +413,24 @@ func TestDraftValuesReadLikeAPersonsOwn(t *testing.T) {
 		t.Errorf("args %v", args)
 	}
 }
+
+// A free string a program reads (a date, an email address, a URL, a path)
+// is matched exactly, as an id is: "January 15" is not the "2026-01-15"
+// the tool takes. Free text stays semantic.
+func TestDraftMatchesMachineTextExactly(t *testing.T) {
+	ts := tools(t, `[
+	 {"name": "send_report", "description": "Send a report.",
+	  "inputSchema": {"type": "object", "properties": {
+	    "date": {"type": "string"}, "email": {"type": "string"}, "url": {"type": "string"},
+	    "path": {"type": "string"}, "subject": {"type": "string"}, "city": {"type": "string"}},
+	   "required": ["date", "email", "url", "path", "subject", "city"]}}
+	]`)
+	_, set, data := build(t, ts)
+	c := set.Cases[0]
+	want := map[string]string{"date": "exact", "email": "exact", "url": "exact", "path": "exact", "subject": "semantic", "city": "semantic"}
+	for name, kind := range want {
+		if got := c.ArgMatch[name].Kind; got != kind {
+			t.Errorf("%s = %v matched %q, want %q\n%s", name, c.ExpectArgs[name], got, kind, data)
+		}
+	}
+}
