@@ -506,3 +506,43 @@ func TestUnknownCallToolIsNoted(t *testing.T) {
 		})
 	}
 }
+
+// A go-sdk server that exits when a tool allowed with --call-tool is
+// called: the checks the exit stopped are not judged, never failed (REM-1
+// and STDIO-5 judged the dead process's errors as answers), and the
+// comment says the exit once, with the call it was serving.
+func TestServerThatExitsOnACallIsNotJudgedFailing(t *testing.T) {
+	_, cmd, cwd := realServer(t, "go-sdk-stdio")
+	dir := t.TempDir()
+	md := filepath.Join(dir, "comment.md")
+	out := filepath.Join(dir, "report.json")
+	code, stdout, stderr := run(t, "check", "--cmd", cmd+" -exit-on-call add", "--cwd", cwd, "--call-tool", "add", "--out", out, "--markdown", md)
+	if code == ExitOK {
+		t.Fatalf("exit 0 with a server that exited\n%s\n%s", stdout, stderr)
+	}
+	rep, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := 0
+	for _, c := range rep.Conformance.Checks {
+		msg := c.Outcome.Message
+		if !strings.Contains(msg, "server process exited") {
+			continue
+		}
+		exited++
+		if c.Verdict == report.CheckFailed || c.Verdict == report.CheckWarned {
+			t.Errorf("%s %s on the exit: %s", c.ID, c.Verdict, msg)
+		}
+		if !strings.Contains(msg, `while serving tools/call "add"`) {
+			t.Errorf("%s: %q does not name the call the process was serving", c.ID, msg)
+		}
+	}
+	if exited < 10 {
+		t.Fatalf("%d checks saw the exit, want most of them: %s", exited, stdout)
+	}
+	comment, _ := os.ReadFile(md)
+	if n := strings.Count(string(comment), "checks errored in some or all of their runs"); n != 1 {
+		t.Errorf("%d items of checks not judged, want the one exit:\n%s", n, comment)
+	}
+}

@@ -58,7 +58,9 @@ var REM1 = &check.Check{
 		return p.Cases("", len(remRemoved), func(i int) error {
 			r := remRemoved[i]
 			resp, err := p.Env.Client.Do(p.Ctx, r.method, r.params)
-			if resp == nil {
+			if resp == nil || transport.Lost(err) {
+				// A process that has exited (every check shares it; any
+				// one's request may have ended it) is no answer to judge.
 				return err
 			}
 			ev := check.FromResponse(resp)

@@ -312,6 +312,7 @@ var STDIO5 = &check.Check{
 		ctx, cancel := context.WithTimeout(p.Ctx, 30*time.Second)
 		defer cancel()
 		c := p.Env.Client
+		own := false // c is a process of this check's own
 		args := map[string]any(nil)
 		if es.progress != nil {
 			args = es.progress.Args
@@ -322,7 +323,7 @@ var STDIO5 = &check.Check{
 			if p.Env.Fresh != nil {
 				if fc, closeFn, err := p.Env.Fresh(ctx); err == nil {
 					defer closeFn()
-					c, args = fc, progArgs(es.progress.Tool.InputSchema, true)
+					c, args, own = fc, progArgs(es.progress.Tool.InputSchema, true), true
 				}
 			}
 		}
@@ -433,6 +434,13 @@ var STDIO5 = &check.Check{
 			case streaming && a.err != nil && overlapped && ctx.Err() == nil:
 				// Our own bound ran out on a long count; the quick
 				// requests were judged.
+			case !own && transport.Lost(a.err):
+				// The run's process, which every check shares, exited:
+				// any check's request may have ended it (a tool allowed
+				// with --call-tool that exits), so it says nothing of
+				// interleaving. On a process of its own, only this
+				// check's requests were there to end it.
+				return fmt.Errorf("%s sent among interleaved requests: %w", a.what, a.err)
 			case a.err != nil:
 				p.Failf(ev, "%s sent among interleaved requests failed: %v", a.what, a.err)
 			case a.resp.Error != nil:

@@ -200,7 +200,7 @@ func (c *attnContext) groupKey(it report.GateItem) (string, bool) {
 		if r, ok := c.checks[it.Subject]; ok && it.Status == report.ItemError {
 			// Checks not judged for one reason (the run's deadline, a
 			// process that exited) are one thing to fix, not fifteen.
-			return "check-error/" + errorReason(r.Outcome.Message), false
+			return "check-error/" + errorKey(r.Outcome.Message), false
 		}
 		root := it.Subject
 		if r, ok := c.checks[root]; ok && r.SameAs != "" {
@@ -825,9 +825,41 @@ func serverLost(reason string) bool {
 // then: the check driver writes a run cut short by the deadline as "run
 // cancelled while it ran: <why>; what it saw then …: <its finding>", and
 // checks cut short for one reason are grouped by it.
+//
+// A stdio server that exited is one reason whatever request found it
+// gone ("stdio ping: server process exited with code 3 …"): the checks it
+// stopped are grouped by the exit, not by their requests.
 func errorReason(msg string) string {
 	if i := strings.Index(msg, "; what it saw then"); i > 0 {
-		return msg[:i]
+		msg = msg[:i]
+	}
+	if i := strings.Index(msg, processExited); i > 0 {
+		msg = msg[i:]
+		if j := strings.Index(msg, "\n\n"); j > 0 {
+			msg = msg[:j] // a second finding of the same run
+		}
+		msg = strings.TrimRight(msg, "\n")
 	}
 	return msg
 }
+
+// errorKey groups checks not judged: by errorReason, and processes that
+// exited by how (their code and last words), not by what each was serving.
+func errorKey(msg string) string {
+	r := errorReason(msg)
+	if !strings.HasPrefix(r, processExited) {
+		return r
+	}
+	if i := strings.Index(r, " while serving "); i > 0 {
+		rest := r[i:]
+		if j := strings.Index(rest, "; stderr tail:"); j >= 0 {
+			return r[:i] + rest[j:]
+		}
+		return r[:i]
+	}
+	return r
+}
+
+// processExited is how pkg/transport words a stdio server that ended (a
+// test keeps the two so).
+const processExited = "server process exited with code"

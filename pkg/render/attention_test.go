@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/render"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report/reporttest"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 func loadFixture(t *testing.T, name string) *report.Report {
@@ -214,6 +215,29 @@ func TestAttentionGroupsChecksNotJudgedByTheirError(t *testing.T) {
 		if strings.Contains(it.Sentence, "ail") {
 			t.Errorf("%v: %q speaks of failing", it.Rules, it.Sentence)
 		}
+	}
+}
+
+// Checks stopped by the run's stdio server exiting are one item, whatever
+// request each found the process gone with, and whatever else was in
+// flight then: the messages are pkg/transport's own.
+func TestAttentionGroupsChecksStoppedByOneExit(t *testing.T) {
+	exited := func(op, serving string) string {
+		return (&transport.Error{Kind: transport.KindProcessExited, Op: op, ExitCode: 3, Serving: serving, Excerpt: "crashing on a call of add\n"}).Error()
+	}
+	rep := reporttest.Layer0(reporttest.New(), reporttest.Errored("RPC-1", report.Must, 0, 0, 5),
+		reporttest.Errored("REM-1", report.Must, 0, 0, 5), reporttest.Errored("LOG-1", report.Must, 0, 0, 5), reporttest.Errored("CALL-1", report.Must, 0, 0, 5))
+	rep.Conformance.Checks[0].Outcome.Message = exited("stdio server/discover", `tools/call "add" (2) and tools/list`)
+	rep.Conformance.Checks[1].Outcome.Message = exited("stdio ping", `tools/call "add" (2) and tools/list`)
+	rep.Conformance.Checks[2].Outcome.Message = exited("stdio tools/call", `tools/call "add"`) // another process, the same crash
+	rep.Conformance.Checks[3].Outcome.Message = exited("stdio tools/call", `tools/call "add"`) + "\n\n" + exited("stdio tools/call", `tools/call "add"`)
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: reporttest.Start()}, gate.DefaultPolicy())
+	a := render.BuildAttention(rep)
+	if len(a.Items) != 1 || len(a.Items[0].Rules) != 4 {
+		t.Fatalf("%d items, want the one exit over 4 checks: %+v", len(a.Items), a.Items)
+	}
+	if c := a.Items[0].Cause; c == nil || !strings.HasPrefix(c.Finding, "server process exited with code 3 while serving tools/call \"add\"") {
+		t.Errorf("cause %+v: want the exit and the call it was serving", c)
 	}
 }
 

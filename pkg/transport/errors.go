@@ -41,6 +41,7 @@ type Error struct {
 	Status   int           // HTTP status
 	Excerpt  string        // body excerpt, or the stderr tail of an exited process
 	ExitCode int           // process exit code (-1 when killed by a signal)
+	Serving  string        // the requests in flight when the process exited (stdio)
 	Limit    int64         // the size limit that was hit
 	After    time.Duration // how long was waited, for timeouts
 	Location string        // redirect target
@@ -82,6 +83,9 @@ func (e *Error) Error() string {
 		}
 	case KindProcessExited:
 		msg = fmt.Sprintf("%s: server process exited with code %d", e.Op, e.ExitCode)
+		if e.Serving != "" {
+			msg += " while serving " + e.Serving
+		}
 		if e.Excerpt != "" {
 			msg += "; stderr tail:\n" + e.Excerpt
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -154,6 +155,7 @@ type tookKey struct {
 type pendingReq struct {
 	id       json.RawMessage
 	method   string
+	body     []byte          // the request as sent, read only if the process dies with it in flight
 	progress json.RawMessage // the request's _meta.progressToken
 	ch       chan *jsonrpc.Message
 	ex       *Exchange
@@ -318,11 +320,58 @@ func (t *StdioTransport) markDead() {
 	}
 	select {
 	case <-t.exited:
-		t.deadErr = &Error{Kind: KindProcessExited, ExitCode: t.exitCode, Excerpt: t.stderrTail.String()}
+		t.deadErr = &Error{Kind: KindProcessExited, ExitCode: t.exitCode, Excerpt: t.stderrTail.String(), Serving: t.servingLocked()}
 	default:
 		t.deadErr = &Error{Kind: KindClosed, Err: errors.New("the server closed its stdout")}
 	}
 	close(t.dead)
+}
+
+// servingLocked names the requests in flight, tool calls first (the
+// likeliest to have ended a process that exits with them): "tools/call
+// \"add\", server/discover and 2 more". Every later error of the process
+// says it, so a run that lost its server says which call was there.
+func (t *StdioTransport) servingLocked() string {
+	count := map[string]int{}
+	var calls, other []string
+	for _, p := range t.pending {
+		what := p.method
+		if p.method == "tools/call" {
+			var m struct {
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(p.body, &m)
+			what = fmt.Sprintf("tools/call %q", jsonrpc.Clip(m.Params.Name, 60))
+		}
+		if count[what]++; count[what] > 1 {
+			continue
+		}
+		if p.method == "tools/call" {
+			calls = append(calls, what)
+		} else {
+			other = append(other, what)
+		}
+	}
+	sort.Strings(calls)
+	sort.Strings(other)
+	all := append(calls, other...)
+	for i, w := range all {
+		if n := count[w]; n > 1 {
+			all[i] = fmt.Sprintf("%s (%d)", w, n)
+		}
+	}
+	const named = 3
+	switch {
+	case len(all) == 0:
+		return ""
+	case len(all) > named:
+		return strings.Join(all[:named], ", ") + fmt.Sprintf(" and %d more", len(all)-named)
+	case len(all) == 1:
+		return all[0]
+	}
+	return strings.Join(all[:len(all)-1], ", ") + " and " + all[len(all)-1]
 }
 
 // awaitStderr gives the stderr reader a moment to take in the last words
@@ -724,7 +773,7 @@ func (t *StdioTransport) roundTrip(ctx context.Context, out *Outgoing) (*Exchang
 		return nil, &Error{Kind: KindMalformed, Op: op, Err: errors.New("request without an id")}
 	}
 	key := jsonrpc.IDKey(out.ID)
-	p := &pendingReq{id: out.ID, method: out.Method, progress: progressTokenOf(out.Body), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}, onNote: out.OnNotification}
+	p := &pendingReq{id: out.ID, method: out.Method, body: out.Body, progress: progressTokenOf(out.Body), ch: make(chan *jsonrpc.Message, 1), ex: &Exchange{}, onNote: out.OnNotification}
 	t.mu.Lock()
 	// On a silent server, waiting out the deadline again would only say
 	// the same thing: the request gets silenceRetry to revive it.

@@ -58,6 +58,13 @@ func runHelper(name string) {
 	case "exit-at-once":
 		fmt.Fprintln(os.Stderr, "fatal: missing config file /etc/srv.conf")
 		os.Exit(3)
+	case "exit-on-call":
+		// Serves until a tool is called, then dies with it in flight.
+		for in.Scan() {
+			if strings.Contains(in.Text(), `"tools/call"`) {
+				os.Exit(3)
+			}
+		}
 	case "silent":
 		for in.Scan() {
 		}
@@ -226,6 +233,23 @@ func TestStdioProcessExitShowsStderr(t *testing.T) {
 	}
 	if te.ExitCode != 3 || !strings.Contains(err.Error(), "missing config file") {
 		t.Fatalf("error %q should carry exit code 3 and the stderr tail", err)
+	}
+}
+
+// A process that exits with requests in flight says which: every later
+// error of it names the tool call that was there, the likeliest cause.
+func TestStdioProcessExitSaysWhatItWasServing(t *testing.T) {
+	tr := startHelper(t, "exit-on-call", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	m, _ := jsonrpc.NewRequest(jsonrpc.IntID(1), "tools/call", map[string]any{"name": "reserve_book", "arguments": map[string]any{}})
+	b, _ := m.Encode()
+	_, err := tr.RoundTrip(ctx, &Outgoing{Body: b, ID: m.ID, Method: "tools/call"})
+	if !strings.Contains(fmt.Sprint(err), `server process exited with code 3 while serving tools/call "reserve_book"`) {
+		t.Fatalf("err = %v, want the exit and the call it was serving", err)
+	}
+	if _, err := tr.RoundTrip(ctx, req(2, "server/discover")); !strings.Contains(fmt.Sprint(err), `stdio server/discover: server process exited with code 3 while serving tools/call "reserve_book"`) {
+		t.Errorf("a later request: %v", err)
 	}
 }
 

@@ -18,6 +18,8 @@
 //
 // Tools (tools/list order as served by the SDK): add {a,b} -> structured {sum},
 // echo {text} (readOnlyHint), fail (isError). Resource mem://readme, prompt greet.
+// With -exit-on-call NAME the process exits (code 3) when tool NAME is
+// called: a server that crashes on one tool.
 package main
 
 import (
@@ -52,6 +54,7 @@ type echoOpts struct {
 	prefix string
 	nonce  bool
 	calls  atomic.Int64
+	exitOn string // a tool whose call ends the process
 }
 
 // maxTools bounds -tools, so that a typo cannot exhaust memory.
@@ -120,6 +123,17 @@ func build(eo *echoOpts, tools int) *mcp.Server {
 		}}}, nil
 	})
 	addGenerated(s, tools-3)
+	if eo.exitOn != "" {
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && p.Name == eo.exitOn {
+					fmt.Fprintf(os.Stderr, "crashing on a call of %s\n", p.Name)
+					os.Exit(3)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
 	return s
 }
 
@@ -130,6 +144,7 @@ func main() {
 	flag.StringVar(&eo.prefix, "echo-prefix", "", "prefix every echo result with this text")
 	flag.BoolVar(&eo.nonce, "echo-nonce", false, `append " #N" to every echo result, N new on every call`)
 	tools := flag.Int("tools", 3, "number of tools to serve (at least 3: echo, add, fail, then generated lookup_NNNN tools)")
+	flag.StringVar(&eo.exitOn, "exit-on-call", "", "exit (code 3) when this tool is called: a server that crashes on one tool")
 	flag.Parse()
 	log.SetFlags(0)
 	if *tools < 3 || *tools > maxTools {
