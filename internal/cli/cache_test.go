@@ -47,6 +47,8 @@ func echoing(r *llmfake.Request) llmfake.Reply {
 		return llmfake.Tool("echo", `{"text":"kestrel"}`)
 	case strings.Contains(r.LastUserText(), "Add"):
 		return llmfake.Tool("add", `{"a":2,"b":3}`)
+	case strings.Contains(r.LastUserText(), "Fail"):
+		return llmfake.Tool("fail", `{}`)
 	}
 	return llmfake.Text("Hello!")
 }
@@ -314,5 +316,36 @@ func TestRunLayer2NeverReplaysAServerThatAnswersDifferently(t *testing.T) {
 	changed, out, made := e.invoke(layer2, "changed", "-echo-prefix", "CHANGED: ")
 	if c := changed.Resilience; made == 0 || c.ReusedRuns != 0 || c.StaleRuns != r.FreshRuns {
 		t.Errorf("changed build: %d provider requests, %d reused, %d stale of %d; want some, 0 and all\n%s", made, c.ReusedRuns, c.StaleRuns, r.FreshRuns, out)
+	}
+}
+
+// A tool that answers every call with an error result: its case passes on
+// the choice of tool and arguments, and without a rubric or a baseline
+// nothing else said the tool did nothing (a user's trial). The gate warns,
+// once, naming the tool and what it answered.
+func TestEvalWarnsOfAToolThatOnlyErrs(t *testing.T) {
+	e := newGoSDKEnv(t, `version: 1
+cases:
+  - id: fail
+    prompt: Fail on purpose.
+    expect_tool: fail
+  - id: add
+    prompt: Add 2 and 3.
+    expect_tool: add
+    expect_args: {a: 2, b: 3}
+`)
+	rep, out, _ := e.invoke([]string{"eval", "--runs", "3"}, "first")
+	var warned []report.GateItem
+	for _, it := range rep.Gate.Items {
+		if it.Kind == report.KindTool && it.Layer == 1 {
+			warned = append(warned, it)
+		}
+	}
+	if len(warned) != 1 || warned[0].Subject != "fail" || warned[0].Status != report.ItemWarn ||
+		!strings.Contains(warned[0].Reason, "all 3 calls of fail in Layer 1") || !strings.Contains(warned[0].Reason, `"boom"`) {
+		t.Fatalf("Layer 1 tool items %+v, want one warning for fail naming its answer\n%s", warned, out)
+	}
+	if rep.Gate.Verdict != report.GatePass {
+		t.Errorf("verdict %s: a warning must not fail the build", rep.Gate.Verdict)
 	}
 }

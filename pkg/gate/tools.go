@@ -31,6 +31,7 @@ const (
 // tools adds the items of the tools the baseline listed and the server no
 // longer does, and of the tools whose calls error now.
 func (e *evaluation) tools() {
+	e.brokenTools()
 	if e.base == nil {
 		return
 	}
@@ -62,6 +63,102 @@ func (e *evaluation) tools() {
 	}
 	e.toolErrors()
 	e.toolLatency()
+}
+
+// brokenTools warns of a tool that answered every call of Layer 1 with an
+// error result: its cases pass on the choice of tool and arguments while
+// nothing was done, and with no rubric and no baseline nothing else says
+// so (a user's trial: a tool that threw on every call scored 3/3). Known
+// broken in the baseline too, or compared there per model by Layer 3's
+// error rule, it is not said again.
+func (e *evaluation) brokenTools() {
+	now := toolCallsOf(e.new)
+	if len(now) == 0 {
+		return
+	}
+	var base map[string]toolCalls
+	if e.base != nil {
+		base = toolCallsOf(e.base)
+	}
+	comparedByLayer3 := e.base != nil && e.base.Telemetry != nil && e.new.Telemetry != nil
+	names := make([]string, 0, len(now))
+	for n := range now {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := now[name]
+		if c.calls < toolErrorMinCalls || c.errors < c.calls {
+			continue
+		}
+		if b, ok := base[name]; ok && (b.errors == b.calls || comparedByLayer3) {
+			continue
+		}
+		reason := fmt.Sprintf("all %d calls of %s in Layer 1 (%s) answered an error result", c.calls, name, plural(len(c.models), "model", "models"))
+		if c.example != "" {
+			reason += fmt.Sprintf(", e.g. %q", c.example)
+		}
+		reason += fmt.Sprintf("; %s that called it passed on the choice of tool and arguments, though the tool did nothing", plural(c.passing, "run", "runs"))
+		e.add(report.GateItem{Layer: 1, Kind: report.KindTool, Subject: name, Status: report.ItemWarn,
+			Rule:   fmt.Sprintf("a tool the models call answers at least one of its calls (of %d or more) with something other than an error (a warning)", toolErrorMinCalls),
+			Reason: reason})
+	}
+}
+
+// toolCalls are one tool's calls over a report's Layer 1 runs: not the
+// stubbed ones, which the server never saw.
+type toolCalls struct {
+	calls, errors, passing int
+	models                 []string
+	example                string // the first error result, clipped
+}
+
+func toolCallsOf(rep *report.Report) map[string]toolCalls {
+	if rep.Behavior == nil {
+		return nil
+	}
+	out := map[string]toolCalls{}
+	for _, r := range rep.Behavior.Results {
+		for _, run := range r.Runs {
+			if run.Trajectory == nil {
+				continue
+			}
+			called := map[string]bool{}
+			for _, t := range run.Trajectory.Turns {
+				for _, call := range t.Calls {
+					if call.Stubbed || call.ParseError != "" {
+						continue
+					}
+					c := out[call.Name]
+					c.calls++
+					if call.IsError {
+						c.errors++
+						if c.example == "" {
+							c.example = clipRunes(strings.TrimSpace(call.Result), 80)
+						}
+					}
+					if !slices.Contains(c.models, r.Model) {
+						c.models = append(c.models, r.Model)
+					}
+					if !called[call.Name] && run.Outcome == report.RunPass {
+						c.passing++
+					}
+					called[call.Name] = true
+					out[call.Name] = c
+				}
+			}
+		}
+	}
+	return out
+}
+
+// clipRunes cuts s to at most n runes, marking the cut.
+func clipRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 const (
@@ -154,4 +251,12 @@ func (e *evaluation) toolErrors() {
 			Rule:   fmt.Sprintf("a tool's calls error no more often than in the baseline (warned from %s of its calls, with at most %s before)", percent(toolErrorNow), percent(toolErrorBefore)),
 			Reason: fmt.Sprintf("%d of %d calls errored (tool error, JSON-RPC error or lost), against %d of %d in the baseline", u.Errors, u.Calls, b.Errors, b.Calls)})
 	}
+}
+
+// plural is "1 run", "3 runs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
