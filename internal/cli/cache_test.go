@@ -349,3 +349,47 @@ cases:
 		t.Errorf("verdict %s: a warning must not fail the build", rep.Gate.Verdict)
 	}
 }
+
+// A stdio server that exits on one tool's call is started again for the
+// next call: the runs that called it err, naming the call, and the cases
+// after it still run (a user's trial lost half its suite to one crash).
+func TestEvalStartsAServerThatExitedAgain(t *testing.T) {
+	e := newGoSDKEnv(t, `version: 1
+cases:
+  - id: add
+    prompt: Add 2 and 3.
+    expect_tool: add
+    expect_args: {a: 2, b: 3}
+  - id: echo
+    prompt: Echo the word kestrel.
+    expect_tool: echo
+    expect_args: {text: kestrel}
+`)
+	env := &evalEnv{t: t, dir: e.dir, models: e.models}
+	path := filepath.Join(e.dir, "crash.json")
+	code, out, stderr := env.run("eval", "--config", filepath.Join(e.dir, "mcp-eval.yaml"), "--cmd", e.cmd+" -exit-on-call add", "--cwd", e.cwd,
+		"--out", path, "--concurrency", "1", "--server-user", "current")
+	if code != ExitError {
+		t.Errorf("exit %d, want 2: runs lost with the server are not judged\n%s\n%s", code, out, stderr)
+	}
+	rep, err := report.Load(path)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	by := map[string]report.CaseResult{}
+	for _, r := range rep.Behavior.Results {
+		by[r.Case] = r
+	}
+	add, echo := by["add"], by["echo"]
+	if echo.Passed.K != echo.Passed.N || echo.Passed.N == 0 {
+		t.Errorf("echo after the crash: %d/%d passed, want every run (the server started again)\n%s", echo.Passed.K, echo.Passed.N, out)
+	}
+	for _, run := range add.Runs {
+		if run.Outcome != report.RunError || len(run.Reasons) == 0 || !strings.Contains(run.Reasons[0], `while serving tools/call "add"`) {
+			t.Errorf("add run %d: %s %q, want an error naming the call the server exited on", run.Run, run.Outcome, run.Reasons)
+		}
+	}
+	if len(add.Runs) != 2 {
+		t.Errorf("add ran %d times, want 2", len(add.Runs))
+	}
+}

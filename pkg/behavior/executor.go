@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -80,6 +81,40 @@ type MCPExecutor struct {
 	// MaxResultBytes bounds the text the model sees of one result
 	// (default DefaultMaxResultBytes).
 	MaxResultBytes int
+	// Reopen, when set, starts the server again once a call has found it
+	// gone (a stdio process that exited): the runs in flight then err,
+	// and the next call gets a new process, as a client reconnects, so one
+	// crash does not take every later run with it. At most MaxReopens
+	// times; nil: a lost server stays lost.
+	Reopen func(ctx context.Context) (*mcpclient.Client, error)
+
+	mu       sync.Mutex
+	lost     *mcpclient.Client // the client a call found gone
+	reopened int
+}
+
+// MaxReopens bounds how often MCPExecutor starts a lost server again: a
+// server that dies on every call would otherwise be started once a run.
+const MaxReopens = 10
+
+// client is the client to call with: a new one when the last was lost.
+func (x *MCPExecutor) client(ctx context.Context) *mcpclient.Client {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.lost != nil && x.lost == x.Client && x.Reopen != nil && x.reopened < MaxReopens {
+		x.reopened++
+		if c, err := x.Reopen(ctx); err == nil {
+			x.Client, x.lost = c, nil
+		}
+	}
+	return x.Client
+}
+
+// Reopened is how often the server was started again.
+func (x *MCPExecutor) Reopened() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.reopened
 }
 
 // DefaultMaxResultBytes is how much of one tool result a model sees: more
@@ -99,10 +134,11 @@ func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessag
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
-	res, err := x.Client.CallTool(ctx, name, args)
+	cl := x.client(ctx)
+	res, err := cl.CallTool(ctx, name, args)
 	if err == nil && res.InputRequired != nil {
 		var missing *MissingInputError
-		res, err = x.Client.Resolve(ctx, res, answerFrom(name, inputs, &missing))
+		res, err = cl.Resolve(ctx, res, answerFrom(name, inputs, &missing))
 		if missing != nil {
 			return CallResult{Duration: time.Since(start)}, missing
 		}
@@ -122,6 +158,9 @@ func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessag
 		out.ResultHash, _ = report.Hash(map[string]any{"error": map[string]any{"code": rpc.Err.Code, "message": rpc.Err.Message}})
 		return out, nil
 	case transport.Lost(err):
+		x.mu.Lock()
+		x.lost = cl
+		x.mu.Unlock()
 		return out, fmt.Errorf("%s: calling tool %s: %w", report.ServerLost, name, err)
 	case err != nil:
 		return out, fmt.Errorf("calling tool %s: %w", name, err)

@@ -50,6 +50,9 @@ type Config struct {
 	// answer with their canned text and never reach the server.
 	Client *mcpclient.Client
 	Stubs  map[string]string
+	// Reopen starts the server again after a call found it gone
+	// (MCPExecutor.Reopen; nil: it stays lost).
+	Reopen func(ctx context.Context) (*mcpclient.Client, error)
 	// Executor and Tools replace Client (tests, benchmarks).
 	Executor Executor
 	Tools    []mcpclient.Tool
@@ -184,7 +187,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		if cfg.Client == nil {
 			return nil, errors.New("behavior: no server (Config.Client) to run the tools on")
 		}
-		cfg.Executor = &MCPExecutor{Client: cfg.Client, Stubs: cfg.Stubs}
+		cfg.Executor = &MCPExecutor{Client: cfg.Client, Stubs: cfg.Stubs, Reopen: cfg.Reopen}
 	}
 	if cfg.Tools == nil {
 		if cfg.Client == nil {

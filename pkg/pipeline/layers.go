@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
@@ -148,6 +149,7 @@ type modelRun struct {
 	l2      *resilience.Plan
 	tools   []mcpclient.Tool // Layer 1's, for the tool-surface hash
 	closers []func()
+	closeMu sync.Mutex       // closers: a layer that starts its server again adds one mid-run
 	stops   *transport.Stops // where the sessions' processes are stopped (closeLater)
 	notes   []string
 	// split is the shard's share of the units, made once for both
@@ -188,12 +190,34 @@ func (m *modelRun) closeLater(client *mcpclient.Client) {
 	if st, ok := client.Transport().(*transport.StdioTransport); ok && m.stops != nil {
 		st.CloseAside(m.stops)
 	}
+	m.closeMu.Lock()
 	m.closers = append(m.closers, func() { client.Close() })
+	m.closeMu.Unlock()
 }
 
 func (m *modelRun) close() {
-	for _, c := range m.closers {
+	m.closeMu.Lock()
+	closers := m.closers
+	m.closeMu.Unlock()
+	for _, c := range closers {
 		c()
+	}
+}
+
+// reopen starts a stdio server again for a layer whose process exited
+// mid-run (behavior.MCPExecutor.Reopen), through the one opener; nil for
+// an HTTP server, which mcp-eval does not start.
+func (p *Plan) reopen(rec *telemetry.Recorder, m *modelRun) func(context.Context) (*mcpclient.Client, error) {
+	if p.Target.Argv == nil {
+		return nil
+	}
+	return func(ctx context.Context) (*mcpclient.Client, error) {
+		cl, err := p.Connect(ctx, rec.ObserveMCP)
+		if err != nil {
+			return nil, err
+		}
+		m.closeLater(cl)
+		return cl, nil
 	}
 }
 
@@ -334,7 +358,7 @@ func (p *Plan) prepareBehavior(ctx context.Context, rec *telemetry.Recorder, met
 	}
 	cfg := behavior.Config{Set: set, Source: report.RelPath(p.Env.Workspace, abs(b.Golden)),
 		SourceOf: func(file string) string { return report.RelPath(p.Env.Workspace, abs(file)) }, Models: models, Judge: judge,
-		Client: client, Stubs: b.Stubs, Tools: tools, Runs: b.Runs, MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
+		Client: client, Reopen: p.reopen(rec, m), Stubs: b.Stubs, Tools: tools, Runs: b.Runs, MaxSteps: b.MaxSteps, Concurrency: b.Concurrency,
 		RateLimits: b.RateLimits, Cache: cache, Reuse: b.Reuse, Meter: meter, Telemetry: rec, Only: p.shardOnly(m, set, models)}
 	plan, err := behavior.Prepare(ctx, cfg)
 	if err != nil {
@@ -393,7 +417,7 @@ func (p *Plan) prepareResilience(ctx context.Context, rec *telemetry.Recorder, m
 	}
 	plan, err := resilience.Prepare(resilience.Config{
 		Set: set, Models: models, Judge: judge, Tools: tools,
-		Executor: &behavior.MCPExecutor{Client: client, Stubs: b.Stubs},
+		Executor: &behavior.MCPExecutor{Client: client, Stubs: b.Stubs, Reopen: p.reopen(rec, m)},
 		MaxSteps: b.MaxSteps, Concurrency: b.Concurrency, Meter: meter, Telemetry: rec,
 		Cache: cache, Reuse: b.Reuse, Stubs: b.Stubs, Only: p.shardOnly(m, set, models),
 	})

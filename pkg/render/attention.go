@@ -324,7 +324,10 @@ func (c *attnContext) finish(a *AttentionItem) {
 			on = plural(len(models), "model", "models") + " (" + strings.Join(models, ", ") + ")"
 		}
 		a.Why = report.ServerLost
-		a.Sentence = fmt.Sprintf("%s errored on %s because %s (the first run below): no verdict on the models, so not judged; what stopped the server is the thing to fix, and Layer 3's error counts include the calls lost with it", plural(len(a.Rules), "case", "cases"), on, report.ServerLost)
+		a.Sentence = fmt.Sprintf("%s errored on %s because %s (the first run below): no verdict on the models, so not judged; what stopped the server is the thing to fix", plural(len(a.Rules), "case", "cases"), on, report.ServerLost)
+		if c.rep.Telemetry != nil {
+			a.Sentence += ", and Layer 3's error counts include the calls lost with it"
+		}
 		if len(a.Rules) > 1 {
 			a.Where = "" // the cases' files and lines are in the report
 		}
