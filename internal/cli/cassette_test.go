@@ -104,7 +104,13 @@ func TestCassetteRecordsAndReplaysWithoutAModelOrAKey(t *testing.T) {
 			t.Errorf("%s: recorded %d/%d, replayed %d/%d", k, w.K, w.N, got[k].K, got[k].N)
 		}
 	}
-	// Every surface says so.
+	// Every surface says so, and that nothing was spent.
+	if !strings.Contains(out, "spend preview: 12 runs replayed from the cassette → no provider call, nothing spent") || !strings.Contains(out, "spend: nothing: replayed from the cassette; the recording's") {
+		t.Errorf("the terminal speaks of spending on a replay:\n%s", out)
+	}
+	if md, _ := os.ReadFile(e.path("replayed.md")); !bytes.Contains(md, []byte("**Run cost: nothing**, replayed from the cassette")) {
+		t.Errorf("the comment speaks of spending on a replay:\n%s", md)
+	}
 	if !strings.Contains(out, "2 runs each, replayed from the cassette") || !strings.Contains(out, "replayed: Layers 1 and 2 are the recorded model answers") {
 		t.Errorf("the terminal does not say the results are replayed:\n%s", out)
 	}
@@ -129,6 +135,9 @@ func TestCassetteRecordsAndReplaysWithoutAModelOrAKey(t *testing.T) {
 	}
 	if lb.Gate.Baseline != nil || !strings.Contains(lb.Gate.BaselineNote, "was not replayed") || !strings.Contains(lb.Gate.BaselineNote, "floors only") {
 		t.Errorf("a live baseline was used for a replayed run: baseline %+v, note %q", lb.Gate.Baseline, lb.Gate.BaselineNote)
+	}
+	if notes := strings.Join(lb.Gate.Notes, "\n"); strings.Contains(notes, "has no Layer 1 results") {
+		t.Errorf("the gate says the live baseline has no Layer 1 results; it has, set aside: %q", notes)
 	}
 
 	// The server's tool description changed: the first request of every

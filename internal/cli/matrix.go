@@ -167,6 +167,11 @@ func spendText(w io.Writer, rep *report.Report) {
 	if s.StaleRuns > 0 {
 		stale = fmt.Sprintf(" (%d because the server answers differently now)", s.StaleRuns)
 	}
+	if rep.Replay != nil {
+		fmt.Fprintf(w, "spend: nothing: replayed from the cassette; the recording's %d provider calls%s, %d tokens, %s (prices %s)\n",
+			s.Used.Calls, sanitize(by), s.Used.Tokens, sanitize(cost), sanitize(s.Prices))
+		return
+	}
 	fmt.Fprintf(w, "spend: %d provider calls%s, %d tokens, %s (prices %s); Layer 1: %d runs reused, %d made now%s\n",
 		s.Used.Calls, sanitize(by), s.Used.Tokens, sanitize(cost), sanitize(s.Prices), s.ReusedRuns, s.FreshRuns, stale)
 	if s.Reached {

@@ -44,6 +44,11 @@ func (e *evaluation) prepareL1() *l1 {
 	l.bb = e.base.Behavior
 	if l.bb == nil {
 		l.unpaired = "the baseline ran no Layer 1"
+		if e.replayApart {
+			// Set aside, not missing: the replay note says why.
+			l.unpaired = "the baseline's Layer 1 was not replayed from this run's cassette"
+			return l
+		}
 		e.g.Notes = append(e.g.Notes, "the baseline has no Layer 1 results: floors only for behaviour")
 		return l
 	}

@@ -80,7 +80,7 @@ func Evaluate(in Input, p Policy) *report.Gate {
 	if on.IsZero() {
 		on = in.Now
 	}
-	e := &evaluation{p: p, g: g, new: view, base: in.Baseline, today: on.UTC().Format(time.DateOnly)}
+	e := &evaluation{p: p, g: g, new: view, base: in.Baseline, today: on.UTC().Format(time.DateOnly), replayApart: replayNote != ""}
 	if today := in.Now.UTC().Format(time.DateOnly); e.today != today && len(p.Waivers) > 0 {
 		g.Notes = append(g.Notes, fmt.Sprintf("waiver dates are judged as of %s, the day this report was first gated (today is %s)", e.today, today))
 	}
@@ -151,6 +151,9 @@ type evaluation struct {
 	new, base *report.Report
 	// today is the day (YYYY-MM-DD, UTC) waivers' dates are judged on.
 	today string
+	// replayApart: the baseline's Layers 1 to 3 were set aside, one run
+	// replayed and the other not (replayComparable's note says so).
+	replayApart bool
 	// exact are the Fisher tests of the family, decided together once
 	// every candidate is known (Tarone needs all of them).
 	exact []exactTest

@@ -227,13 +227,19 @@ func (p *Plan) reopen(rec *telemetry.Recorder, m *modelRun) func(context.Context
 // It returns notes for the gate section. An error is a harness or
 // configuration error.
 func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *report.Report, stops *transport.Stops) ([]string, error) {
-	meter := spend.NewMeter(p.Behavior.Budget, p.Prices, nil)
 	m := &modelRun{stops: stops}
 	defer m.close()
 	t, err := p.openTape()
 	if err != nil {
 		return nil, err
 	}
+	budget := p.Behavior.Budget
+	if t.play != nil {
+		// The recording's usage is counted, as the recording's, but no
+		// cap applies: a replay spends nothing.
+		budget = spend.Budget{}
+	}
+	meter := spend.NewMeter(budget, p.Prices, nil)
 	replayable := func(layer string, layer2 bool) bool {
 		if t.play == nil || !p.Has(layer) || t.play.Holds(layer2) {
 			return p.Has(layer)
@@ -268,11 +274,19 @@ func (p *Plan) runModels(ctx context.Context, rec *telemetry.Recorder, rep *repo
 	if m.l2 != nil {
 		m.l2.Estimate(preview)
 	}
-	if err := preview.Check(meter.Cap()); err != nil {
-		return nil, err
-	}
-	if p.Env.Stdout != nil {
-		fmt.Fprintln(p.Env.Stdout, preview)
+	switch {
+	case t.play != nil:
+		// A replay asks no provider: nothing to preview or to cap.
+		if p.Env.Stdout != nil {
+			fmt.Fprintf(p.Env.Stdout, "spend preview: %d runs replayed from the cassette → no provider call, nothing spent\n", preview.Runs)
+		}
+	default:
+		if err := preview.Check(meter.Cap()); err != nil {
+			return nil, err
+		}
+		if p.Env.Stdout != nil {
+			fmt.Fprintln(p.Env.Stdout, preview)
+		}
 	}
 	if p.Behavior.PreviewOnly {
 		return nil, ErrPreviewOnly

@@ -167,6 +167,9 @@ func runCostLine(rep *report.Report) string {
 			what = " (" + strings.Join(parts, ", ") + ")"
 		}
 		s := fmt.Sprintf("**Run cost %s** for the %s model calls this run made%s, %s tokens", cost, grouped(int64(sp.Used.Calls)), what, grouped(int64(sp.Used.Tokens)))
+		if rep.Replay != nil {
+			s = fmt.Sprintf("**Run cost: nothing**, replayed from the cassette; the recording made %s model calls%s, %s tokens, cost %s", grouped(int64(sp.Used.Calls)), what, grouped(int64(sp.Used.Tokens)), cost)
+		}
 		if sp.ReusedRuns > 0 {
 			s += fmt.Sprintf("; %d reused runs cost nothing now", sp.ReusedRuns)
 		}
