@@ -545,4 +545,8 @@ func TestServerThatExitsOnACallIsNotJudgedFailing(t *testing.T) {
 	if n := strings.Count(string(comment), "checks errored in some or all of their runs"); n != 1 {
 		t.Errorf("%d items of checks not judged, want the one exit:\n%s", n, comment)
 	}
+	// The terminal's gate section says it once too, naming the others.
+	if n := strings.Count(stdout, "  E L0 check  "); n != 1 || !strings.Contains(stdout, "more not judged for the same reason: ") {
+		t.Errorf("%d gate lines of checks not judged, want one naming the rest:\n%s", n, stdout)
+	}
 }

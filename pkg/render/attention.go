@@ -52,6 +52,9 @@ type AttentionItem struct {
 	// Why is the one cause of a group that spans models, named after it
 	// in the summary line ("the server could not be reached").
 	Why string
+	// Models are the models of a group that spans several (Model is
+	// then "").
+	Models []string
 	// severity orders items of one status: the larger fall first.
 	severity float64
 }
@@ -222,7 +225,10 @@ func (c *attnContext) groupKey(it report.GateItem) (string, bool) {
 				// thing to fix, said once.
 				return "case-error/server-lost", false
 			}
-			return "case-error/" + it.Model + "\x00" + why, false
+			// One cause whatever hint a later call added ("not sent:
+			// an earlier call …", "one attempt: …") and whichever model
+			// met it (an endpoint down is every model's).
+			return "case-error/" + caseErrorKey(why, it.Model), false
 		}
 		return "case/" + it.Subject + "\x00" + it.Model, it.Kind != report.KindCase
 	case report.KindFault, report.KindAttack:
@@ -312,15 +318,10 @@ func (c *attnContext) attachGate(a *AttentionItem, it report.GateItem) {
 // fault (SameAs), gated or not, in report order.
 func (c *attnContext) finish(a *AttentionItem) {
 	if a.Kind == report.KindCase && a.Status == report.ItemError && a.Cause != nil && serverLost(a.Cause.Reason) {
-		var models []string
-		for _, d := range a.Decided {
-			if !contains(models, d.Model) {
-				models = append(models, d.Model)
-			}
-		}
+		models := decidedModels(a)
 		on := "this model"
 		if len(models) > 1 {
-			a.Model = ""
+			a.Model, a.Models = "", models
 			on = plural(len(models), "model", "models") + " (" + strings.Join(models, ", ") + ")"
 		}
 		a.Why = report.ServerLost
@@ -333,8 +334,13 @@ func (c *attnContext) finish(a *AttentionItem) {
 		}
 		return
 	}
-	if a.Kind == report.KindCase && a.Status == report.ItemError && len(a.Rules) > 1 {
-		a.Sentence = fmt.Sprintf("%d cases errored on this model for the reason below: the harness, the provider or the server could not complete their runs, which is no verdict on the model, so they are not judged", len(a.Rules))
+	if a.Kind == report.KindCase && a.Status == report.ItemError && (len(a.Rules) > 1 || len(decidedModels(a)) > 1) {
+		on := "this model"
+		if models := decidedModels(a); len(models) > 1 {
+			a.Model, a.Models = "", models
+			on = plural(len(models), "model", "models") + " (" + strings.Join(models, ", ") + ")"
+		}
+		a.Sentence = fmt.Sprintf("%s errored on %s for the reason below: the harness, the provider or the server could not complete their runs, which is no verdict on the model, so they are not judged", plural(len(a.Rules), "case", "cases"), on)
 		a.Where = "" // the cases' files and lines are in the report
 		return
 	}
@@ -816,6 +822,31 @@ func costLimit(it report.GateItem) string {
 		return "at most " + strconv.FormatFloat(100**it.Limit, 'g', 6, 64) + "% over the baseline"
 	}
 	return "at most " + usdText(*it.Limit)
+}
+
+// decidedModels are the models an item's gate items name, in order.
+func decidedModels(a *AttentionItem) []string {
+	var models []string
+	for _, d := range a.Decided {
+		if d.Model != "" && !contains(models, d.Model) {
+			models = append(models, d.Model)
+		}
+	}
+	return models
+}
+
+// llmHints are the parenthetical hints pkg/llm adds to a provider's error
+// after the first call met it: the same cause, said again.
+var llmHints = regexp.MustCompile(` \((?:gave up after \d+ attempts|one attempt: |not sent: )[^)]*\)?`)
+
+// caseErrorKey is the cause of an errored case run, without the hints
+// and without the model's own id.
+func caseErrorKey(why, model string) string {
+	why = llmHints.ReplaceAllString(why, "")
+	if model != "" {
+		why = strings.ReplaceAll(why, model, "{model}")
+	}
+	return why
 }
 
 // serverLost says a run's reason is the server that could not be reached

@@ -271,6 +271,53 @@ func TestAttentionGroupsCasesNotJudgedByTheirError(t *testing.T) {
 	}
 }
 
+// An endpoint that went down errs every model's cases alike, the calls
+// after the first with a hint of their own ("one attempt: …"): one item
+// over both models, its summary naming the count. A model's own 404 stays
+// its own.
+func TestAttentionGroupsCasesByCauseAcrossModels(t *testing.T) {
+	rep := reporttest.New()
+	refused := func(m, hint string) string {
+		return "error: model call failed: calling " + m + `: Post "http://127.0.0.1:8911/v1/chat/completions": dial tcp 127.0.0.1:8911: connect: connection refused` + hint
+	}
+	for _, m := range []string{"local:smart-1", "local:tiny-1"} {
+		for i, id := range []string{"a", "b", "c"} {
+			hint := " (gave up after 5 attempts; later calls try once until one gets through)"
+			if i > 0 {
+				hint = " (one attempt: earlier calls could not connect either, so calls try once until one gets through)"
+			}
+			reporttest.Case(rep, id, report.Hard, m, 0, 1)
+			r := &rep.Behavior.Results[len(rep.Behavior.Results)-1]
+			r.Errors = 1
+			r.Runs = append(r.Runs, report.CaseRun{Run: 1, Outcome: report.RunError, Reasons: []string{refused(m, hint)}})
+		}
+	}
+	for _, id := range []string{"a", "b"} {
+		reporttest.Case(rep, id, report.Hard, "local:smart1", 0, 1)
+		r := &rep.Behavior.Results[len(rep.Behavior.Results)-1]
+		r.Errors = 1
+		why := "error: model call failed: local:smart1: provider answered HTTP 404 model_not_found: The model `smart1` does not exist"
+		if id == "b" {
+			why += " (not sent: an earlier call of this model got this answer, which does not change from call to call)"
+		}
+		r.Runs = append(r.Runs, report.CaseRun{Run: 1, Outcome: report.RunError, Reasons: []string{why + " (check the base URL and the model name)"}})
+	}
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: reporttest.Start()}, gate.DefaultPolicy())
+	a := render.BuildAttention(rep)
+	if len(a.Items) != 2 {
+		t.Fatalf("%d items, want the endpoint down and the mistyped model: %+v", len(a.Items), a.Items)
+	}
+	var md bytes.Buffer
+	if err := render.Markdown(&md, rep, render.MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"3 cases errored on 2 models (local:smart-1, local:tiny-1)", "3 cases × 2 models", "2 cases × `local:smart1`"} {
+		if !strings.Contains(strings.ReplaceAll(md.String(), "\\", ""), want) {
+			t.Errorf("the comment lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
 // In JUnit a case not judged is an error, never a passing test.
 func TestJUnitCaseNotJudgedIsAnError(t *testing.T) {
 	rep := reporttest.New()

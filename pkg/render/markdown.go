@@ -292,6 +292,8 @@ func attnName(it AttentionItem) string {
 	}
 	if it.Model != "" {
 		n += " × " + mdCode(it.Model)
+	} else if len(it.Models) > 1 {
+		n += fmt.Sprintf(" × %d models", len(it.Models))
 	}
 	if it.Why != "" {
 		n += " (" + mdText(it.Why) + ")"

@@ -204,10 +204,33 @@ func GateText(w io.Writer, rep *report.Report) {
 		p("note: %s\n", Line(n))
 	}
 	ctx := newAttnContext(rep)
+	// Items not judged for one cause (a provider down, a server that
+	// exited) are said once, with the others named after it: a model's
+	// 404 printed eighteen blocks in a user's trial.
+	type member struct {
+		layer          int
+		subject, model string
+	}
+	groupOf := map[member]int{}
+	var groups []AttentionItem
+	for _, a := range BuildAttention(rep).Items {
+		if a.Status != report.ItemError || len(a.Decided) < 2 {
+			continue
+		}
+		for _, d := range a.Decided {
+			groupOf[member{a.Layer, d.Subject, d.Model}] = len(groups)
+		}
+		groups = append(groups, a)
+	}
+	said := map[int]bool{}
 	shown := 0
 	for _, status := range []string{report.ItemFail, report.ItemError, report.ItemInconclusive, report.ItemWarn, report.ItemWaived, report.ItemKnown, report.ItemNotComparable} {
 		for _, it := range g.Items {
 			if it.Status != status {
+				continue
+			}
+			gi, grouped := groupOf[member{it.Layer, it.Subject, it.Model}]
+			if grouped && it.Status == report.ItemError && said[gi] {
 				continue
 			}
 			shown++
@@ -228,6 +251,27 @@ func GateText(w io.Writer, rep *report.Report) {
 						p("      %s: %s\n", where, Line(clip(c.Reason, 240)))
 					}
 				}
+			}
+			if grouped && it.Status == report.ItemError {
+				said[gi] = true
+				if c := groups[gi].Cause; it.Kind == report.KindCheck && c != nil && c.Finding != "" {
+					p("      cause: %s\n", Line(clip(c.Finding, 240)))
+				}
+				var others []string
+				for _, d := range groups[gi].Decided {
+					if d.Subject == it.Subject && d.Model == it.Model {
+						continue
+					}
+					o := d.Subject
+					if d.Model != "" && d.Model != it.Model {
+						o += " · " + d.Model
+					}
+					others = append(others, o)
+				}
+				if len(others) > 8 {
+					others = append(others[:8], fmt.Sprintf("%d more", len(others)-8))
+				}
+				p("      and %d more not judged for the same reason: %s\n", len(groups[gi].Decided)-1, Line(strings.Join(others, ", ")))
 			}
 		}
 	}
