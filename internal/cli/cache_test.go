@@ -393,3 +393,25 @@ cases:
 		t.Errorf("add ran %d times, want 2", len(add.Runs))
 	}
 }
+
+// A case that expects a tool the server does not list fails every run,
+// and its failing runs say why first (a user's trial read "expected
+// list_loan first, called list_loans" and blamed the model).
+func TestEvalSaysACaseExpectsAToolTheServerDoesNotList(t *testing.T) {
+	e := newGoSDKEnv(t, `version: 1
+cases:
+  - id: add
+    prompt: Add 2 and 3.
+    expect_tool: ad
+`)
+	rep, out, _ := e.eval("typo")
+	r := rep.Behavior.Results[0]
+	if r.Passed.K != 0 || len(r.Runs) == 0 {
+		t.Fatalf("the case passed %d/%d\n%s", r.Passed.K, r.Passed.N, out)
+	}
+	for _, run := range r.Runs {
+		if len(run.Reasons) == 0 || !strings.HasPrefix(run.Reasons[0], `the case expects the tool "ad", which the server does not list (did you mean add?`) {
+			t.Errorf("run %d reasons %q: want the unlisted tool first", run.Run, run.Reasons)
+		}
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior/score"
+	"github.com/mcp-eval/mcp-eval-action/pkg/didyoumean"
 	"github.com/mcp-eval/mcp-eval-action/pkg/golden"
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
 	"github.com/mcp-eval/mcp-eval-action/pkg/spend"
@@ -57,7 +59,20 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 	byModel := make([][]score.Run, len(p.modelIDs))
 	var reused, fresh, stale, unanswered int
 	var oldest time.Duration
+	var listed []string
+	for _, t := range cfg.Tools {
+		listed = append(listed, t.Name)
+	}
 	for ci, c := range cfg.Set.Cases {
+		// A case that expects a tool the server does not list fails every
+		// run: its failing runs say so first, where a reviewer reads, not
+		// only the warning the golden set got before the run.
+		var unlisted []string
+		for _, st := range c.Steps() {
+			if !slices.Contains(listed, st.Tool) && !slices.Contains(unlisted, st.Tool) {
+				unlisted = append(unlisted, st.Tool)
+			}
+		}
 		for mi, id := range p.modelIDs {
 			ds := byPair[[2]int{ci, mi}]
 			sort.Slice(ds, func(i, j int) bool { return ds[i].run < ds[j].run })
@@ -97,6 +112,15 @@ func (p *Plan) assemble(results []done, m *spend.Meter) *Result {
 					served[mi] = d.tr.Served
 				}
 				reasons := d.s.allReasons()
+				if cr.Outcome == report.RunFail {
+					for _, u := range unlisted {
+						why := fmt.Sprintf("the case expects the tool %q, which the server does not list", u)
+						if near, ok := didyoumean.Nearest(u, listed); ok {
+							why += fmt.Sprintf(" (did you mean %s? fix the golden set or the server)", near)
+						}
+						reasons = append([]string{why}, reasons...)
+					}
+				}
 				if cr.Outcome != report.RunPass {
 					cr.Reasons = clipAll(reasons)
 					if len(reasons) > 0 {

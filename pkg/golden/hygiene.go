@@ -109,7 +109,7 @@ func toolWarnings(set *Set, toolNames []string) []Warning {
 			if !served[step.Tool] {
 				out = append(out, Warning{Code: WarnUnknownTool, Pos: c.Pos,
 					Msg:  fmt.Sprintf("case %q expects the tool %q, which the server does not list", c.ID, step.Tool),
-					Hint: suggest(step.Tool, toolNames) + "every run of this case will fail selection; fix the name or the server"})
+					Hint: suggest(step.Tool, toolNames) + "every run of this case will fail; fix the name or the server"})
 			}
 		}
 	}

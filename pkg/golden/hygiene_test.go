@@ -49,7 +49,7 @@ cases:
 		`small.yaml: warning: the set has 3 cases, fewer than 20 (each case moves an accuracy by 33 points; add cases until the scores mean something) [few-cases]`,
 		`small.yaml: warning: the set has 1 negative case (expect_tool: null), fewer than 4 (add prompts that must not call any tool (small talk, questions the tools cannot answer, near misses): without them over-triggering goes unmeasured) [few-negatives]`,
 		`small.yaml:3:5: warning: case "a": arg_match for "id" is the unanchored regex "C\\d", which accepts any value that merely contains a match (write regex:^C\d$ to match the whole value) [unanchored-regex]`,
-		`small.yaml:4:5: warning: case "b" expects the tool "send_mail", which the server does not list (did you mean send_email? every run of this case will fail selection; fix the name or the server) [unknown-tool]`,
+		`small.yaml:4:5: warning: case "b" expects the tool "send_mail", which the server does not list (did you mean send_email? every run of this case will fail; fix the name or the server) [unknown-tool]`,
 		`small.yaml: warning: no case expects the tool "lookup_region" (add a case whose prompt should select it: a description change there goes unnoticed, and so does another tool stealing its prompts) [untested-tool]`,
 		`small.yaml: warning: no case expects the tool "send_email" (add a case whose prompt should select it: a description change there goes unnoticed, and so does another tool stealing its prompts) [untested-tool]`,
 		`small.yaml: warning: no case expects the tool "slow_count" (add a case whose prompt should select it: a description change there goes unnoticed, and so does another tool stealing its prompts) [untested-tool]`,
