@@ -27,8 +27,8 @@ func TestCheckShowsTheFaultAndCountsItOnce(t *testing.T) {
 	for _, want := range []string{
 		"evidence: resources/read → HTTP 200 at /result/ttlMs: -1;",
 		"same fault as CACHE-1",
-		" 1 failed,",
-		"(not counted again: RSRC-2 = CACHE-1)",
+		" 2 failed,",
+		"(2 failed are 1 fault: RSRC-2 = CACHE-1)",
 		"CACHE-1, RSRC-2",
 	} {
 		if !strings.Contains(stdout, want) {

@@ -79,16 +79,22 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, wai
 		}
 	}
 	s := Summarize(rep)
-	// A result that repeats another's fault is one fault to fix: the
-	// terminal counts it once and names it.
-	once := s
-	once.Failed, once.Warned = s.Failed-s.RepeatFailed, s.Warned-s.RepeatWarned
-	p("\n%s", once.Line())
+	// The same counts as the Markdown and HTML say; a result that
+	// repeats another's fault is one fault to fix, named after them (a
+	// terminal that counted it once disagreed with the comment).
+	p("\n%d checks: %s", len(rep.Checks), s.Line())
 	if s.Flaky > 0 {
 		p(", %d flaky", s.Flaky)
 	}
 	if len(s.Repeats) > 0 {
-		p(" (not counted again: %s)", strings.Join(s.Repeats, ", "))
+		var are []string
+		if s.RepeatFailed > 0 {
+			are = append(are, fmt.Sprintf("%d failed are %s", s.Failed, plural(s.Failed-s.RepeatFailed, "fault", "faults")))
+		}
+		if s.RepeatWarned > 0 {
+			are = append(are, fmt.Sprintf("%s are %s", plural(s.Warned, "warning", "warnings"), plural(s.Warned-s.RepeatWarned, "fault", "faults")))
+		}
+		p(" (%s: %s)", strings.Join(are, ", "), strings.Join(s.Repeats, ", "))
 	}
 	p("\n")
 	if len(callSkips) > 0 {
