@@ -87,14 +87,11 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, wai
 		p(", %d flaky", s.Flaky)
 	}
 	if len(s.Repeats) > 0 {
-		var are []string
-		if s.RepeatFailed > 0 {
-			are = append(are, fmt.Sprintf("%d failed are %s", s.Failed, plural(s.Failed-s.RepeatFailed, "fault", "faults")))
-		}
+		what, n := "failed", s.Failed
 		if s.RepeatWarned > 0 {
-			are = append(are, fmt.Sprintf("%s are %s", plural(s.Warned, "warning", "warnings"), plural(s.Warned-s.RepeatWarned, "fault", "faults")))
+			what, n = "failed or warned", s.Failed+s.Warned
 		}
-		p(" (%s: %s)", strings.Join(are, ", "), strings.Join(s.Repeats, ", "))
+		p(" (%d %s are %s: %s)", n, what, plural(n-s.RepeatFailed-s.RepeatWarned, "fault", "faults"), strings.Join(s.Repeats, ", "))
 	}
 	p("\n")
 	if len(callSkips) > 0 {
