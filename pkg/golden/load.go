@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mcp-eval/mcp-eval-action/pkg/didyoumean"
 	"github.com/mcp-eval/mcp-eval-action/pkg/yamlsyntax"
 )
 
@@ -34,6 +36,14 @@ const (
 // file:line:column and a fix.
 func Load(path string) (*Set, error) {
 	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The path a user mistyped, with the one beside it they meant.
+		e := &Error{Pos: Position{File: path}, Msg: "no such file or directory", Hint: "the golden set is a YAML file or a directory of them: golden: in mcp-eval.yaml, --golden or the golden input"}
+		if near, ok := nearestSibling(path); ok {
+			e.Hint = "did you mean " + near + "?"
+		}
+		return nil, e
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading golden set: %w", err)
 	}
@@ -254,4 +264,29 @@ func quoteNode(n *yaml.Node) string {
 		s = s[:60] + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// nearestSibling is the YAML file or directory beside path whose name is
+// within two edits of path's, as the path would be written.
+func nearestSibling(path string) (string, bool) {
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	var names []string
+	for i, e := range entries {
+		if i == 1000 {
+			break // a directory that large holds no golden set
+		}
+		n := e.Name()
+		if e.IsDir() || strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") {
+			names = append(names, n)
+		}
+	}
+	near, ok := didyoumean.Nearest(filepath.Base(path), names)
+	if !ok {
+		return "", false
+	}
+	return filepath.Join(dir, near), true
 }

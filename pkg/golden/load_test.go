@@ -268,3 +268,20 @@ func TestPositionString(t *testing.T) {
 		}
 	}
 }
+
+// A golden path that does not exist says so at the path, with the YAML
+// file beside it that was likely meant.
+func TestLoadMissingPathSuggestsTheSibling(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tasks.yaml"), []byte("version: 1\ncases: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(filepath.Join(dir, "task.yaml"))
+	want := filepath.Join(dir, "task.yaml") + ": no such file or directory (did you mean " + filepath.Join(dir, "tasks.yaml") + "?)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Load = %v, want %q", err, want)
+	}
+	if _, err := Load(filepath.Join(dir, "elsewhere.yaml")); err == nil || !strings.Contains(err.Error(), "no such file or directory (the golden set is a YAML file") {
+		t.Errorf("nothing near: %v", err)
+	}
+}
