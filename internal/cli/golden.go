@@ -182,7 +182,13 @@ func (c *Command) draftWithModels(ctx context.Context, pl *pipeline.Plan, s pipe
 	err = draft.Rewrite(rctx, model, meter, d)
 	used := meter.Used()
 	fmt.Fprintf(c.Stdout, "drafting the prompts: %d model calls, %d tokens%s\n", used.Calls, used.Tokens, usdText(used))
-	if err != nil {
+	switch {
+	case errors.Is(err, llm.ErrInvalidOutput):
+		// The model was reached and answered, only not in the JSON asked
+		// for: the key and the name are fine, and the schema's prompts
+		// still make a draft.
+		fmt.Fprintf(c.Stderr, "mcp-eval golden init: warning: %s: the template prompts stay (a model that answers with structured output words them)\n", sanitizeText(err.Error()))
+	case err != nil:
 		c.errorf("golden init", "%s (check the key and the model name, or leave out --models to draft from the schemas)", explain(err))
 		return ExitError
 	}

@@ -280,6 +280,35 @@ func TestGoldenInitWithAModelDraftsPromptsAndMarksWhatItFails(t *testing.T) {
 	}
 }
 
+// A model that answers, but not with the JSON asked for, leaves the
+// template prompts: the draft is written and run, with a warning, not an
+// error that blames the key and the model name (a user's trial).
+func TestGoldenInitKeepsTemplatePromptsWhenTheModelWritesNoJSON(t *testing.T) {
+	e := newEvalEnvWith(t, "", func(r *llmfake.Request) llmfake.Reply {
+		if strings.Contains(r.System, "You write test prompts") {
+			return llmfake.Verdict("Sure! Here is a prompt: sort this out for me.")
+		}
+		if r.Output != nil {
+			return llmfake.Verdict(`{"verdict":"pass","reason":"fine"}`)
+		}
+		return llmfake.Text("I would rather not.")
+	})
+	out := e.path("golden/tasks.yaml")
+	code, stdout, stderr := e.run("golden", "init", "--config", e.path("mcp-eval.yaml"), "--url", e.url, "--out", out, "--models", "openai:gpt-5-mini")
+	if code != ExitOK {
+		t.Fatalf("exit %d, want the draft written\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "the template prompts stay") || strings.Contains(stderr, "check the key") {
+		t.Errorf("stderr %q: want a warning that the template prompts stay, not advice about the key", stderr)
+	}
+	set := checkDraft(t, out, listTools(t, target.Target{URL: e.url}))
+	for _, c := range set.Cases {
+		if slices.Contains(c.Tags, draft.TagModel) {
+			t.Errorf("%s: tagged as drafted by the model, whose answers were no JSON", c.ID)
+		}
+	}
+}
+
 // TestGoldenInitOnRealServers drafts the interop servers (other SDKs,
 // installed by scripts/setup-interop.sh) and runs each draft through eval
 // with the no-LLM baseline.
