@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/report"
@@ -61,5 +62,22 @@ func TestLexicalBaselineIsOneModel(t *testing.T) {
 		if l.Model != "" && l.Kind != report.LatencyModel && l.Model != id {
 			t.Errorf("latency row %s %s names %q, results %q", l.Kind, l.Subject, l.Model, id)
 		}
+	}
+}
+
+// probe tags a tool annotated destructive as it tags a read-only one:
+// what a user picking a --call-tool NAME needs to see (a user's trial).
+func TestProbeTagsDestructiveTools(t *testing.T) {
+	var b strings.Builder
+	printProbe(&b, &ProbeOutput{Tools: []ProbeTool{{Name: "get_book", ReadOnly: true}, {Name: "reserve_book", Destructive: true}, {Name: "renew_loan"}}})
+	out := b.String()
+	tags := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			tags[f[0]] = strings.Join(f[1:], " ")
+		}
+	}
+	if tags["get_book"] != "[read-only]" || tags["reserve_book"] != "[destructive]" || tags["renew_loan"] != "" {
+		t.Errorf("tags %q:\n%s", tags, out)
 	}
 }

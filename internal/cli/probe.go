@@ -39,6 +39,9 @@ type ProbeTool struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	ReadOnly    bool   `json:"readOnly"`
+	// Destructive: annotated destructiveHint: true (what a user picking
+	// a --call-tool NAME needs to see).
+	Destructive bool `json:"destructive,omitempty"`
 }
 
 func runProbe(ctx context.Context, c *Command, args []string) int {
@@ -81,7 +84,8 @@ func runProbe(ctx context.Context, c *Command, args []string) int {
 		out.ToolsError = err.Error()
 	} else {
 		for _, t := range tools.Tools {
-			out.Tools = append(out.Tools, ProbeTool{Name: t.Name, Description: firstLine(t.Description), ReadOnly: t.ReadOnly()})
+			destructive := t.Annotations != nil && t.Annotations.DestructiveHint != nil && *t.Annotations.DestructiveHint && !t.ReadOnly()
+			out.Tools = append(out.Tools, ProbeTool{Name: t.Name, Description: firstLine(t.Description), ReadOnly: t.ReadOnly(), Destructive: destructive})
 		}
 		out.DroppedTools = append(out.DroppedTools, tools.Dropped...)
 	}
@@ -140,8 +144,11 @@ func printProbe(w io.Writer, o *ProbeOutput) {
 	}
 	for _, t := range o.Tools {
 		ro := ""
-		if t.ReadOnly {
+		switch {
+		case t.ReadOnly:
 			ro = " [read-only]"
+		case t.Destructive:
+			ro = " [destructive]"
 		}
 		fmt.Fprintf(w, "  %-*s  %s%s\n", width, sanitize(t.Name), sanitize(t.Description), ro)
 	}
