@@ -110,13 +110,6 @@ func (x *MCPExecutor) client(ctx context.Context) *mcpclient.Client {
 	return x.Client
 }
 
-// Reopened is how often the server was started again.
-func (x *MCPExecutor) Reopened() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.reopened
-}
-
 // DefaultMaxResultBytes is how much of one tool result a model sees: more
 // than any sensible answer, less than a runaway server can send.
 const DefaultMaxResultBytes = 16 << 10
@@ -135,6 +128,7 @@ func (x *MCPExecutor) Call(ctx context.Context, name string, args json.RawMessag
 		args = json.RawMessage(`{}`)
 	}
 	cl := x.client(ctx)
+	start = time.Now() // a new process's start is not the tool's time
 	res, err := cl.CallTool(ctx, name, args)
 	if err == nil && res.InputRequired != nil {
 		var missing *MissingInputError
