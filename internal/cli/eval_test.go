@@ -525,6 +525,11 @@ func TestEvalServerLostMidRunIsOneCause(t *testing.T) {
 	if !strings.Contains(comment, "errored on 2 models") || strings.Contains(comment, "errored on this model for the reason below") {
 		t.Errorf("the lost server is not one item over both models:\n%s", comment)
 	}
+	for _, it := range rep.Gate.Items {
+		if it.Kind == report.KindTool && it.Layer == 1 {
+			t.Errorf("a tool is said to answer only errors, from calls lost with the server: %+v", it)
+		}
+	}
 	att := render.BuildAttention(rep)
 	errored := 0
 	for _, it := range att.Items {

@@ -98,7 +98,9 @@ func (e *evaluation) brokenTools() {
 		if c.example != "" {
 			reason += fmt.Sprintf(", e.g. %q", c.example)
 		}
-		reason += fmt.Sprintf("; %s that called it passed on the choice of tool and arguments, though the tool did nothing", plural(c.passing, "run", "runs"))
+		if c.passing > 0 {
+			reason += fmt.Sprintf("; %s that called it passed on the choice of tool and arguments, though the tool did nothing", plural(c.passing, "run", "runs"))
+		}
 		e.add(report.GateItem{Layer: 1, Kind: report.KindTool, Subject: name, Status: report.ItemWarn,
 			Rule:   fmt.Sprintf("a tool the models call answers at least one of its calls (of %d or more) with something other than an error (a warning)", toolErrorMinCalls),
 			Reason: reason})
@@ -120,7 +122,9 @@ func toolCallsOf(rep *report.Report) map[string]toolCalls {
 	out := map[string]toolCalls{}
 	for _, r := range rep.Behavior.Results {
 		for _, run := range r.Runs {
-			if run.Trajectory == nil {
+			if run.Trajectory == nil || run.Outcome == report.RunError {
+				// A run that errored (the server lost, a provider
+				// down) says nothing of what the tool answers.
 				continue
 			}
 			called := map[string]bool{}
