@@ -25,6 +25,7 @@ type htmlView struct {
 	Links        []htmlLink
 	Attention    []htmlAttention
 	Baseline     string
+	Compared     bool // a baseline was compared with: the Δ figures mean something
 	Notes        []string
 	Skipped      []htmlKV // Layer 0 checks that did not run, and why
 	Suites       []htmlSuite
@@ -246,6 +247,7 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 		v.Attention = htmlAttentionItems(rep)
 		switch b := g.Baseline; {
 		case b != nil:
+			v.Compared = true
 			v.Baseline = line(b.Path)
 			if b.Commit != "" {
 				v.Baseline += " · commit " + line(shortSHA(b.Commit))
