@@ -259,11 +259,9 @@ func Resolve(s Settings, env Env) (*Plan, error) {
 // targetNamed is the server as errors name it: where it is, and the
 // setting that said so when that was not a flag.
 func (p *Plan) targetNamed() string {
-	d := p.TargetDesc
-	if p.Target.URL != "" {
-		d = "the server at " + p.Target.URL
-	} else if p.Target.Argv != nil {
-		d = "the server started by " + strings.TrimPrefix(p.TargetDesc, "stdio ")
+	d := "the server started by " + p.Target.Describe()
+	if p.Target.Kind() == "http" {
+		d = "the server at " + p.Target.Describe()
 	}
 	if p.TargetFrom != "" {
 		d += " (" + p.TargetFrom + ")"
