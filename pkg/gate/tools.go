@@ -96,7 +96,7 @@ func (e *evaluation) brokenTools() {
 		}
 		reason := fmt.Sprintf("all %d calls of %s in Layer 1 (%s) answered an error result", c.calls, name, plural(len(c.models), "model", "models"))
 		if c.example != "" {
-			reason += fmt.Sprintf(", e.g. %q", c.example)
+			reason += ", e.g. " + c.example
 		}
 		if c.passing > 0 {
 			reason += fmt.Sprintf("; %s that called it passed on the choice of tool and arguments, though the tool did nothing", plural(c.passing, "run", "runs"))
@@ -112,7 +112,7 @@ func (e *evaluation) brokenTools() {
 type toolCalls struct {
 	calls, errors, passing int
 	models                 []string
-	example                string // the first error result, clipped
+	example                string // the first error result, clipped and quoted (clipCause)
 }
 
 func toolCallsOf(rep *report.Report) map[string]toolCalls {
@@ -138,7 +138,7 @@ func toolCallsOf(rep *report.Report) map[string]toolCalls {
 					if call.IsError {
 						c.errors++
 						if c.example == "" {
-							c.example = clipRunes(strings.TrimSpace(call.Result), 80)
+							c.example = clipCause(strings.TrimSpace(call.Result))
 						}
 					}
 					if !slices.Contains(c.models, r.Model) {
@@ -154,15 +154,6 @@ func toolCallsOf(rep *report.Report) map[string]toolCalls {
 		}
 	}
 	return out
-}
-
-// clipRunes cuts s to at most n runes, marking the cut.
-func clipRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 const (
