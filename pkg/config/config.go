@@ -774,50 +774,44 @@ func (c *Config) validate(path string, src []byte, opts Options) []*Error {
 // in eval's mapping, not conformance's), through block and flow style
 // alike; 0 when the file does not write it.
 func lineOf(root *yaml.Node, dotted string) int {
+	if k, _ := keyAt(root, dotted); k != nil {
+		return k.Line
+	}
+	return 0
+}
+
+// keyAt is the key node a dotted path names and its value (the last of a
+// mapping's keys of that name, as yaml.v3 decodes it); nil, nil when the
+// file does not write it.
+func keyAt(root *yaml.Node, dotted string) (key, value *yaml.Node) {
 	n := root
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]
 	}
-	line := 0
-	for _, key := range strings.Split(dotted, ".") {
+	for _, name := range strings.Split(dotted, ".") {
 		if n == nil || n.Kind != yaml.MappingNode {
-			return 0
+			return nil, nil
 		}
-		var next *yaml.Node
+		key, value = nil, nil
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				line, next = n.Content[i].Line, n.Content[i+1]
+			if n.Content[i].Value == name {
+				key, value = n.Content[i], n.Content[i+1]
 			}
 		}
-		if next == nil {
-			return 0
-		}
-		n = next
+		n = value
 	}
-	return line
+	return key, value
 }
 
 // decodesAlone says whether the value a dotted key names decodes into its
 // Config field on its own; false when either cannot be found.
 func decodesAlone(root *yaml.Node, dotted string) bool {
-	if dotted == "" {
+	_, v := keyAt(root, dotted)
+	if v == nil {
 		return false
-	}
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
 	}
 	t := reflect.TypeOf(Config{})
 	for _, key := range strings.Split(dotted, ".") {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return false
-		}
-		var next *yaml.Node
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			if n.Content[j].Value == key {
-				next = n.Content[j+1]
-			}
-		}
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
@@ -833,9 +827,8 @@ func decodesAlone(root *yaml.Node, dotted string) bool {
 		default:
 			return false
 		}
-		n = next
 	}
-	return n != nil && n.Decode(reflect.New(t).Interface()) == nil
+	return v.Decode(reflect.New(t).Interface()) == nil
 }
 
 // fieldByTag is t's field whose yaml tag names key.
@@ -852,26 +845,14 @@ func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
 // lineOfItem is the line of the i-th item of the sequence a dotted path
 // names, or of its key when the value is not a sequence that long.
 func lineOfItem(root *yaml.Node, dotted string, i int) int {
-	n := root
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
+	k, v := keyAt(root, dotted)
+	switch {
+	case v != nil && v.Kind == yaml.SequenceNode && i < len(v.Content):
+		return v.Content[i].Line
+	case k != nil:
+		return k.Line
 	}
-	for _, key := range strings.Split(dotted, ".") {
-		if n == nil || n.Kind != yaml.MappingNode {
-			return lineOf(root, dotted)
-		}
-		var next *yaml.Node
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			if n.Content[j].Value == key {
-				next = n.Content[j+1]
-			}
-		}
-		n = next
-	}
-	if n != nil && n.Kind == yaml.SequenceNode && i < len(n.Content) {
-		return n.Content[i].Line
-	}
-	return lineOf(root, dotted)
+	return 0
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
