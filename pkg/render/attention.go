@@ -318,12 +318,7 @@ func (c *attnContext) attachGate(a *AttentionItem, it report.GateItem) {
 // fault (SameAs), gated or not, in report order.
 func (c *attnContext) finish(a *AttentionItem) {
 	if a.Kind == report.KindCase && a.Status == report.ItemError && a.Cause != nil && serverLost(a.Cause.Reason) {
-		models := decidedModels(a)
-		on := "this model"
-		if len(models) > 1 {
-			a.Model, a.Models = "", models
-			on = plural(len(models), "model", "models") + " (" + strings.Join(models, ", ") + ")"
-		}
+		on := spanModels(a)
 		a.Why = report.ServerLost
 		a.Sentence = fmt.Sprintf("%s errored on %s because %s (the first run below): no verdict on the models, so not judged; what stopped the server is the thing to fix", plural(len(a.Rules), "case", "cases"), on, report.ServerLost)
 		if c.rep.Telemetry != nil {
@@ -335,11 +330,7 @@ func (c *attnContext) finish(a *AttentionItem) {
 		return
 	}
 	if a.Kind == report.KindCase && a.Status == report.ItemError && (len(a.Rules) > 1 || len(decidedModels(a)) > 1) {
-		on := "this model"
-		if models := decidedModels(a); len(models) > 1 {
-			a.Model, a.Models = "", models
-			on = plural(len(models), "model", "models") + " (" + strings.Join(models, ", ") + ")"
-		}
+		on := spanModels(a)
 		a.Sentence = fmt.Sprintf("%s errored on %s for the reason below: the harness, the provider or the server could not complete their runs, which is no verdict on the model, so they are not judged", plural(len(a.Rules), "case", "cases"), on)
 		a.Where = "" // the cases' files and lines are in the report
 		return
@@ -822,6 +813,17 @@ func costLimit(it report.GateItem) string {
 		return "at most " + strconv.FormatFloat(100**it.Limit, 'g', 6, 64) + "% over the baseline"
 	}
 	return "at most " + usdText(*it.Limit)
+}
+
+// spanModels says which models a group of cases not judged covers, "this
+// model" or "2 models (m1, m2)"; a group over several names no one model.
+func spanModels(a *AttentionItem) string {
+	models := decidedModels(a)
+	if len(models) < 2 {
+		return "this model"
+	}
+	a.Model, a.Models = "", models
+	return plural(len(models), "model", "models") + " (" + strings.Join(models, ", ") + ")"
 }
 
 // decidedModels are the models an item's gate items name, in order.
