@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
+	if len(os.Args) >= 3 && os.Args[1] == lateQuickArg {
+		proxy(os.Args[1], os.Args[2], os.Args[3:]...)
+		return
+	}
 	if len(os.Args) == 2 && os.Args[1] == busyLegacyArg {
 		busyLegacy()
 		return
@@ -86,6 +90,13 @@ const (
 	// time (notifications at once): a server that answers its requests
 	// concurrently, its errors slower than its results.
 	lateErrorsArg = "mcpeval-late-errors"
+	// lateQuickArg: the four lines that follow STDIO-5's first streaming
+	// call (its progressToken "mcp-eval-stdio5") are passed on 0.5 s
+	// after it, when the reference server's count of 20 steps has ended,
+	// and 0.1 s apart: its quick requests come too late, and one at a
+	// time, once, as on a machine too loaded to send them. The server's
+	// argv follows the mode.
+	lateQuickArg = "mcpeval-late-quick"
 )
 
 func busyLegacy() {
@@ -111,8 +122,8 @@ func busyLegacy() {
 	os.Exit(0)
 }
 
-func proxy(mode, server string) {
-	cmd := exec.Command(server)
+func proxy(mode, server string, args ...string) {
+	cmd := exec.Command(server, args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	var out io.ReadCloser
 	var err error
@@ -137,8 +148,19 @@ func proxy(mode, server string) {
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	var held time.Time // lateQuickArg: the next line waits until then
+	late := 0          // lateQuickArg: lines held so far
 	for n := 1; sc.Scan(); n++ {
 		line := append(sc.Bytes(), '\n')
+		if mode == lateQuickArg {
+			if !held.IsZero() && late < stdioInterleaved {
+				time.Sleep(time.Until(held))
+				held, late = time.Now().Add(100*time.Millisecond), late+1
+			}
+			if held.IsZero() && strings.Contains(string(line), `"progressToken":"mcp-eval-stdio5"`) {
+				held = time.Now().Add(500 * time.Millisecond)
+			}
+		}
 		if mode == afterProbeArg && n > 1 || mode == afterTwoArg && n > 2 {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -327,106 +328,24 @@ var STDIO5 = &check.Check{
 				}
 			}
 		}
-		type answer struct {
-			what string
-			resp *mcpclient.Response
-			err  error
-		}
-		answers := make(chan answer, stdioInterleaved*stdioRounds)
-		streamed := make(chan answer, 1)
-		token := "mcp-eval-stdio5"
-		var (
-			mu    sync.Mutex
-			notes []*jsonrpc.Message // what the streaming call received, as it came
-		)
-		ended := make(chan struct{})
-		if es.progress != nil {
-			// The rule is about requests that arrive while the streaming
-			// call runs, so the quick requests wait for its first
-			// notification: then the server is busy with it, whatever the
-			// scheduler did (a delay guessed here made a server that
-			// serves one request at a time pass by chance).
-			busy := make(chan struct{}, 1)
-			go func() {
-				resp, err := c.Do(ctx, "tools/call", map[string]any{"name": es.progress.Tool.Name, "arguments": args},
-					mcpclient.WithProgressToken(token), mcpclient.WithNotificationHook(func(m *jsonrpc.Message) {
-						mu.Lock()
-						if len(notes) < 64 {
-							notes = append(notes, m)
-						}
-						mu.Unlock()
-						select {
-						case busy <- struct{}{}:
-						default:
-						}
-					}))
-				streamed <- answer{"tools/call " + es.progress.Tool.Name, resp, err}
-				close(ended)
-			}()
-			select {
-			case <-busy:
-			case <-ended:
-			case <-time.After(stdioBusyWait):
-			case <-ctx.Done():
-			}
-		} else {
-			close(ended)
-		}
+		// A trial whose streaming call ended before any quick answer came
+		// back interleaved nothing, so it cannot tell a server that
+		// serves one request at a time (whose "busy" errors come only
+		// while the call runs) from one that serves them together: a
+		// loaded machine may delay the quick requests past a short call.
+		// Another trial, on the same process, gets another chance.
 		quickList := stdioQuickList(p.Env.Facts)
-		// A quick request answered before the streaming call was is one
-		// the server served while busy with it: only those were
-		// interleaved. A loaded machine may be slow to send a round, so
-		// rounds go on until one lands while the call runs (or it ends).
-		var during atomic.Int32
+		var trials []*stdio5Trial
 		sent := 0
-		for round := 0; round < stdioRounds; round++ {
-			var quick sync.WaitGroup
-			for i := 0; i < stdioInterleaved; i++ {
-				m := "server/discover"
-				if i%2 == 1 && quickList != "" {
-					m = quickList
-				}
-				quick.Add(1)
-				sent++
-				go func() {
-					defer quick.Done()
-					resp, err := c.Do(ctx, m, nil)
-					select {
-					case <-ended:
-					default:
-						during.Add(1)
-					}
-					answers <- answer{m, resp, err}
-				}()
-			}
-			quick.Wait()
-			if during.Load() > 0 || ctx.Err() != nil {
+		for attempt := 0; attempt < stdio5Trials; attempt++ {
+			t := stdio5Try(ctx, c, es.progress, args, quickList, attempt)
+			trials, sent = append(trials, t), sent+t.sent
+			if t.overlapped() || es.progress == nil || ctx.Err() != nil || t.anyError() {
 				break
 			}
-			select {
-			case <-ended:
-				round = stdioRounds
-			default:
-			}
 		}
-		overlapped := during.Load() > 0
-		select {
-		case <-ended:
-		case <-time.After(stdioBusyWait):
-			// A call still counting is not a fault: its process is
-			// closed with the check.
-		case <-ctx.Done():
-		}
-		close(answers)
-		all := []answer{}
-		for a := range answers {
-			all = append(all, a)
-		}
-		select {
-		case a := <-streamed:
-			all = append(all, a)
-		default:
-		}
+		t := trials[len(trials)-1]
+		all, overlapped := t.all, t.overlapped()
 		for _, a := range all {
 			ev := check.FromResponse(a.resp)
 			streaming := strings.HasPrefix(a.what, "tools/call")
@@ -447,23 +366,165 @@ var STDIO5 = &check.Check{
 				p.Failf(atResponse(ev, a.resp, "/error/code"), "%s sent among interleaved requests got error %d (%s)", a.what, a.resp.Error.Code, jsonrpc.Clip(a.resp.Error.Message, 120))
 			}
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, m := range notes {
-			if m.Method == "notifications/progress" && !jsonrpc.SameID(progParams(m)["progressToken"], jsonrpc.StringID(token)) {
-				p.Failf(check.AtMessage(&check.Evidence{Transport: "stdio"}, m, "/params/progressToken"), "progress for the interleaved call carried token %s, want %q", jsonrpc.Clip(string(progParams(m)["progressToken"]), 40), token)
+		for _, t := range trials {
+			for _, m := range t.notes {
+				if m.Method == "notifications/progress" && !jsonrpc.SameID(progParams(m)["progressToken"], jsonrpc.StringID(t.token)) {
+					p.Failf(check.AtMessage(&check.Evidence{Transport: "stdio"}, m, "/params/progressToken"), "progress for the interleaved call carried token %s, want %q", jsonrpc.Clip(string(progParams(m)["progressToken"]), 40), t.token)
+				}
 			}
 		}
 		switch {
 		case overlapped:
-			p.Passf(nil, "%d concurrent requests were answered, %d of them while %s streamed progress", sent, during.Load(), es.progress.Tool.Name)
+			p.Passf(nil, "%d concurrent requests were answered, %d of them while %s streamed progress%s", sent, t.during.Load(), es.progress.Tool.Name, stdio5Which(len(trials)))
 		case es.progress != nil:
-			p.Passf(nil, "%d concurrent requests were answered; %s ended before they were, so they were not interleaved with a streaming call", sent, es.progress.Tool.Name)
+			p.Passf(nil, "%d concurrent requests were answered; %s ended before they were in each of %d calls, so they were not interleaved with a streaming call", sent, es.progress.Tool.Name, len(trials))
 		default:
 			p.Passf(nil, "%d concurrent requests were answered (no tool that streams progress was found to interleave them with)", stdioInterleaved)
 		}
 		return nil
 	},
+}
+
+// stdio5Which says which streaming call the quick requests overlapped,
+// when it was not the first.
+func stdio5Which(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (call %d: the earlier ones ended first)", n)
+}
+
+// stdio5Trials bounds how many streaming calls STDIO-5 makes to get
+// quick requests answered while one runs.
+const stdio5Trials = 3
+
+type stdio5Answer struct {
+	what string
+	resp *mcpclient.Response
+	err  error
+}
+
+// stdio5Trial is one streaming call of STDIO-5 and the rounds of quick
+// requests sent while it ran.
+type stdio5Trial struct {
+	token  string             // the streaming call's progressToken
+	all    []stdio5Answer     // the quick answers, then the streaming call's
+	notes  []*jsonrpc.Message // what the streaming call received, as it came
+	sent   int                // quick requests
+	during atomic.Int32       // quick answers that came back before the call's
+}
+
+func (t *stdio5Trial) overlapped() bool { return t.during.Load() > 0 }
+
+// anyError says whether a request of the trial drew an error or no
+// answer: that is judged whether or not the call was still running.
+func (t *stdio5Trial) anyError() bool {
+	for _, a := range t.all {
+		if a.err != nil || (a.resp != nil && a.resp.Error != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// stdio5Try makes one trial on c: the streaming call (when progress is
+// a tool that streams it) and rounds of quick requests once its
+// first notification came.
+func stdio5Try(ctx context.Context, c *mcpclient.Client, progress *progEmitter, args map[string]any, quickList string, attempt int) *stdio5Trial {
+	t := &stdio5Trial{token: "mcp-eval-stdio5"}
+	if attempt > 0 {
+		t.token = fmt.Sprintf("mcp-eval-stdio5-%d", attempt+1)
+	}
+	answers := make(chan stdio5Answer, stdioInterleaved*stdioRounds)
+	streamed := make(chan stdio5Answer, 1)
+	var mu sync.Mutex
+	ended := make(chan struct{})
+	if progress != nil {
+		// The rule is about requests that arrive while the streaming
+		// call runs, so the quick requests wait for its first
+		// notification: then the server is busy with it, whatever the
+		// scheduler did (a delay guessed here made a server that
+		// serves one request at a time pass by chance).
+		busy := make(chan struct{}, 1)
+		go func() {
+			resp, err := c.Do(ctx, "tools/call", map[string]any{"name": progress.Tool.Name, "arguments": args},
+				mcpclient.WithProgressToken(t.token), mcpclient.WithNotificationHook(func(m *jsonrpc.Message) {
+					mu.Lock()
+					if len(t.notes) < 64 {
+						t.notes = append(t.notes, m)
+					}
+					mu.Unlock()
+					select {
+					case busy <- struct{}{}:
+					default:
+					}
+				}))
+			streamed <- stdio5Answer{"tools/call " + progress.Tool.Name, resp, err}
+			close(ended)
+		}()
+		select {
+		case <-busy:
+		case <-ended:
+		case <-time.After(stdioBusyWait):
+		case <-ctx.Done():
+		}
+	} else {
+		close(ended)
+	}
+	// A quick request answered before the streaming call was is one
+	// the server served while busy with it: only those were
+	// interleaved. A loaded machine may be slow to send a round, so
+	// rounds go on until one lands while the call runs (or it ends).
+	for round := 0; round < stdioRounds; round++ {
+		var quick sync.WaitGroup
+		for i := 0; i < stdioInterleaved; i++ {
+			m := "server/discover"
+			if i%2 == 1 && quickList != "" {
+				m = quickList
+			}
+			quick.Add(1)
+			t.sent++
+			go func() {
+				defer quick.Done()
+				resp, err := c.Do(ctx, m, nil)
+				select {
+				case <-ended:
+				default:
+					t.during.Add(1)
+				}
+				answers <- stdio5Answer{m, resp, err}
+			}()
+		}
+		quick.Wait()
+		if t.overlapped() || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ended:
+			round = stdioRounds
+		default:
+		}
+	}
+	select {
+	case <-ended:
+	case <-time.After(stdioBusyWait):
+		// A call still counting is not a fault: its process is
+		// closed with the check.
+	case <-ctx.Done():
+	}
+	close(answers)
+	for a := range answers {
+		t.all = append(t.all, a)
+	}
+	select {
+	case a := <-streamed:
+		t.all = append(t.all, a)
+	default:
+	}
+	mu.Lock()
+	t.notes = slices.Clone(t.notes)
+	mu.Unlock()
+	return t
 }
 
 var stdioFamily = family{name: "STDIO", title: "stdio", checks: []*check.Check{STDIO1, STDIO2, STDIO3, STDIO4, STDIO5}}

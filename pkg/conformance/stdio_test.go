@@ -159,3 +159,34 @@ func TestSTDIO5MutantFailsUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestSTDIO5CallsAgainWhenTheQuickRequestsCameLate: when the first
+// streaming call ended before the quick requests reached the server (a
+// loaded machine), STDIO-5 calls again instead of passing on requests
+// that were never interleaved, so a server that serves one request at a
+// time is still caught.
+func TestSTDIO5CallsAgainWhenTheQuickRequestsCameLate(t *testing.T) {
+	for _, tc := range []struct {
+		breaks string
+		want   check.Verdict
+		says   string
+	}{
+		{"", check.Passed, "(call 2: the earlier ones ended first)"},
+		{"STDIO-5", check.Failed, "busy with another request"},
+	} {
+		argv := []string{os.Args[0], lateQuickArg, exampleServer}
+		if tc.breaks != "" {
+			argv = append(argv, "--break", tc.breaks)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		rep, _, err := Run(ctx, Target{Argv: argv}, Options{Options: check.Options{Runs: 1, Only: []string{"STDIO-5"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 10 * time.Second})
+		cancel()
+		if err != nil || len(rep.Checks) != 1 {
+			t.Fatalf("--break %q: %v (%d results)", tc.breaks, err, len(rep.Checks))
+		}
+		r := rep.Checks[0]
+		if r.Verdict != tc.want || !strings.Contains(r.Outcome.Message, tc.says) {
+			t.Errorf("--break %q: STDIO-5 %s: %s; want %s saying %q", tc.breaks, r.Verdict, r.Outcome.Message, tc.want, tc.says)
+		}
+	}
+}
