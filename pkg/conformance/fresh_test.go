@@ -789,3 +789,23 @@ func TestStartsThatWaitRunBesideEachOther(t *testing.T) {
 		})
 	}
 }
+
+// TestNewProcessesOfAServerWithoutResultTypeAreJudged: a server whose
+// results lack resultType answers the probe, but not as a modern server
+// does; the run checks it as a modern one, and so must the checks that
+// take a new process, instead of counting each start as failed and
+// leaving them unjudged.
+func TestNewProcessesOfAServerWithoutResultTypeAreJudged(t *testing.T) {
+	rep, got := runChecks(t, refTarget(t, "stdio", "RES-1"), 1, "STATE-1", "STDIO-5", "CANC-2", "RES-1")
+	if len(rep.Notes) == 0 || !strings.Contains(strings.Join(rep.Notes, "\n"), "checked as a modern server") {
+		t.Fatalf("the run's own process was not checked as modern after its probe: notes %q", rep.Notes)
+	}
+	for _, id := range []string{"STATE-1", "STDIO-5", "CANC-2"} {
+		if r := got[id]; r.Verdict == check.Errored || r.Verdict == "" {
+			t.Errorf("%s on a server without resultType: %s: %s", id, r.Verdict, r.Outcome.Message)
+		}
+	}
+	if r := got["RES-1"]; r.Verdict != check.Failed {
+		t.Errorf("RES-1 on its mutant: %s: %s", r.Verdict, r.Outcome.Message)
+	}
+}

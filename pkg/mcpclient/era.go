@@ -81,10 +81,34 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Client, e
 	if err != nil {
 		return c, err
 	}
+	if era == "" && cfg.KnownModern {
+		// The run checks this server as a modern one, so a new process
+		// that answered the probe as the others did is that server: what
+		// its answer lacks (a resultType, say) is for the checks to
+		// judge (RES-1, DISC-2). Taken for a failed start, every check
+		// on a new process went unjudged.
+		c.keptModern(why)
+		return c, nil
+	}
 	if era == "" {
 		return c, c.initialize(ctx, why)
 	}
 	return c, nil
+}
+
+// keptModern makes c modern after a probe that answered, but not as a
+// modern server does (why), keeping what the answer says of the server.
+func (c *Client) keptModern(why string) {
+	c.mu.Lock()
+	resp := c.info.Discover
+	c.info.Probe = append(c.info.Probe, ProbeStep{Method: "server/discover", Version: Latest, Outcome: "kept as a modern server, as the run checks it, after: " + why})
+	c.mu.Unlock()
+	var dr DiscoverResult
+	if resp != nil && resp.Error == nil && json.Unmarshal(resp.Result, &dr) == nil {
+		c.setModern(Latest, &dr)
+		return
+	}
+	c.setModern(Latest, nil)
 }
 
 // New returns a client that has not talked to the server: no probe, no
