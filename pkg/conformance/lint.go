@@ -211,9 +211,13 @@ func lintRun(judge func(p *check.Pass, ts []lintTool)) func(p *check.Pass) error
 // reads it (package toolschema): through local $refs and nullable
 // wrappers. A $ref that cannot be followed is SCHEMA-2's (unresolvable)
 // or SCHEMA-3's (loop) to report, with evidence, as a MUST; a LINT
-// finding saying it again would report one fault twice.
+// finding saying it again would report one fault twice. So is a tool
+// listed again under a name already read, TOOL-5's to report: linted
+// again, it made LINT-5 find a tool's description a near-duplicate of
+// its own.
 func lintTools(lr *mcpclient.ListResult) []lintTool {
 	var out []lintTool
+	seen := map[string]bool{}
 	for _, pg := range lr.Pages {
 		if pg.Response == nil {
 			continue
@@ -234,9 +238,10 @@ func lintTools(lr *mcpclient.ListResult) []lintTool {
 				Properties map[string]json.RawMessage `json:"properties"`
 				Required   []string                   `json:"required"`
 			}
-			if json.Unmarshal(raw, &t) != nil || (len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &in) != nil) {
+			if json.Unmarshal(raw, &t) != nil || (len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &in) != nil) || seen[t.Name] {
 				continue
 			}
+			seen[t.Name] = true
 			lt := lintTool{Name: t.Name, Description: t.Description, resp: pg.Response, index: i}
 			names := make([]string, 0, len(in.Properties))
 			for n := range in.Properties {

@@ -139,6 +139,28 @@ func TestLintFindsBadDescriptions(t *testing.T) {
 	}
 }
 
+// A tool listed twice is TOOL-5's finding; the lint reads the first and
+// does not find the second a near-duplicate of it, nor lint it again.
+func TestLintReadsATwiceListedToolOnce(t *testing.T) {
+	tools := `[
+	 {"name":"get_order","description":"Get one order of a customer by its order id.","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}},
+	 {"name":"get_order","description":"Get one order of a customer by its order id.","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}},
+	 {"name":"list_regions","description":"List the sales regions with their codes and names.","inputSchema":{"type":"object"}}
+	]`
+	srv := refserver.New(refserver.Options{})
+	t.Cleanup(srv.Close)
+	_, res := runChecks(t, serveHTTP(t, relisting{next: srv.Handler(), tools: tools}), 1, "LINT", "TOOL-5")
+	if r := res["TOOL-5"]; r.Verdict != check.Warned || !strings.Contains(r.Outcome.Message, `"get_order"`) {
+		t.Errorf("TOOL-5 on a tool listed twice: %s: %s", r.Verdict, r.Outcome.Message)
+	}
+	if r := res["LINT-5"]; r.Verdict != check.Passed {
+		t.Errorf("LINT-5 on a tool listed twice: %s: %s", r.Verdict, r.Outcome.Message)
+	}
+	if r := res["LINT-2"]; r.Verdict != check.Warned || len(r.Outcome.Details) != 0 {
+		t.Errorf("LINT-2 on a tool listed twice: %s: %s %q, want one finding", r.Verdict, r.Outcome.Message, r.Outcome.Details)
+	}
+}
+
 // The lint runs on servers written by others and judges them without a
 // harness error: each result is pass or warn.
 func TestLintOnRealServers(t *testing.T) {
