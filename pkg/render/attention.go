@@ -525,6 +525,12 @@ func (c *attnContext) checkSentence(it report.GateItem) string {
 	if it.New.K == 0 && it.New.N > 1 {
 		s = fmt.Sprintf("Failed all %d runs", it.New.N)
 	}
+	if w := c.checks[it.Subject].Watched; w != nil && w.Offending > 0 && it.New.N > 1 {
+		// The watch on every exchange counts as one run more than the
+		// check's own (check.Monitors.Apply): a reader who sees "6 runs"
+		// beside "MUST checks ran 5 times" is told why.
+		s += fmt.Sprintf(" (%d of its own and its watch on every exchange)", it.New.N-1)
+	}
 	switch {
 	case it.Status == report.ItemKnown && it.Baseline != nil:
 		return s + fmt.Sprintf(", as in the baseline (%s): a known failure, not a new one", kOfNText(*it.Baseline))

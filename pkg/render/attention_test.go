@@ -485,3 +485,24 @@ func TestWaivedCaseComesAfterTheFailuresThatCount(t *testing.T) {
 		t.Errorf("the comment lists the waived case as one to look at:\n%s", m)
 	}
 }
+
+// A check whose watch on every exchange saw its rule broken has one run
+// more than the check's own; the sentence says so, so that "6 runs"
+// beside "MUST checks ran 5 times" reads as meant.
+func TestAttentionSaysARunIsTheWatch(t *testing.T) {
+	rep := loadFixture(t, "l0regress")
+	for i, c := range rep.Conformance.Checks {
+		if c.ID == "TOOL-3" {
+			rep.Conformance.Checks[i].Watched = &report.Watched{Exchanges: 40, Offending: 1}
+		}
+	}
+	var got string
+	for _, it := range render.BuildAttention(rep).Items {
+		if it.Subject == "TOOL-3" {
+			got = it.Sentence
+		}
+	}
+	if want := "Failed 1 of 5 runs (4 of its own and its watch on every exchange) after passing 5/5 in the baseline"; !strings.HasPrefix(got, want) {
+		t.Errorf("TOOL-3's sentence %q, want it to begin %q", got, want)
+	}
+}
