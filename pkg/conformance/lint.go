@@ -212,12 +212,12 @@ func lintRun(judge func(p *check.Pass, ts []lintTool)) func(p *check.Pass) error
 // wrappers. A $ref that cannot be followed is SCHEMA-2's (unresolvable)
 // or SCHEMA-3's (loop) to report, with evidence, as a MUST; a LINT
 // finding saying it again would report one fault twice. So is a tool
-// listed again under a name already read, TOOL-5's to report: linted
-// again, it made LINT-5 find a tool's description a near-duplicate of
-// its own.
+// listed again as it was (TOOL-5 reports the name): linted again, its
+// findings came twice. A second definition under the name is linted:
+// a client keeping the last one shows a model that one.
 func lintTools(lr *mcpclient.ListResult) []lintTool {
 	var out []lintTool
-	seen := map[string]bool{}
+	seen := map[string]string{} // name → the raw tool read under it
 	for _, pg := range lr.Pages {
 		if pg.Response == nil {
 			continue
@@ -238,10 +238,12 @@ func lintTools(lr *mcpclient.ListResult) []lintTool {
 				Properties map[string]json.RawMessage `json:"properties"`
 				Required   []string                   `json:"required"`
 			}
-			if json.Unmarshal(raw, &t) != nil || (len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &in) != nil) || seen[t.Name] {
+			if json.Unmarshal(raw, &t) != nil || (len(t.InputSchema) > 0 && json.Unmarshal(t.InputSchema, &in) != nil) {
 				continue
 			}
-			seen[t.Name] = true
+			if first, ok := seen[t.Name]; ok && first == string(raw) {
+				continue
+			}
 			lt := lintTool{Name: t.Name, Description: t.Description, resp: pg.Response, index: i}
 			names := make([]string, 0, len(in.Properties))
 			for n := range in.Properties {
@@ -261,6 +263,9 @@ func lintTools(lr *mcpclient.ListResult) []lintTool {
 			}
 			if !ok {
 				continue
+			}
+			if _, ok := seen[t.Name]; !ok {
+				seen[t.Name] = string(raw)
 			}
 			out = append(out, lt)
 		}
@@ -371,6 +376,11 @@ func lintPairs(ts []lintTool, n int) (top []lintPair, more int) {
 		}
 		for j := i + 1; j < len(ts); j++ {
 			if len(sets[j]) < 3 {
+				continue
+			}
+			if ts[i].Name == ts[j].Name {
+				// Two definitions under one name are TOOL-5's finding,
+				// not two tools a model must choose between.
 				continue
 			}
 			inter := lintIntersect(sets[i], sets[j])

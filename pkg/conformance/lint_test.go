@@ -141,6 +141,8 @@ func TestLintFindsBadDescriptions(t *testing.T) {
 
 // A tool listed twice is TOOL-5's finding; the lint reads the first and
 // does not find the second a near-duplicate of it, nor lint it again.
+// A second, different definition under the name is linted, and is not
+// a near-duplicate of the first either.
 func TestLintReadsATwiceListedToolOnce(t *testing.T) {
 	tools := `[
 	 {"name":"get_order","description":"Get one order of a customer by its order id.","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}},
@@ -158,6 +160,18 @@ func TestLintReadsATwiceListedToolOnce(t *testing.T) {
 	}
 	if r := res["LINT-2"]; r.Verdict != check.Warned || len(r.Outcome.Details) != 0 {
 		t.Errorf("LINT-2 on a tool listed twice: %s: %s %q, want one finding", r.Verdict, r.Outcome.Message, r.Outcome.Details)
+	}
+
+	tools = `[
+	 {"name":"get_order","description":"Get one order of a customer by its order id.","inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"the order id"}}}},
+	 {"name":"get_order","description":"Get one order of a customer by its order id, with lines.","inputSchema":{"type":"object","properties":{"id":{"type":"string"}}}}
+	]`
+	_, res = runChecks(t, serveHTTP(t, relisting{next: srv.Handler(), tools: tools}), 1, "LINT-2", "LINT-5")
+	if r := res["LINT-5"]; r.Verdict != check.Passed {
+		t.Errorf("LINT-5 on two definitions of one name: %s: %s", r.Verdict, r.Outcome.Message)
+	}
+	if r := res["LINT-2"]; r.Verdict != check.Warned || !strings.Contains(r.Outcome.Message, `"id"`) {
+		t.Errorf("LINT-2 did not lint the second definition of a name: %s: %s", r.Verdict, r.Outcome.Message)
 	}
 }
 

@@ -297,6 +297,7 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	freshCfg := ccfg
 	freshCfg.KnownModern = true
+	freshCfg.KeepModern = fallbackNote != ""
 	pool := newFreshPool(ctx, ahead, spawn, func(ctx context.Context) (*mcpclient.Client, error) {
 		return openIn(transport.WithIdleSilence(ctx, silence), freshCfg)
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -343,7 +342,14 @@ var STDIO5 = &check.Check{
 			if t.overlapped() || es.progress == nil || ctx.Err() != nil || t.anyError() {
 				break
 			}
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 2*stdioBusyWait {
+				// Another trial could run into the check's own bound,
+				// and its cancelled requests read as the server's.
+				break
+			}
 		}
+		// Only the last trial's answers are judged: an earlier one ended
+		// the loop had any drawn an error (anyError).
 		t := trials[len(trials)-1]
 		all, overlapped := t.all, t.overlapped()
 		for _, a := range all {
@@ -437,7 +443,14 @@ func stdio5Try(ctx context.Context, c *mcpclient.Client, progress *progEmitter, 
 	}
 	answers := make(chan stdio5Answer, stdioInterleaved*stdioRounds)
 	streamed := make(chan stdio5Answer, 1)
-	var mu sync.Mutex
+	// The call may stream on after the trial (it counts as far as it
+	// may); what it sends then is not the trial's, and the notes are
+	// read once it returns.
+	var (
+		mu     sync.Mutex
+		notes  []*jsonrpc.Message
+		closed bool
+	)
 	ended := make(chan struct{})
 	if progress != nil {
 		// The rule is about requests that arrive while the streaming
@@ -450,8 +463,8 @@ func stdio5Try(ctx context.Context, c *mcpclient.Client, progress *progEmitter, 
 			resp, err := c.Do(ctx, "tools/call", map[string]any{"name": progress.Tool.Name, "arguments": args},
 				mcpclient.WithProgressToken(t.token), mcpclient.WithNotificationHook(func(m *jsonrpc.Message) {
 					mu.Lock()
-					if len(t.notes) < 64 {
-						t.notes = append(t.notes, m)
+					if !closed && len(notes) < 64 {
+						notes = append(notes, m)
 					}
 					mu.Unlock()
 					select {
@@ -522,7 +535,7 @@ func stdio5Try(ctx context.Context, c *mcpclient.Client, progress *progEmitter, 
 	default:
 	}
 	mu.Lock()
-	t.notes = slices.Clone(t.notes)
+	t.notes, closed = notes, true
 	mu.Unlock()
 	return t
 }

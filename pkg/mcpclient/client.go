@@ -50,14 +50,21 @@ type Config struct {
 	Trace *TraceContext
 	// ForceEra skips the probe ("modern" or "legacy"); empty probes.
 	ForceEra Era
-	// KnownModern says the run checks the server as a modern one (a
-	// conformance run's new stdio processes). The probe is still sent, as
-	// the process's first message, but a probe that gets no answer fails
-	// Connect instead of falling back to initialize: a new process of a
-	// modern server that answers nothing is broken, not legacy, and the
-	// fallback waited out two more timeouts (35 s) for each one. One
-	// that answers, even not as a modern server should, is kept modern.
+	// KnownModern says the server already answered a modern probe on
+	// another connection (a conformance run's new stdio processes). The
+	// probe is still sent, as the process's first message, but a probe
+	// that gets no answer fails Connect instead of falling back to
+	// initialize: a new process of a modern server that answers nothing
+	// is broken, not legacy, and the fallback waited out two more
+	// timeouts (35 s) for each one.
 	KnownModern bool
+	// KeepModern says the run checks the server as a modern one although
+	// its own process answered neither server/discover as a modern server
+	// does nor initialize: a new process whose probe is answered that way
+	// again (not as a modern server, yet answered) is kept modern instead
+	// of being taken for legacy. Where the run's own process answered as
+	// a modern server, one that does not is a start that failed.
+	KeepModern bool
 	// Observer, when set, is told about every request the client sends
 	// (the era probe and re-issued requests included), after its answer
 	// or failure: the harness measures latency per method with it

@@ -81,12 +81,11 @@ func Connect(ctx context.Context, t transport.Transport, cfg Config) (*Client, e
 	if err != nil {
 		return c, err
 	}
-	if era == "" && cfg.KnownModern {
-		// The run checks this server as a modern one, so a new process
-		// that answered the probe as the others did is that server: what
-		// its answer lacks (a resultType, say) is for the checks to
-		// judge (RES-1, DISC-2). Taken for a failed start, every check
-		// on a new process went unjudged.
+	if era == "" && cfg.KeepModern {
+		// What the probe's answer lacks (a resultType, say) is for the
+		// checks to judge (RES-1, DISC-2), as on the run's own process.
+		// Taken for a failed start, every check on a new process went
+		// unjudged.
 		c.keptModern(why)
 		return c, nil
 	}

@@ -310,3 +310,26 @@ func TestStdioProbeKnownModernDoesNotFallBackToInitialize(t *testing.T) {
 		t.Fatalf("era %s, discover %v", info.Era, info.DiscoverResult)
 	}
 }
+
+// A new process whose probe is answered, but not as a modern server
+// answers it (no resultType), is a failed start where the run's own
+// process answered as a modern server (KnownModern alone), and is kept
+// modern, with what the answer says, where the run's own process was
+// checked as modern after answering that way too (KeepModern).
+func TestStdioProbeKeepModernOnlyWhenTheRunFellBack(t *testing.T) {
+	argv := []string{exampleServer, "--break", "RES-1"}
+	if _, err := connectStdio(t, argv, nil, mcpclient.Config{KnownModern: true, ProbeTimeout: 200 * time.Millisecond}); err == nil {
+		t.Fatal("a probe answered without resultType was taken for a modern start where the run's own process answered as a modern server")
+	}
+	c, err := connectStdio(t, argv, nil, mcpclient.Config{KnownModern: true, KeepModern: true, ProbeTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("KeepModern: %v", err)
+	}
+	info := c.Info()
+	if info.Era != mcpclient.EraModern || info.Initialize != nil || info.DiscoverResult == nil || info.Capabilities == nil {
+		t.Fatalf("era %s, initialize %v, discover %+v: want modern with the answer's capabilities and no initialize", info.Era, info.Initialize, info.DiscoverResult)
+	}
+	if last := info.Probe[len(info.Probe)-1]; !strings.HasPrefix(last.Outcome, "kept as a modern server") {
+		t.Fatalf("the probe's steps do not say it was kept modern: %+v", info.Probe)
+	}
+}
