@@ -39,6 +39,8 @@ type subStream struct {
 	cancelled bool
 	closed    bool
 	raw       []string // stdout lines seen, for evidence
+	// lastAt is when the message Next last returned was read (stdio).
+	lastAt time.Time
 }
 
 // subOpen sends subscriptions/listen with filter on its own connection
@@ -125,6 +127,7 @@ func (s *subStream) Next(ctx context.Context, d time.Duration) (m *jsonrpc.Messa
 			if in.Msg.Kind() == jsonrpc.KindResponse && !jsonrpc.SameID(in.Msg.ID, s.ID) {
 				continue // a fence or another request of this process
 			}
+			s.lastAt = in.At
 			return in.Msg, false
 		case <-s.st.Exited():
 			t.Stop()

@@ -20,6 +20,19 @@ func TestSUBMutants(t *testing.T) {
 
 func TestSUBInfo(t *testing.T) { assertPasses(t, SUB8) }
 
+// A server may end a subscription by itself; the reference server's
+// SUB-1 mutant does, right after the acknowledgment (over HTTP that
+// breaks SUB-1's open stream). Its cancellation and result come before
+// it reads the client's cancellation, so they are not SUB-7's to judge:
+// its rule is about what comes after (cancellation.mdx §Timing
+// Considerations).
+func TestSUB7DoesNotHoldWhatWasInFlight(t *testing.T) {
+	_, got := runChecks(t, refTarget(t, "stdio", "SUB-1"), 2, "SUB-7")
+	if r := got["SUB-7"]; r.Verdict != check.Passed {
+		t.Errorf("SUB-7 on a server that ended the subscription before the client cancelled it: %s: %s", r.Verdict, r.Outcome.Message)
+	}
+}
+
 func TestSUBFilters(t *testing.T) {
 	f := &check.Facts{Capabilities: map[string]json.RawMessage{
 		"tools":     json.RawMessage(`{"listChanged":true}`),
