@@ -125,6 +125,20 @@ type seenFact struct {
 	v   observed
 }
 
+// CapabilitiesUnread says why no capability can be judged absent: the
+// server gave no complete server/discover result to read them from
+// (DISC-1's or DISC-8's finding), "" when it gave one. A check whose rule is about what the
+// server declares skips with it instead of failing on every feature.
+func (f *Facts) CapabilitiesUnread() string {
+	switch {
+	case f.Discover == nil:
+		return "the server gave no server/discover result (DISC-1), so there are no capabilities to judge against"
+	case f.Discover.ResultType == "input_required":
+		return "the server answered server/discover with input_required (DISC-8), so there are no capabilities to judge against"
+	}
+	return ""
+}
+
 // Has reports whether the server declared a capability in server/discover.
 func (f *Facts) Has(capability string) bool {
 	_, ok := f.Capabilities[capability]

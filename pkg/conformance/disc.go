@@ -175,6 +175,10 @@ var DISC6 = &check.Check{
 	Fix:  "declare tools, resources, prompts, completions and logging in server/discover when you serve them",
 	Run: func(p *check.Pass) error {
 		f := p.Env.Facts
+		if why := f.CapabilitiesUnread(); why != "" {
+			p.Skipf("%s", why)
+			return nil
+		}
 		served := map[string]bool{
 			"tools":     f.ToolsErr == nil && len(f.Tools)+len(f.Dropped) > 0,
 			"resources": f.ResourcesErr == nil && len(f.Resources) > 0 || f.TemplatesErr == nil && len(f.Templates) > 0,

@@ -118,6 +118,10 @@ var LOG3 = &check.Check{
 		if p.Env.Facts.Has("logging") {
 			return nil
 		}
+		if why := p.Env.Facts.CapabilitiesUnread(); why != "" {
+			p.Skipf("%s", why)
+			return nil
+		}
 		es := progFindEmitters(p)
 		if es.logs == nil {
 			if err := es.logsUnseen(); err != nil {

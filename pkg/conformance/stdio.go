@@ -276,7 +276,9 @@ func stdioQuickList(f *check.Facts) string {
 		items              int
 		err                error
 	}{{"tools", "tools/list", len(f.Tools), f.ToolsErr}, {"prompts", "prompts/list", len(f.Prompts), f.PromptsErr}, {"resources", "resources/list", len(f.Resources), f.ResourcesErr}} {
-		if f.Has(l.capability) && l.err == nil && (n < 0 || l.items < n) {
+		// Without a discover result (DISC-1) no capability is declared;
+		// a list answered without error is served all the same.
+		if (f.Has(l.capability) || f.Discover == nil) && l.err == nil && (n < 0 || l.items < n) {
 			best, n = l.method, l.items
 		}
 	}
@@ -337,7 +339,7 @@ var STDIO5 = &check.Check{
 		var trials []*stdio5Trial
 		sent := 0
 		for attempt := 0; attempt < stdio5Trials; attempt++ {
-			t := stdio5Try(ctx, c, es.progress, args, quickList, attempt)
+			t := stdio5Try(ctx, c, es.progress, args, quickList, p.Env.Facts.Discover != nil, attempt)
 			trials, sent = append(trials, t), sent+t.sent
 			if t.overlapped() || es.progress == nil || ctx.Err() != nil || t.anyError() {
 				break
@@ -435,8 +437,10 @@ func (t *stdio5Trial) anyError() bool {
 
 // stdio5Try makes one trial on c: the streaming call (when progress is
 // a tool that streams it) and rounds of quick requests once its
-// first notification came.
-func stdio5Try(ctx context.Context, c *mcpclient.Client, progress *progEmitter, args map[string]any, quickList string, attempt int) *stdio5Trial {
+// first notification came. The quick requests alternate server/discover
+// with quickList, or are all quickList where the server gave no result to
+// server/discover (discovers false: DISC-1's finding, not this rule's).
+func stdio5Try(ctx context.Context, c *mcpclient.Client, progress *progEmitter, args map[string]any, quickList string, discovers bool, attempt int) *stdio5Trial {
 	t := &stdio5Trial{token: "mcp-eval-stdio5"}
 	if attempt > 0 {
 		t.token = fmt.Sprintf("mcp-eval-stdio5-%d", attempt+1)
@@ -492,7 +496,7 @@ func stdio5Try(ctx context.Context, c *mcpclient.Client, progress *progEmitter, 
 		var quick sync.WaitGroup
 		for i := 0; i < stdioInterleaved; i++ {
 			m := "server/discover"
-			if i%2 == 1 && quickList != "" {
+			if (i%2 == 1 || !discovers) && quickList != "" {
 				m = quickList
 			}
 			quick.Add(1)

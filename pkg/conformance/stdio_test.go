@@ -93,7 +93,13 @@ func TestSTDIO5QuickListIsTheSmallest(t *testing.T) {
 		{check.Facts{Capabilities: declaredCaps("logging")}, ""},
 		// A list the server failed to give is no quick request.
 		{check.Facts{Capabilities: declaredCaps("tools", "prompts"), Tools: make([]mcpclient.Tool, 3), PromptsErr: errors.New("-32603")}, "tools/list"},
+		// Without a discover result (DISC-1) nothing is declared; a list
+		// answered without error is served all the same.
+		{check.Facts{Discover: nil, Tools: make([]mcpclient.Tool, 4), Prompts: make([]mcpclient.Prompt, 2), ResourcesErr: errors.New("-32601"), TemplatesErr: errors.New("-32601")}, "prompts/list"},
 	} {
+		if tc.facts.Capabilities != nil {
+			tc.facts.Discover = &mcpclient.DiscoverResult{ResultType: "complete"}
+		}
 		if got := stdioQuickList(&tc.facts); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.facts.CapabilityNames(), got, tc.want)
 		}

@@ -111,7 +111,7 @@ var SUB2 = &check.Check{
 				p.Failf(check.AtMessage(sev, a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s, which was not requested", f.key)
 			}
 			ok := map[string]bool{"tools": declared.tools, "prompts": declared.prompts, "resources": declared.resources}[f.capName]
-			if !ok {
+			if !ok && p.Env.Facts.CapabilitiesUnread() == "" {
 				p.Warnf(check.AtMessage(sev, a.Ack, check.Pointer("params", "notifications", f.key)), "the acknowledgment grants %s although capabilities.%s.listChanged is not declared; unsupported types must be left out", f.key, f.capName)
 			}
 		}
