@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,8 +18,15 @@ func TestRESIL1NotOnStdio(t *testing.T) {
 	// Selecting only RESIL over stdio selects nothing, which is refused
 	// before the server starts: a run that checks nothing is no pass.
 	_, _, err := Run(t.Context(), refTarget(t, "stdio"), Options{Options: check.Options{Runs: 1, Only: []string{"RESIL"}}})
-	if err == nil || !strings.Contains(err.Error(), "selects no check that runs over stdio") {
+	var se *SelectionError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "selects no check that runs over stdio: RESIL-1, for one, runs over Streamable HTTP only") {
 		t.Fatalf("--only RESIL over stdio: %v", err)
+	}
+	// Over HTTP, the example is one of the selection's stdio checks, not
+	// RESIL-1, which runs there.
+	_, _, err = Run(t.Context(), refTarget(t, "http"), Options{Options: check.Options{Runs: 1, Only: []string{"STDIO"}}})
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "selects no check that runs over Streamable HTTP: STDIO-1, for one, runs over stdio only") {
+		t.Fatalf("--only STDIO over HTTP: %v", err)
 	}
 	_, res := runChecks(t, refTarget(t, "stdio"), 1, "RESIL", "DISC-1")
 	if r, ok := res["RESIL-1"]; ok {

@@ -93,12 +93,12 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		return nil, nil, err
 	}
 	if err := reg.Known(opts.Only); err != nil {
-		return nil, nil, fmt.Errorf("selecting checks: %w", err)
+		return nil, nil, &SelectionError{fmt.Errorf("selecting checks: %w", err)}
 	}
 	selected := reg.Selected(target.Kind(), opts.Only)
 	if len(opts.Only) > 0 && len(selected) == 0 {
 		// A run that checks nothing must not read as a pass.
-		return nil, nil, fmt.Errorf("--only %s selects no check that runs over %s (RESIL-1, for one, runs over Streamable HTTP only)", strings.Join(opts.Only, ","), target.Kind())
+		return nil, nil, &SelectionError{noneSelected(reg, opts.Only, target.Kind())}
 	}
 	// A process a check is done with is stopped beside the check
 	// (CloseAside), not by it: a server that needs SIGTERM, or takes its
@@ -552,4 +552,26 @@ type repListsKey struct{ run int }
 type repConn struct {
 	c   *mcpclient.Client
 	err error
+}
+
+// SelectionError is a choice of checks (--only) that names nothing, or
+// nothing that runs over the target's transport: the caller's mistake,
+// found before the server is started.
+type SelectionError struct{ Err error }
+
+func (e *SelectionError) Error() string { return e.Err.Error() }
+func (e *SelectionError) Unwrap() error { return e.Err }
+
+// noneSelected says why only selects no check over transport, with one
+// it selects over the other.
+func noneSelected(reg check.Registry, only []string, transport string) error {
+	other, name := "http", "Streamable HTTP"
+	if transport == "http" {
+		other, name = "stdio", "stdio"
+	}
+	here := map[string]string{"http": "Streamable HTTP", "stdio": "stdio"}[transport]
+	if sel := reg.Selected(other, only); len(sel) > 0 {
+		return fmt.Errorf("--only %s selects no check that runs over %s: %s, for one, runs over %s only (leave it out, or test the server over %s)", strings.Join(only, ","), here, sel[0].ID, name, name)
+	}
+	return fmt.Errorf("--only %s selects no check that runs over %s", strings.Join(only, ","), here)
 }

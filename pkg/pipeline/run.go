@@ -85,6 +85,9 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		if stopped.Err() != nil {
 			return p.cancelled(stopped, rep, started)
 		}
+		if se := (*conformance.SelectionError)(nil); errors.As(err, &se) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fmt.Errorf("could not test %s: %w", p.targetNamed(), err)
 		}
