@@ -106,7 +106,7 @@ func TestLayer0VerdictNamesWaivedFailures(t *testing.T) {
 	if got := text(failed[0]); !strings.Contains(got, failed[0]+" (waived)") || strings.Contains(got, "every failure waived") {
 		t.Errorf("one of %d failures waived:\n%s", len(failed), got)
 	}
-	if got := text(failed...); !strings.Contains(got, "verdict: FAIL, every failure waived") {
+	if got := text(failed...); !strings.Contains(got, "conformance: FAIL, every failure waived") {
 		t.Errorf("every failure waived:\n%s", got)
 	}
 }

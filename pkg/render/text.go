@@ -118,9 +118,9 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, wai
 			}
 		}
 		if must == 0 {
-			p("verdict: PASS: no MUST check ran (the selection holds SHOULD and info checks only, or every MUST was skipped)\n")
+			p("conformance: PASS: no MUST check ran (the selection holds SHOULD and info checks only, or every MUST was skipped)\n")
 		} else {
-			p("verdict: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
+			p("conformance: PASS: every MUST check passed %d/%d\n", rep.Runs, rep.Runs)
 		}
 	case report.ConformanceFail:
 		named, open := make([]string, 0, len(s.FailedMust)), 0
@@ -133,21 +133,21 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, wai
 			}
 		}
 		if open == 0 {
-			p("verdict: FAIL, every failure waived: %d MUST check(s) failed, each waived by the policy until its date: %s (the gate's verdict follows)", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
+			p("conformance: FAIL, every failure waived: %d MUST check(s) failed, each waived by the policy until its date: %s (the gate's verdict follows)", len(s.FailedMust), strings.Join(s.FailedMust, ", "))
 		} else {
-			p("verdict: FAIL: %d MUST check(s) failed: %s", len(s.FailedMust), strings.Join(named, ", "))
+			p("conformance: FAIL: %d MUST check(s) failed: %s", len(s.FailedMust), strings.Join(named, ", "))
 		}
 		if len(s.UnjudgedMust) > 0 {
 			p("; %d more not judged, as their runs errored: %s", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
 		}
 		p("\n")
 	case report.ConformanceIncomplete:
-		p("verdict: INCOMPLETE: no MUST check failed, but %d could not be judged, as their runs errored (the errors are above): %s\n", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
+		p("conformance: INCOMPLETE: no MUST check failed, but %d could not be judged, as their runs errored (the errors are above): %s\n", len(s.UnjudgedMust), strings.Join(s.UnjudgedMust, ", "))
 	}
 }
 
 func legacyText(w io.Writer, rep *report.Conformance) {
-	fmt.Fprintf(w, "\nverdict: LEGACY: this server speaks %s only; it does not serve %s\n", Line(rep.Legacy.Speaks), "2026-07-28")
+	fmt.Fprintf(w, "\nconformance: LEGACY: this server speaks %s only; it does not serve %s\n", Line(rep.Legacy.Speaks), "2026-07-28")
 	fmt.Fprintf(w, "what blocks 2026-07-28:\n")
 	for _, b := range rep.Legacy.Blockers {
 		fmt.Fprintf(w, "  - %s: %s\n      instead: %s\n", b.ID, Line(b.Found), Line(b.Instead))
