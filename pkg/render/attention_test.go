@@ -506,3 +506,30 @@ func TestAttentionSaysARunIsTheWatch(t *testing.T) {
 		t.Errorf("TOOL-3's sentence %q, want it to begin %q", got, want)
 	}
 }
+
+// A lint finding the gate warns of is in Needs attention, and not again
+// in the Layer 0 table below it; the table's line says the gate does not
+// act on the warnings it lists, so that "1 warning" in the title and
+// "3 warnings" in the counts read as meant.
+func TestMarkdownLintItemOnceAndTheTableSaysWhichWarnings(t *testing.T) {
+	rep := loadFixture(t, "l0regress")
+	warn := func(id string) report.CheckResult {
+		return report.CheckResult{ID: id, Level: report.Should, Family: strings.Split(id, "-")[0], Verdict: report.CheckWarned, Runs: 1,
+			Counts: map[report.CheckVerdict]int{report.CheckWarned: 1}, Outcome: report.Outcome{Verdict: report.CheckWarned, Message: id + " found something"}}
+	}
+	rep.Conformance.Checks = append(rep.Conformance.Checks, warn("LINT-2"), warn("PAGE-3"))
+	rep.Gate.Items = append(rep.Gate.Items, report.GateItem{Layer: 0, Kind: report.KindLint, Subject: "LINT-2", Status: report.ItemWarn,
+		Rule: "gate.lint: warn: every parameter of a tool has a description", Reason: "LINT-2 found something"})
+	var md bytes.Buffer
+	if err := render.Markdown(&md, rep, mdOpts(0)); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	focus, _, _ := strings.Cut(out, "<details>")
+	if n := strings.Count(focus, "LINT‑2") + strings.Count(focus, "LINT-2"); n != 1 {
+		t.Errorf("LINT-2 shows %d times before the folded sections, want once (in Needs attention):\n%s", n, focus)
+	}
+	if !strings.Contains(focus, "| `PAGE‑3` |") || !strings.Contains(focus, "· the gate does not act on the warning below") {
+		t.Errorf("the Layer 0 table does not list PAGE-3's warning as one the gate does not act on:\n%s", focus)
+	}
+}

@@ -32,13 +32,14 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 	header := []string{"| Check | Level | Result | k/N | Finding |", "|---|---|---|---|---|"}
 	covered := map[string]bool{} // checks Needs attention already lists
 	for _, it := range BuildAttention(rep).Items {
-		if it.Kind == report.KindCheck {
+		if it.Kind == report.KindCheck || it.Kind == report.KindLint {
 			for _, id := range it.Rules {
 				covered[id] = true
 			}
 		}
 	}
 	var attention, all []string
+	belowWarned := 0 // warnings in the table, not in Needs attention
 	// A check the gate waived is accepted until its date: not a red row
 	// of checks to look at in a comment headed PASS.
 	waived := waivedChecks(rep)
@@ -55,7 +56,20 @@ func layer0Blocks(d *mdDoc, rep *report.Report) {
 		all = append(all, row)
 		if checkRank(r) < 4 && !covered[r.ID] && !waived[r.ID] {
 			attention = append(attention, row)
+			if r.Verdict == report.CheckWarned {
+				belowWarned++
+			}
 		}
+	}
+	if belowWarned > 0 && rep.Gate != nil {
+		// The title counts the gate's warnings; these are not among them,
+		// and a reviewer comparing "1 warning" there with "5 warnings"
+		// here is told why.
+		which := fmt.Sprintf("the %d warnings", belowWarned)
+		if belowWarned == 1 {
+			which = "the warning"
+		}
+		summary += " · the gate does not act on " + which + " below"
 	}
 	head := []string{"#### Layer 0 · conformance", "", summary}
 	if len(attention) > 0 {
