@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
@@ -29,7 +30,13 @@ func legacyReport(ctx context.Context, c *mcpclient.Client, target Target, cfg m
 	if len(info.Probe) > 0 {
 		probe = info.Probe[0].Outcome
 	}
-	add("no-discover", "server/discover is not served ("+probe+")", "implement server/discover returning supportedVersions, capabilities, serverInfo in _meta, ttlMs and cacheScope", "")
+	if strings.HasPrefix(probe, mcpclient.DiscoverWithoutLatest) {
+		// The server has server/discover; what it lacks is the version.
+		add("no-2026-07-28", "server/discover is served, but "+strings.TrimPrefix(probe, mcpclient.DiscoverWithoutLatest),
+			"serve 2026-07-28 and list it in supportedVersions", "")
+	} else {
+		add("no-discover", "server/discover is not served ("+probe+")", "implement server/discover returning supportedVersions, capabilities, serverInfo in _meta, ttlMs and cacheScope", "")
+	}
 	add("initialize", "the server needs the initialize / notifications/initialized handshake", "serve every request statelessly with _meta protocolVersion, clientCapabilities and clientInfo; initialize is removed", "")
 	if info.SessionID != "" {
 		add("session-id", "the server issues Mcp-Session-Id", "drop sessions; state that spans requests travels in explicit ids (requestState, subscriptions/listen)", "Mcp-Session-Id: (issued)")

@@ -116,6 +116,31 @@ func TestLegacyServerGetsMigrationReport(t *testing.T) {
 	}
 }
 
+// The go-sdk's stateful HTTP handler answers server/discover, listing
+// only legacy versions: the blocker says so and asks for the version,
+// not for a server/discover it already has.
+func TestLegacyBlockerOfADiscoverWithoutTheVersion(t *testing.T) {
+	tg, ok := interop.Lookup("go-sdk-http")
+	if !ok {
+		t.Fatal("no go-sdk-http interop target")
+	}
+	tg.Require(t)
+	url := tg.StartHTTP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rep, _, err := Run(ctx, Target{URL: url}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != VerdictLegacy || rep.Legacy == nil || len(rep.Legacy.Blockers) == 0 {
+		t.Fatalf("verdict %s legacy %+v", rep.Verdict, rep.Legacy)
+	}
+	b := rep.Legacy.Blockers[0]
+	if b.ID != "no-2026-07-28" || !strings.Contains(b.Found, "server/discover is served, but supportedVersions") || !strings.Contains(b.Found, "lacks 2026-07-28") || b.Instead != "serve 2026-07-28 and list it in supportedVersions" {
+		t.Fatalf("first blocker %+v, want the version missing from a served server/discover", b)
+	}
+}
+
 // Listed hands the caller the tools the run listed, once, as Run returns
 // them, so that the pipeline can count their tokens beside the checks.
 func TestListedOnceWithTheToolsRunReturns(t *testing.T) {

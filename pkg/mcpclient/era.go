@@ -303,7 +303,7 @@ func (c *Client) classify(ctx context.Context, resp *Response, err error) (Era, 
 		return "", step.Outcome, nil
 	}
 	if !slices.Contains(dr.SupportedVersions, Latest) {
-		step.Outcome = fmt.Sprintf("discover result, but supportedVersions %q lacks %s", dr.SupportedVersions, Latest)
+		step.Outcome = fmt.Sprintf(DiscoverWithoutLatest+"supportedVersions %q lacks %s", dr.SupportedVersions, Latest)
 		c.addStep(step)
 		if legacyCommon(dr.SupportedVersions) != "" {
 			c.note("the server answers server/discover but does not list %s; falling back to initialize", Latest)
@@ -316,6 +316,10 @@ func (c *Client) classify(ctx context.Context, resp *Response, err error) (Era, 
 	c.setModern(Latest, &dr)
 	return EraModern, "", nil
 }
+
+// DiscoverWithoutLatest begins the probe step of a server that answered
+// server/discover with a result whose supportedVersions lacks Latest.
+const DiscoverWithoutLatest = "discover result, but "
 
 // refusedAuth reports an HTTP answer that refuses the request's
 // credentials (or their absence): a 401, or a 403 with WWW-Authenticate.
