@@ -84,7 +84,12 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 		action.UseBaseline(pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(pl.Layers, replay)))
 		if rep, err = pipeline.Run(ctx, pl); err != nil {
 			r.Error("mcp-eval", err.Error())
-			return ExitError
+			if rep == nil {
+				return ExitError
+			}
+			// A run that could test nothing (Run.Untested) still replaces
+			// the PR's comment, which would go on showing the last run's
+			// verdict, and its exit is the error's.
 		}
 		outs = pl.Outputs
 	}

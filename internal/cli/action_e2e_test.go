@@ -166,6 +166,23 @@ func TestActionEndToEnd(t *testing.T) {
 		t.Fatalf("the sticky comment was not updated in place: %+v", c)
 	}
 
+	// 3b. The same PR, the server now failing to start: exit 2, verdict
+	// error, and the sticky comment says so instead of keeping the last
+	// run's verdict; report.json is written for the upload step.
+	code, log = e.run("pull_request", map[string]string{"server-command": filepath.Join(e.ws, "no-such-server")})
+	if code != 2 || e.output("verdict") != "error" || !strings.Contains(log, "::error") {
+		t.Fatalf("a server that cannot start: exit %d verdict %q\n%s", code, e.output("verdict"), log)
+	}
+	if c := gh.CommentsOn(42); len(c) != 1 || !strings.Contains(c[0].Body, "the server could not be tested") || strings.Contains(c[0].Body, "DISC-2") {
+		t.Fatalf("the sticky comment does not say the server could not be tested: %+v", c)
+	}
+	var untested struct {
+		Run struct{ Untested string }
+	}
+	if b, err := os.ReadFile(filepath.Join(e.ws, "report.json")); err != nil || json.Unmarshal(b, &untested) != nil || !strings.Contains(untested.Run.Untested, "no-such-server") {
+		t.Fatalf("report.json of a server that cannot start: %v %+v", err, untested)
+	}
+
 	// 4. A read-only token (a fork's): the comment is skipped with a
 	// warning and the verdict stands.
 	gh.ReadOnly = true

@@ -164,6 +164,34 @@ func TestMissingCommand(t *testing.T) {
 	}
 }
 
+// A run that could test nothing still writes its files, each saying so,
+// for the CI step that uploads them; the exit is 2, and a path that
+// names no program is not sent to look on PATH.
+func TestMissingServerStillWritesTheOutputs(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-server")
+	out := func(name string) string { return filepath.Join(dir, name) }
+	for _, cmd := range []string{"check", "run"} {
+		code, stdout, stderr := run(t, cmd, "--cmd", missing, "--out", out(cmd+".json"), "--markdown", out(cmd+".md"), "--junit", out(cmd+".xml"), "--html", out(cmd+".html"))
+		if code != ExitError || !strings.Contains(stderr, "no program to run at that path") || strings.Contains(stderr, "PATH") || !strings.Contains(stderr, "hint: is the command right") {
+			t.Fatalf("%s: exit %d, stderr %q", cmd, code, stderr)
+		}
+		if strings.Contains(stdout, "verdict") {
+			t.Errorf("%s: the terminal shows a verdict beside the error: %q", cmd, stdout)
+		}
+		rep, err := report.Load(out(cmd + ".json"))
+		if err != nil || !strings.Contains(rep.Run.Untested, "no-such-server") || rep.Gate == nil || rep.Gate.Verdict != report.GateError {
+			t.Fatalf("%s: report.json: %v %+v", cmd, err, rep)
+		}
+		md, _ := os.ReadFile(out(cmd + ".md"))
+		xml, _ := os.ReadFile(out(cmd + ".xml"))
+		html, _ := os.ReadFile(out(cmd + ".html"))
+		if !strings.Contains(string(md), "the server could not be tested") || !strings.Contains(string(xml), `errors="1"`) || !strings.Contains(string(html), "the server could not be tested") {
+			t.Errorf("%s: an output does not say the server could not be tested:\n%s\n%s", cmd, md, xml)
+		}
+	}
+}
+
 func TestServerThatNeverAnswersIsAbandonedAtTheDeadline(t *testing.T) {
 	block := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -90,8 +90,14 @@ func (c *Command) env() pipeline.Env {
 
 // printReport shows a run's report on the terminal: what each layer that
 // ran found (Layer 0's findings, Layer 1's matrix, Layer 2's rates,
-// Layer 3's latency and cost), the verdict and where the files went.
+// Layer 3's latency and cost), the verdict and where the files went. Of
+// a run that could test nothing only the files: its error, with what to
+// do, is the command's to print.
 func (c *Command) printReport(rep *report.Report, outs pipeline.Outputs, verbose bool) {
+	if rep.Run.Untested != "" {
+		c.printOutputs(outs)
+		return
+	}
 	if rep.Conformance != nil {
 		render.ReportText(c.Stdout, rep, render.TextOptions{Verbose: verbose, Only: []render.Section{render.SectionConformance}})
 		fmt.Fprintln(c.Stdout)
@@ -106,6 +112,11 @@ func (c *Command) printReport(rep *report.Report, outs pipeline.Outputs, verbose
 	}
 	spendText(c.Stdout, rep)
 	render.GateText(c.Stdout, rep)
+	c.printOutputs(outs)
+}
+
+// printOutputs says where the run's files went.
+func (c *Command) printOutputs(outs pipeline.Outputs) {
 	for _, o := range []struct{ name, path string }{{"report", outs.Report}, {"html", outs.HTML}, {"junit", outs.JUnit}, {"markdown", outs.Markdown}} {
 		if o.path != "" {
 			fmt.Fprintf(c.Stdout, "%s: %s\n", o.name, report.RelPath(workspace(c), abs(o.path)))

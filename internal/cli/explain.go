@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/target"
 	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
@@ -16,7 +17,11 @@ func explain(err error) string {
 	}
 	switch transport.KindOf(err) {
 	case transport.KindConnect:
-		msg += "\nhint: is the server running and is the URL or command right?"
+		if te := (*transport.Error)(nil); errors.As(err, &te) && strings.HasPrefix(te.Op, "start ") {
+			msg += "\nhint: is the command right, and does it start the server when run by hand from the same directory?"
+		} else {
+			msg += "\nhint: is the server running, and is the URL right?"
+		}
 	case transport.KindTimeout:
 		msg += "\nhint: the server did not answer in time; raise --request-timeout or --timeout if it is just slow"
 	case transport.KindProcessExited:

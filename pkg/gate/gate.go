@@ -62,6 +62,11 @@ func Evaluate(in Input, p Policy) *report.Gate {
 		g.Notes = append(g.Notes, "the run was cancelled ("+why+") before it finished: nothing is judged, and this report is never a baseline")
 		return g
 	}
+	if why := in.New.Run.Untested; why != "" {
+		g.Verdict, g.BaselineNote = report.GateError, "not compared: the server could not be tested"
+		g.Notes = append(g.Notes, "the server could not be tested ("+why+"): nothing is judged, and this report is never a baseline")
+		return g
+	}
 	if b := in.Baseline; b != nil && (b.Run.Cancelled != "" || (b.Gate != nil && (b.Gate.Verdict == report.GateCancelled || b.Gate.Verdict == report.GateError))) {
 		// A cancelled run, or one with runs nobody could judge, compares
 		// with nothing; floors only, like no baseline.
@@ -70,7 +75,10 @@ func Evaluate(in Input, p Policy) *report.Gate {
 			name = "baseline " + in.BaselineRef.Path
 		}
 		what := "a cancelled run"
-		if b.Run.Cancelled == "" && b.Gate.Verdict == report.GateError {
+		switch {
+		case b.Run.Untested != "":
+			what = "a run that could not test the server"
+		case b.Run.Cancelled == "" && b.Gate.Verdict == report.GateError:
 			what = "a run whose verdict is error (runs it needed were not judged)"
 		}
 		in.Baseline, in.BaselineNote = nil, name+" is "+what+", never a baseline"

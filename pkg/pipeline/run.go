@@ -15,6 +15,7 @@ import (
 	"github.com/mcp-eval/mcp-eval-action/pkg/behavior"
 	"github.com/mcp-eval/mcp-eval-action/pkg/conformance"
 	"github.com/mcp-eval/mcp-eval-action/pkg/gate"
+	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
 	"github.com/mcp-eval/mcp-eval-action/pkg/llm"
 	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
 	"github.com/mcp-eval/mcp-eval-action/pkg/otelexport"
@@ -48,7 +49,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 			if ctx.Err() != nil {
 				return p.cancelled(ctx, report.New(), started)
 			}
-			return nil, err
+			return p.untested(err, started)
 		}
 	}
 	// stopped is the caller's context: SIGINT or SIGTERM (a cancelled CI
@@ -89,7 +90,7 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 			return nil, err
 		}
 		if err != nil {
-			return nil, fmt.Errorf("could not test %s: %w", p.targetNamed(), err)
+			return p.untested(fmt.Errorf("could not test %s: %w", p.targetNamed(), err), started)
 		}
 		if count == nil {
 			count = p.startToolCount(llmTools(tools))
@@ -265,6 +266,31 @@ func (p *Plan) cancelled(stopped context.Context, partial *report.Report, starte
 	}
 	return rep, p.Outputs.Write(rep)
 }
+
+// untested writes the outputs of a run that could test nothing (err says
+// why: the server could not be built, started or reached) and returns
+// that report with err. Without them a CI step that uploads report.json
+// or posts the comment found no file, and the PR's comment kept the last
+// run's verdict.
+func (p *Plan) untested(err error, started time.Time) (*report.Report, error) {
+	rep := report.New()
+	rep.Server = report.Server{Target: p.TargetDesc, Transport: p.Target.Kind()}
+	rep.Run = p.runInfo(started)
+	rep.Run.Untested = jsonrpc.Clip(err.Error(), untestedMax)
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: time.Now()}, p.Policy)
+	if rerr := p.Env.Redact.JSON(rep); rerr != nil {
+		return nil, errors.Join(err, fmt.Errorf("redacting the report: %w", rerr))
+	}
+	if werr := p.Outputs.Write(rep); werr != nil {
+		return nil, errors.Join(err, werr)
+	}
+	return rep, err
+}
+
+// untestedMax bounds Run.Untested in bytes (report.schema.json allows
+// 4,000 characters): a server's stderr tail in the error is clipped, not
+// the report refused.
+const untestedMax = 3990
 
 // Write writes every output the plan names, each atomically.
 func (o Outputs) Write(rep *report.Report) error {

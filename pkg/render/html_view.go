@@ -211,6 +211,9 @@ func buildHTMLView(rep *report.Report, opts HTMLOptions) htmlView {
 		if why := rep.Run.Cancelled; why != "" {
 			v.Verdict = "cancelled (" + line(why) + "): nothing is judged"
 		}
+		if why := rep.Run.Untested; why != "" {
+			v.Verdict = "error: the server could not be tested, so nothing is judged: " + line(why)
+		}
 	} else if c := rep.Conformance; c != nil {
 		v.Verdict, v.VerdictClass = "conformance "+line(c.Verdict)+" (not gated)", statusClass(c.Verdict)
 	}

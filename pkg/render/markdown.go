@@ -96,10 +96,13 @@ func Markdown(w io.Writer, rep *report.Report, opts MarkdownOptions) error {
 	if why := rep.Run.Cancelled; why != "" {
 		d.keep("> [!NOTE]\n> The run was cancelled (" + mdText(why) + ") before it finished: nothing is judged. No result of this run is a regression, and none becomes a baseline.")
 	}
+	if why := rep.Run.Untested; why != "" {
+		d.keep("> [!CAUTION]\n> The server could not be tested, so nothing is judged: " + mdText(why) + "\n>\n> This run is no regression and never a baseline. Fix what stopped it and run again.")
+	}
 	if l := ReplayLabel(rep); l != "" {
 		d.keep("> [!IMPORTANT]\n> " + mdText(l))
 	}
-	if g := rep.Gate; g != nil && g.Baseline == nil && g.BaselineNote != "" {
+	if g := rep.Gate; g != nil && g.Baseline == nil && g.BaselineNote != "" && rep.Run.Untested == "" {
 		d.keep("> [!NOTE]\n> " + mdText(g.BaselineNote))
 	}
 	if n := surfaceNote(rep); n != "" {
@@ -189,6 +192,9 @@ func verdictHeading(rep *report.Report, att Attention) string {
 				line = fmt.Sprintf("### %s mcp-eval: %s · speaks %s only · %s", legacyIcon, legacyWord, mdCode(legacySpeaks(c)), legacyGate(g))
 			}
 		}
+		if rep.Run.Untested != "" {
+			line += " · the server could not be tested"
+		}
 		if len(parts) > 0 {
 			line += " · " + strings.Join(parts, " · ")
 		}
@@ -255,9 +261,12 @@ func summaryLine(rep *report.Report, att Attention) string {
 		names = append(names, attnName(it))
 	}
 	var s string
-	if lead == "" {
+	switch {
+	case rep.Run.Untested != "":
+		return "Nothing was tested: the server could not be, for the reason below."
+	case lead == "":
 		s = "Every item the gate judged passed."
-	} else {
+	default:
 		s = fmt.Sprintf("**%s:** %s", lead, strings.Join(names, "; "))
 		if more > 0 {
 			s += fmt.Sprintf("; and %d more", more)

@@ -80,6 +80,12 @@ func ReportJUnit(w io.Writer, rep *report.Report) error {
 			Name: "the run finished", Classname: "mcp-eval.run", Time: "0.000",
 			Skipped: &junitMessage{Message: xmlSafe("the run was cancelled (" + Line(why) + ") before it finished: nothing is judged")}}}})
 	}
+	if why := rep.Run.Untested; why != "" {
+		// An error, not a skip: the job did not do what it is for.
+		out.Suites = append(out.Suites, junitSuite{Name: "mcp-eval run", Errors: 1, Cases: []junitCase{{
+			Name: "the server could be tested", Classname: "mcp-eval.run", Time: "0.000",
+			Error: &junitMessage{Message: xmlSafe("the server could not be tested: " + Line(why))}}}})
+	}
 	out.Tests, out.Failures, out.Errors, out.Skipped = 0, 0, 0, 0
 	for i := range out.Suites {
 		s := &out.Suites[i]

@@ -312,6 +312,10 @@ func GateText(w io.Writer, rep *report.Report) {
 		p("verdict: CANCELLED (%s): nothing is judged\n", Line(why))
 		return
 	}
+	if why := rep.Run.Untested; why != "" {
+		p("verdict: ERROR: the server could not be tested, so nothing is judged: %s\n", Line(why))
+		return
+	}
 	p("verdict: %s\n", strings.ToUpper(Line(g.Verdict)))
 }
 

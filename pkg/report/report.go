@@ -90,6 +90,12 @@ type Run struct {
 	// ("terminated signal received"); the layers' partial results are
 	// left out and the gate's verdict is GateCancelled.
 	Cancelled string `json:"cancelled,omitempty"`
+	// Untested, when set, says why the run could test nothing: the server
+	// could not be built, started or reached. No layer has results, the
+	// gate's verdict is GateError, and the report is never a baseline.
+	// It is written so that a CI step reading report.json, and the PR
+	// comment, say so instead of finding nothing.
+	Untested string `json:"untested,omitempty"`
 }
 
 // Server identifies the server under test.

@@ -274,7 +274,13 @@ func LookCommand(argv0, dir string) (string, error) {
 		}
 	}
 	path, err := exec.LookPath(lookup)
-	if err != nil {
+	switch {
+	case err == nil:
+	case strings.ContainsRune(lookup, '/'):
+		// A path is not looked up on PATH: the file is missing or cannot
+		// be run.
+		return "", fmt.Errorf("no program to run at that path (is it built, and executable?): %w", err)
+	default:
 		return "", fmt.Errorf("command not found (is it installed and on PATH?): %w", err)
 	}
 	return path, nil
