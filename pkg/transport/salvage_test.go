@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +121,14 @@ func TestTimeoutSaysWhatCameInstead(t *testing.T) {
 	}
 	if KindOf(err) != KindTimeout || !strings.Contains(msg, "meanwhile") || !strings.Contains(msg, "Listening...") || !strings.Contains(msg, "ids never sent") {
 		t.Fatalf("got %v", err)
+	}
+	// An error with no id is said to be one, not an answer to an id
+	// never sent.
+	tr = shServer(t, `read l; echo '{"jsonrpc":"2.0","error":{"code":-32602,"message":"no"}}'; sleep 30`, nil)
+	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err = tr.RoundTrip(ctx, req(1, "tools/list"))
+	if KindOf(err) != KindTimeout || !strings.Contains(fmt.Sprint(err), "1 response(s) without an id") || strings.Contains(fmt.Sprint(err), "ids never sent") {
+		t.Fatalf("an error without an id: got %v", err)
 	}
 }

@@ -663,8 +663,8 @@ func (t *StdioTransport) route(line []byte) (stray *jsonrpc.Message, bad *Anomal
 		case len(bytes.TrimSpace(m.ID)) == 0 || string(bytes.TrimSpace(m.ID)) == "null":
 			// An error without an id (or under id null) answers a
 			// request whose id could not be read, which the raw layer
-			// sends on purpose.
-			t.noise.add(&t.noise.strays, line)
+			// and RPC-5 send on purpose: it is pinned on no request.
+			t.noise.add(&t.noise.idless, line)
 		default:
 			// An id no request carries: with one request in flight it is
 			// that request's answer under a wrong id (basic/index.mdx:
@@ -1219,16 +1219,19 @@ var _ io.Closer = (*StdioTransport)(nil)
 // JSON-RPC, and responses to ids never sent, keeping the start of the last
 // of each for the message.
 type noiseCount struct {
-	lines, strays       int64
-	lastLine, lastStray []byte
+	lines, strays, idless         int64
+	lastLine, lastStray, lastNoID []byte
 }
 
 func (n *noiseCount) add(counter *int64, line []byte) {
 	*counter++
 	head := append([]byte(nil), line[:min(len(line), 200)]...)
-	if counter == &n.lines {
+	switch counter {
+	case &n.lines:
 		n.lastLine = head
-	} else {
+	case &n.idless:
+		n.lastNoID = head
+	default:
 		n.lastStray = head
 	}
 }
@@ -1241,6 +1244,9 @@ func (n *noiseCount) since(before noiseCount) string {
 	}
 	if d := n.strays - before.strays; d > 0 {
 		parts = append(parts, fmt.Sprintf("the server sent %d response(s) to ids never sent, the last: %q", d, excerpt(n.lastStray)))
+	}
+	if d := n.idless - before.idless; d > 0 {
+		parts = append(parts, fmt.Sprintf("the server sent %d response(s) without an id, the last: %q", d, excerpt(n.lastNoID)))
 	}
 	return strings.Join(parts, "; ")
 }
