@@ -535,3 +535,25 @@ func TestARunFailingJustBeforeTheDeadlineErrors(t *testing.T) {
 		t.Fatalf("%s %q, want an error: the run was cut short", r.Verdict, r.Outcome.Message)
 	}
 }
+
+// A check that passed in one run and errored in the others (its server
+// crashed) is not judged in those runs, not flaky: flaky is the server's
+// behaviour judged differently from run to run.
+func TestErroredRunsDoNotMakeACheckFlaky(t *testing.T) {
+	n := 0
+	c := &Check{ID: "E-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Exclusive: Both, Run: func(p *Pass) error {
+		n++
+		if n > 1 {
+			return errors.New("the server process exited")
+		}
+		return nil
+	}}
+	reg := Registry{Families: []Family{{"E", "e"}}, Checks: []*Check{c}}
+	res, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Runs: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.Flaky || r.Verdict != Errored || r.Counts[Passed] != 1 || r.Counts[Errored] != 4 {
+		t.Errorf("1 pass and 4 errors: %s flaky=%v %v, want errored, not flaky", r.Verdict, r.Flaky, r.Counts)
+	}
+}

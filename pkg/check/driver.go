@@ -275,7 +275,15 @@ func aggregate(c *Check, runs []Outcome, took time.Duration) (Result, int) {
 	}
 	r.Outcome = *worst
 	r.Verdict = worst.Verdict
-	r.Flaky = len(r.Counts) > 1
+	// Flaky: the server's behaviour judged differently from one run to
+	// the next. Runs that errored judged nothing: a check that passed 1
+	// of 5 and errored in 4 (its server crashed) is not judged in 4, not
+	// flaky.
+	judged := len(r.Counts)
+	if r.Counts[Errored] > 0 {
+		judged--
+	}
+	r.Flaky = judged > 1
 	r.DurationMs = float64(took.Microseconds()) / 1000
 	return r, shown
 }

@@ -152,3 +152,17 @@ func TestWaivedChecksAreNotRedRows(t *testing.T) {
 		t.Errorf("the HTML does not mark %s waived", id)
 	}
 }
+
+// A check that errored in some runs and passed in the others says in how
+// many it was not judged, not "flaky".
+func TestTerminalSaysRunsNotJudged(t *testing.T) {
+	c := report.CheckResult{ID: "DISC-1", Level: report.Must, Family: "DISC", Verdict: report.CheckErrored, Runs: 5,
+		Counts:  map[report.CheckVerdict]int{report.CheckPassed: 1, report.CheckErrored: 4},
+		Outcome: report.Outcome{Verdict: report.CheckErrored, Message: "stdio server/discover: server process exited with code 3"}}
+	rep := &report.Report{Conformance: &report.Conformance{Verdict: report.ConformanceIncomplete, Runs: 5, Checks: []report.CheckResult{c}}}
+	var b bytes.Buffer
+	render.ReportText(&b, rep, render.TextOptions{Only: []render.Section{render.SectionConformance}})
+	if got := b.String(); !strings.Contains(got, "not judged in 4 of 5 runs: stdio server/discover") || strings.Contains(got, "flaky") {
+		t.Errorf("a check passed once and errored four times:\n%s", got)
+	}
+}

@@ -265,6 +265,9 @@ func headline(r report.CheckResult) string {
 	if msg == "" {
 		msg = r.Doc
 	}
+	if e := r.Counts[report.CheckErrored]; e > 0 && e < r.Runs && r.Verdict == report.CheckErrored {
+		msg = fmt.Sprintf("not judged in %d of %d runs: %s", e, r.Runs, msg)
+	}
 	if r.Flaky {
 		msg = "flaky: " + msg
 	}
