@@ -202,8 +202,10 @@ func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 	if v != Passed {
 		p.out.SkipCause = ""
 	}
+	lead := false // this finding takes the headline
 	switch {
 	case cur == "" || cur == Skipped || severity(v) > severity(cur):
+		lead = true
 		// A worse verdict takes the headline; what was wrong before stays
 		// as a detail, what passed before no longer matters.
 		if cur != "" && cur != Skipped && cur != Passed {
@@ -220,8 +222,14 @@ func (p *Pass) add(v Verdict, ev *Evidence, format string, args ...any) {
 	case v == Passed:
 		return // a pass under a worse verdict adds nothing
 	}
-	kept := ev != nil && len(p.out.Evidence) < maxEvidence
-	if kept {
+	kept := ev != nil && (len(p.out.Evidence) < maxEvidence || lead)
+	switch {
+	case kept && lead && len(p.out.Evidence) > 0:
+		// The headline's evidence leads, as its message does: a reader
+		// takes the first evidence for the message's (a warning's before
+		// a failure made the failure's cause read as the warning's).
+		p.out.Evidence = append([]Evidence{*ev}, p.out.Evidence[:min(len(p.out.Evidence), maxEvidence-1)]...)
+	case kept:
 		p.out.Evidence = append(p.out.Evidence, *ev)
 	}
 	if v != Passed && (!kept || (ev.Pointer == "" && !ev.OnStatus)) {

@@ -557,3 +557,23 @@ func TestErroredRunsDoNotMakeACheckFlaky(t *testing.T) {
 		t.Errorf("1 pass and 4 errors: %s flaky=%v %v, want errored, not flaky", r.Verdict, r.Flaky, r.Counts)
 	}
 }
+
+// The finding that takes the headline leads the evidence too: a warning
+// found first must not stand as the evidence of the failure after it.
+func TestHeadlineEvidenceLeads(t *testing.T) {
+	c := &Check{ID: "W-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error {
+		p.Warnf(&Evidence{Pointer: "/id"}, "a leniency")
+		p.Failf(&Evidence{Pointer: "/error/code"}, "the fault")
+		p.Warnf(&Evidence{Pointer: "/x"}, "another leniency")
+		return nil
+	}}
+	reg := Registry{Families: []Family{{"W", "w"}}, Checks: []*Check{c}}
+	res, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Runs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res[0].Outcome
+	if o.Message != "the fault" || len(o.Evidence) != 3 || o.Evidence[0].Pointer != "/error/code" || o.Evidence[1].Pointer != "/id" || o.Evidence[2].Pointer != "/x" {
+		t.Fatalf("message %q, evidence %+v: want the fault's evidence first", o.Message, o.Evidence)
+	}
+}
