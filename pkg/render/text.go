@@ -61,8 +61,14 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, wai
 		shownInFamily++
 		p("  %s %-9s %-6s %-6s %s\n", mark(r), r.ID, r.Level, counts(r), Line(headline(r)))
 		if r.Verdict == report.CheckFailed || r.Verdict == report.CheckErrored || (r.Verdict == report.CheckWarned && opts.Verbose) {
+			// A finding repeated (the same fault in several runs or
+			// cases) is said once.
+			said := map[string]bool{r.Outcome.Message: true}
 			for _, d := range r.Outcome.Details {
-				p("        also: %s\n", Line(d))
+				if !said[d] {
+					said[d] = true
+					p("        also: %s\n", Line(d))
+				}
 			}
 			if r.Fix != "" && r.Verdict == report.CheckFailed {
 				p("        fix: %s\n", Line(r.Fix))
@@ -70,11 +76,15 @@ func conformanceText(w io.Writer, rep *report.Conformance, opts TextOptions, wai
 			if r.SameAs != "" {
 				p("        same fault as %s (the same response value at the same place; counted once)\n", r.SameAs)
 			}
-			for i, ev := range r.Outcome.Evidence {
-				if i == 2 {
+			shown := map[string]bool{}
+			for _, ev := range r.Outcome.Evidence {
+				if len(shown) == 2 {
 					break
 				}
-				p("        evidence: %s\n", Line(evidenceLine(ev)))
+				if l := evidenceLine(ev); !shown[l] {
+					shown[l] = true
+					p("        evidence: %s\n", Line(l))
+				}
 			}
 		}
 	}
@@ -279,9 +289,13 @@ var methodRE = regexp.MustCompile(`"method":"([^"]{1,80})"`)
 
 func evidenceLine(ev report.Evidence) string {
 	var b strings.Builder
-	if m := methodRE.FindStringSubmatch(ev.Request); m != nil {
+	switch m := methodRE.FindStringSubmatch(ev.Request); {
+	case m != nil:
 		b.WriteString(m[1])
-	} else {
+	case ev.Request == "":
+		// What the server sent on its own (a stdout line, a notification).
+		b.WriteString("(unrequested)")
+	default:
 		b.WriteString(ev.Request)
 	}
 	if ev.Status != 0 {
