@@ -138,12 +138,15 @@ func TestUnreachableURL(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("server:\n  url: "+url+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// run writes report.json by default, a run that tested nothing too:
+	// into a directory of the test's.
+	out := filepath.Join(t.TempDir(), "report.json")
 	for _, cmd := range []string{"check", "run"} {
-		code, _, stderr = run(t, cmd, "--config", cfg)
+		code, _, stderr = run(t, cmd, "--config", cfg, "--out", out)
 		if code != ExitError || !strings.Contains(stderr, "could not test the server at "+url+" (server.url in mcp-eval.yaml)") {
 			t.Errorf("%s with server.url: exit %d, stderr %q", cmd, code, stderr)
 		}
-		code, _, stderr = run(t, cmd, "--config", cfg, "--url", url)
+		code, _, stderr = run(t, cmd, "--config", cfg, "--url", url, "--out", out)
 		if code != ExitError || strings.Contains(stderr, "server.url") {
 			t.Errorf("%s with --url over server.url: exit %d, stderr %q", cmd, code, stderr)
 		}
