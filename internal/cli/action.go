@@ -84,12 +84,15 @@ func runAction(ctx context.Context, c *Command, args []string) int {
 		action.UseBaseline(pl, r.Baseline(ctx, plan, action.ValidReport, action.AcceptBaseline(pl.Layers, replay)))
 		if rep, err = pipeline.Run(ctx, pl); err != nil {
 			r.Error("mcp-eval", err.Error())
-			if rep == nil {
+			if rep == nil || rep.Run.Untested == "" {
+				// A report with an error beside it is one whose files
+				// could not be written: not one to publish as if they
+				// were.
 				return ExitError
 			}
 			// A run that could test nothing (Run.Untested) still replaces
 			// the PR's comment, which would go on showing the last run's
-			// verdict, and its exit is the error's.
+			// verdict; its verdict, error, gives the exit.
 		}
 		outs = pl.Outputs
 	}

@@ -251,6 +251,14 @@ var SUB7 = &check.Check{
 			subNoAck(p, s, a)
 			return nil
 		}
+		// A server may end a subscription by itself, at once (its
+		// notifications/cancelled, then the listen's result:
+		// subscriptions.mdx §Cancellation). What it sends within a quiet
+		// window after the acknowledgment is read before the client's
+		// cancellation is written, and what was read then was on its way
+		// before the server could read it (cancellation.mdx §Timing
+		// Considerations): only what is read after is judged.
+		s.Watch(p.Ctx, stdioQuiet)
 		cancelAt := time.Now()
 		if err := s.Cancel(p.Ctx); err != nil {
 			return err
@@ -260,28 +268,12 @@ var SUB7 = &check.Check{
 		if _, err := s.client.Do(p.Ctx, "server/discover", nil); err != nil {
 			return err
 		}
-		fenced := time.Now()
-		// A server may end a subscription by itself: its
-		// notifications/cancelled, then the listen's result
-		// (subscriptions.mdx §Cancellation). Read before the client's
-		// cancellation was written, they were on their way; read before
-		// the fence's answer, they may have crossed it
-		// (cancellation.mdx §Timing Considerations). A result with no
-		// cancellation of the server's own before it answers the
-		// client's.
-		endedByServer := false
-		for deadline := fenced.Add(stdioQuiet); ; {
+		for deadline := time.Now().Add(stdioQuiet); ; {
 			m, ended := s.Next(p.Ctx, time.Until(deadline))
 			if ended || m == nil {
 				break
 			}
-			own := subEndedBy(m, s.ID)
-			switch {
-			case s.lastAt.Before(cancelAt):
-				endedByServer = endedByServer || own
-				continue
-			case s.lastAt.Before(fenced) && (own || endedByServer && m.Kind() == jsonrpc.KindResponse):
-				endedByServer = true
+			if s.lastAt.Before(cancelAt) {
 				continue
 			}
 			switch {
@@ -293,20 +285,6 @@ var SUB7 = &check.Check{
 		}
 		return nil
 	}),
-}
-
-// subEndedBy says whether m is the server's notifications/cancelled for
-// the listen id: its requestId (cancellation.mdx), or the subscriptionId
-// it carries in _meta as every notification of the subscription does.
-func subEndedBy(m *jsonrpc.Message, id json.RawMessage) bool {
-	if m.Kind() != jsonrpc.KindNotification || m.Method != "notifications/cancelled" {
-		return false
-	}
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	_ = json.Unmarshal(m.Params, &p)
-	return jsonrpc.SameID(p.RequestID, id) || jsonrpc.SameID(progSubID(m), id)
 }
 
 var SUB8 = &check.Check{

@@ -276,11 +276,14 @@ func (p *Plan) untested(err error, started time.Time) (*report.Report, error) {
 	rep := report.New()
 	rep.Server = report.Server{Target: p.TargetDesc, Transport: p.Target.Kind()}
 	rep.Run = p.runInfo(started)
-	rep.Run.Untested = jsonrpc.Clip(err.Error(), untestedMax)
-	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: time.Now()}, p.Policy)
+	rep.Run.Untested = err.Error()
+	// Redacted before it is clipped: a secret cut at the clip would
+	// otherwise keep its first part.
 	if rerr := p.Env.Redact.JSON(rep); rerr != nil {
 		return nil, errors.Join(err, fmt.Errorf("redacting the report: %w", rerr))
 	}
+	rep.Run.Untested = jsonrpc.Clip(rep.Run.Untested, untestedMax)
+	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: time.Now()}, p.Policy)
 	if werr := p.Outputs.Write(rep); werr != nil {
 		return nil, errors.Join(err, werr)
 	}

@@ -165,4 +165,12 @@ func TestTerminalSaysRunsNotJudged(t *testing.T) {
 	if got := b.String(); !strings.Contains(got, "not judged in 4 of 5 runs: stdio server/discover") || strings.Contains(got, "flaky") {
 		t.Errorf("a check passed once and errored four times:\n%s", got)
 	}
+	// A failed run under the error heading the line is said too.
+	c.Counts = map[report.CheckVerdict]int{report.CheckFailed: 1, report.CheckErrored: 4}
+	rep.Conformance.Checks = []report.CheckResult{c}
+	b.Reset()
+	render.ReportText(&b, rep, render.TextOptions{Only: []render.Section{render.SectionConformance}})
+	if got := b.String(); !strings.Contains(got, "failed in 1, not judged in 4 of 5 runs") {
+		t.Errorf("a check failed once and errored four times:\n%s", got)
+	}
 }

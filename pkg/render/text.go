@@ -276,7 +276,13 @@ func headline(r report.CheckResult) string {
 		msg = r.Doc
 	}
 	if e := r.Counts[report.CheckErrored]; e > 0 && e < r.Runs && r.Verdict == report.CheckErrored {
-		msg = fmt.Sprintf("not judged in %d of %d runs: %s", e, r.Runs, msg)
+		// A failed run under the error that heads the line is said too:
+		// Errored outranks Failed in the verdict.
+		failed := ""
+		if f := r.Counts[report.CheckFailed]; f > 0 {
+			failed = fmt.Sprintf("failed in %d, ", f)
+		}
+		msg = fmt.Sprintf("%snot judged in %d of %d runs: %s", failed, e, r.Runs, msg)
 	}
 	if r.Flaky {
 		msg = "flaky: " + msg
