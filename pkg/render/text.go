@@ -295,18 +295,15 @@ var methodRE = regexp.MustCompile(`"method":"([^"]{1,80})"`)
 
 func evidenceLine(ev report.Evidence) string {
 	var b strings.Builder
-	switch m := methodRE.FindStringSubmatch(ev.Request); {
-	case m != nil:
+	if m := methodRE.FindStringSubmatch(ev.Request); m != nil {
 		b.WriteString(m[1])
-	case ev.Request == "":
-		// What the server sent on its own (a stdout line, a notification).
-		b.WriteString("(unrequested)")
-	default:
+	} else {
 		b.WriteString(ev.Request)
 	}
-	if ev.Status != 0 {
+	switch {
+	case ev.Status != 0:
 		fmt.Fprintf(&b, " → HTTP %d", ev.Status)
-	} else {
+	case ev.Request != "":
 		b.WriteString(" →")
 	}
 	// The located value first: a line is cut at 300 characters, and a
@@ -333,7 +330,7 @@ func evidenceLine(ev report.Evidence) string {
 	if ev.Response != "" {
 		b.WriteString(" " + ev.Response)
 	}
-	return b.String()
+	return strings.TrimSpace(b.String())
 }
 
 // Line makes server-controlled text safe for one terminal line: control
