@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mcp-eval/mcp-eval-action/pkg/didyoumean"
 	"io"
 	"sort"
 	"strings"
@@ -112,7 +113,15 @@ func (c *Command) main(ctx context.Context, args []string) int {
 			return sc.run(ctx, c, args[1:])
 		}
 	}
-	fmt.Fprintf(c.Stderr, "mcp-eval: unknown command %q\n\n", args[0])
+	var names []string
+	for _, sc := range subcommands() {
+		names = append(names, sc.name)
+	}
+	if near, ok := didyoumean.Nearest(args[0], names); ok {
+		fmt.Fprintf(c.Stderr, "mcp-eval: unknown command %q (did you mean %q?)\n\n", args[0], near)
+	} else {
+		fmt.Fprintf(c.Stderr, "mcp-eval: unknown command %q\n\n", args[0])
+	}
 	c.usage(c.Stderr)
 	return ExitError
 }
@@ -170,6 +179,13 @@ func (c *Command) parse(fs *flag.FlagSet, args []string) int {
 		if errors.Is(err, flag.ErrHelp) {
 			c.help(fs, c.Stdout)
 			return ExitOK
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var known []string
+			fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+			if near, ok := didyoumean.Nearest(strings.TrimPrefix(name, "-"), known); ok {
+				fmt.Fprintf(c.Stderr, "did you mean --%s?\n", near)
+			}
 		}
 		fmt.Fprintf(c.Stderr, "run \"%s --help\" for its flags and examples\n", fs.Name())
 		return ExitError

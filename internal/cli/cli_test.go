@@ -51,6 +51,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"probe", "--cmd", "srv", "--header", "A: b"}, "only applies to a --url server"},
 		{[]string{"probe", "--url", "http://x/mcp", "stray"}, "unexpected argument"},
 		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"chek", "--cmd", "srv"}, `unknown command "chek" (did you mean "check"?)`},
+		{[]string{"check", "--ouput", "r.json", "--cmd", "srv"}, "did you mean --out?"},
 		{[]string{"check", "--cmd", "srv", "--only", "RESIL"}, "selects no check that runs over stdio"},
 		{[]string{"check", "--cmd", "srv", "--json", "a.json", "--out", "b.json"}, "give one of them"},
 		{[]string{"check", "--cmd", "srv", "--runs", "0"}, "--runs must be 1..100, not 0"},
@@ -185,6 +187,10 @@ func TestMissingServerStillWritesTheOutputs(t *testing.T) {
 		rep, err := report.Load(out(cmd + ".json"))
 		if err != nil || !strings.Contains(rep.Run.Untested, "no-such-server") || rep.Gate == nil || rep.Gate.Verdict != report.GateError {
 			t.Fatalf("%s: report.json: %v %+v", cmd, err, rep)
+		}
+		code, _, stderr = run(t, "gate", "--report", out(cmd+".json"), "--out", out(cmd+".gated.json"))
+		if code != ExitError || !strings.Contains(stderr, "could not test the server (run.untested says why)") {
+			t.Errorf("gate --report of a run that tested nothing: exit %d, stderr %q", code, stderr)
 		}
 		md, _ := os.ReadFile(out(cmd + ".md"))
 		xml, _ := os.ReadFile(out(cmd + ".xml"))

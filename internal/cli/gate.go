@@ -164,6 +164,10 @@ func runGate(_ context.Context, c *Command, args []string) int {
 	case report.GateInconclusive:
 		fmt.Fprintln(c.Stderr, "mcp-eval gate: warning: the verdict is inconclusive: a real drop not clearly beyond max-drop, or runs left undecided; more runs or cases would tell")
 	case report.GateError:
+		if rep.Run.Untested != "" {
+			fmt.Fprintln(c.Stderr, "mcp-eval gate: the run that wrote this report could not test the server (run.untested says why): nothing is judged; exit 2")
+			break
+		}
 		fmt.Fprintln(c.Stderr, "mcp-eval gate: nothing failed, but runs the floors need errored and were not judged (the run's deadline, a server that exited or stopped answering, a provider that could not be reached: the items say which); exit 2")
 	}
 	// The same mapping as the command that wrote the report, from the
