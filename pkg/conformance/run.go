@@ -565,13 +565,13 @@ func (e *SelectionError) Unwrap() error { return e.Err }
 // noneSelected says why only selects no check over transport, with one
 // it selects over the other.
 func noneSelected(reg check.Registry, only []string, transport string) error {
-	other, name := "http", "Streamable HTTP"
+	label := map[string]string{"http": "Streamable HTTP", "stdio": "stdio"}
+	other := "http"
 	if transport == "http" {
-		other, name = "stdio", "stdio"
+		other = "stdio"
 	}
-	here := map[string]string{"http": "Streamable HTTP", "stdio": "stdio"}[transport]
 	if sel := reg.Selected(other, only); len(sel) > 0 {
-		return fmt.Errorf("--only %s selects no check that runs over %s: %s, for one, runs over %s only (leave it out, or test the server over %s)", strings.Join(only, ","), here, sel[0].ID, name, name)
+		return fmt.Errorf("--only %s selects no check that runs over %s: %s, for one, runs over %s only (leave it out, or test the server over %s)", strings.Join(only, ","), label[transport], sel[0].ID, label[other], label[other])
 	}
-	return fmt.Errorf("--only %s selects no check that runs over %s", strings.Join(only, ","), here)
+	return fmt.Errorf("--only %s selects no check that runs over %s", strings.Join(only, ","), label[transport])
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -81,12 +82,7 @@ func (e *evaluation) brokenTools() {
 		base = toolCallsOf(e.base)
 	}
 	comparedByLayer3 := e.base != nil && e.base.Telemetry != nil && e.new.Telemetry != nil
-	names := make([]string, 0, len(now))
-	for n := range now {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(now)) {
 		c := now[name]
 		if c.calls < toolErrorMinCalls || c.errors < c.calls {
 			continue
