@@ -200,6 +200,46 @@ func TestShardsMergeIntoTheUnshardedRun(t *testing.T) {
 	}
 }
 
+// A Layer 1 run (eval, or a shard) whose server cannot be reached tests
+// nothing, and writes the report that says so, as check does: a CI step
+// uploading report.json finds it, and the comment says why. A shard's
+// says which shard it is, so that the merge names it and its reason.
+func TestUnreachableServerOfAModelRunWritesItsReport(t *testing.T) {
+	e := newEvalEnv(t, "")
+	gone := e.path("no-such-server")
+	code, stdout, stderr := e.run("eval", "--config", e.path("mcp-eval.yaml"), "--cmd", gone, "--out", e.path("eval.json"), "--markdown", e.path("eval.md"))
+	if code != ExitError || !strings.Contains(stderr, "Layer 1 could not reach") || strings.Contains(stdout, "verdict") {
+		t.Fatalf("eval of a missing server: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	rep, err := report.Load(e.path("eval.json"))
+	if err != nil || !strings.Contains(rep.Run.Untested, "no-such-server") || rep.Gate == nil || rep.Gate.Verdict != report.GateError || rep.Behavior != nil {
+		t.Fatalf("eval's report.json: %v %+v", err, rep)
+	}
+	if md, _ := os.ReadFile(e.path("eval.md")); !strings.Contains(string(md), "the server could not be tested") {
+		t.Errorf("eval's comment does not say the server could not be tested:\n%s", md)
+	}
+
+	base := []string{"run", "--config", e.path("mcp-eval.yaml"), "--layers", "behavior", "--fresh"}
+	good := e.path("shard-1.json")
+	if code, out, stderr := e.run(append(base, "--url", e.url, "--shard", "1/2", "--out", good)...); code != ExitOK {
+		t.Fatalf("shard 1/2: exit %d\n%s%s", code, out, stderr)
+	}
+	bad := e.path("shard-2.json")
+	if code, _, stderr := e.run(append(base, "--cmd", gone, "--shard", "2/2", "--out", bad)...); code != ExitError {
+		t.Fatalf("shard 2/2 of a missing server: exit %d\n%s", code, stderr)
+	}
+	if r, err := report.Load(bad); err != nil || r.Shard == nil || r.Shard.Index != 2 || r.Shard.Count != 2 || r.Run.Untested == "" {
+		t.Fatalf("shard 2/2's report: %v %+v", err, r)
+	}
+	code, _, stderr = e.run("report", "merge", good, bad, "--out", e.path("merged.json"))
+	if code != ExitError || !strings.Contains(stderr, "shard-2.json: shard 2/2 could not test the server") || !strings.Contains(stderr, "no-such-server") {
+		t.Errorf("merge with a shard that tested nothing: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(e.path("merged.json")); err == nil {
+		t.Errorf("a refused merge wrote a report")
+	}
+}
+
 // The action's side: shard jobs (shard: i/n) write their reports and make
 // no comment; the merge job (shard: merge) downloads the shard artifacts
 // of the same run, merges and gates them once and makes the one comment.

@@ -144,6 +144,15 @@ func Merge(shards []Shard, dist Distribution) (*Result, error) {
 // disjoint and together the run's.
 func checkSet(shards []Shard) error {
 	for _, s := range shards {
+		if why := s.Report.Run.Untested; why != "" {
+			// Its units were never run: a merge would be a run with a
+			// hole in it, so the shard is named with its reason.
+			which := "a shard"
+			if sh := s.Report.Shard; sh != nil {
+				which = fmt.Sprintf("shard %d/%d", sh.Index, sh.Count)
+			}
+			return fmt.Errorf("%s: %s could not test the server, so there is nothing of it to merge (%s): fix what stopped it and run that shard again", s.Name, which, why)
+		}
 		if s.Report.Shard == nil {
 			return fmt.Errorf("%s is not a shard's report (it has no shard section): run each shard with --shard i/n", s.Name)
 		}

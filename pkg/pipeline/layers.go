@@ -132,15 +132,24 @@ func kib(n int64) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024) }
 func (p *Plan) session(ctx context.Context, rec *telemetry.Recorder, layer string) (*mcpclient.Client, []mcpclient.Tool, error) {
 	cl, err := p.Connect(ctx, rec.ObserveMCP)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s could not reach %s: %w", layer, p.targetNamed(), err)
+		return nil, nil, &unreachableError{fmt.Errorf("%s could not reach %s: %w", layer, p.targetNamed(), err)}
 	}
 	lt, err := cl.ListTools(ctx)
 	if err != nil {
 		cl.Close()
-		return nil, nil, fmt.Errorf("%s: listing the tools of %s: %w", layer, p.targetNamed(), err)
+		return nil, nil, &unreachableError{fmt.Errorf("%s: listing the tools of %s: %w", layer, p.targetNamed(), err)}
 	}
 	return cl, lt.Tools, nil
 }
+
+// unreachableError is a layer's failure to open its session with the
+// server (start or reach it, or list its tools) before it tested anything:
+// Run writes an untested report for it when no layer has results yet, as
+// it does when Layer 0 cannot reach the server.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
 
 // modelRun is Layers 1 and 2 prepared: each layer's plan on its own
 // session, under one meter; nil plans are layers that do not run.

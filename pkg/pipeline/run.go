@@ -114,6 +114,12 @@ func Run(ctx context.Context, p *Plan) (*report.Report, error) {
 		if stopped.Err() != nil {
 			return p.cancelled(stopped, rep, started)
 		}
+		if ue := (*unreachableError)(nil); errors.As(err, &ue) && !p.Has(Conformance) {
+			// Nothing was tested: `eval` then writes its report and
+			// comment as `check` does for a server it cannot reach. (After
+			// Layer 0 the error stays the run's: its report holds results.)
+			return p.untested(err, started)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -283,6 +289,11 @@ func (p *Plan) untested(err error, started time.Time) (*report.Report, error) {
 		return nil, errors.Join(err, fmt.Errorf("redacting the report: %w", rerr))
 	}
 	rep.Run.Untested = jsonrpc.Clip(rep.Run.Untested, untestedMax)
+	if p.Shard != nil {
+		// A merge names this shard and why it tested nothing, instead of
+		// taking its report for one of an unsharded run.
+		rep.Shard = &report.Shard{Index: p.Shard.Index, Count: p.Shard.Count, Units: []report.ShardUnit{}, Balance: report.BalanceCount}
+	}
 	rep.Gate = gate.Evaluate(gate.Input{New: rep, Now: time.Now()}, p.Policy)
 	if werr := p.Outputs.Write(rep); werr != nil {
 		return nil, errors.Join(err, werr)
