@@ -595,7 +595,7 @@ func ParseWith(path string, b []byte, opts Options) (*Config, error) {
 		// yaml.v3 names the line above the construct that holds a syntax
 		// error, not the line to fix.
 		if line, ok := yamlsyntax.Locate(b, err); ok {
-			return nil, &Error{File: path, Line: line, Msg: yamlsyntax.Problem(err)}
+			return nil, &Error{File: path, Line: line, Msg: "YAML syntax: " + yamlsyntax.Problem(err), Hint: "check the indentation and quoting on this line"}
 		}
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			var line int

@@ -73,8 +73,8 @@ layers: [0]
 			if e.Line != c.line {
 				t.Errorf("line %d, want %d: %v", e.Line, c.line, e)
 			}
-			if e.Msg != c.msg {
-				t.Errorf("message %q, want %q", e.Msg, c.msg)
+			if e.Msg != "YAML syntax: "+c.msg || e.Hint == "" {
+				t.Errorf("message %q (hint %q), want %q with a hint", e.Msg, e.Hint, "YAML syntax: "+c.msg)
 			}
 		})
 	}

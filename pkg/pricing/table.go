@@ -142,7 +142,7 @@ func Parse(data []byte, name string) (*Table, error) {
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		// yaml.v3's own line for a syntax error is often above the fault.
 		if line, ok := yamlsyntax.Locate(data, err); ok {
-			return nil, fmt.Errorf("%w: %s:%d: %s", ErrTable, name, line, yamlsyntax.Problem(err))
+			return nil, fmt.Errorf("%w: %s:%d: YAML syntax: %s (check the indentation and quoting on this line)", ErrTable, name, line, yamlsyntax.Problem(err))
 		}
 		return nil, fmt.Errorf("%w: %s", ErrTable, yamlErrors(name, err))
 	}
