@@ -110,7 +110,9 @@ func Errored(id string, level report.Level, k, failed, n int) report.CheckResult
 			r.Counts[v] = c
 		}
 	}
-	r.Flaky = len(r.Counts) > 1
+	// As check.Execute: errored runs judged nothing, so only a pass
+	// beside a fail is flaky.
+	r.Flaky = k > 0 && failed > 0
 	if failed == 0 && errored > 0 {
 		r.Verdict = report.CheckErrored
 		r.Outcome = report.Outcome{Verdict: report.CheckErrored, Message: "run cancelled: context deadline exceeded"}
