@@ -531,11 +531,16 @@ func TestStdioSilenceAfterAnAnsweredRawLineNamesNoRequest(t *testing.T) {
 	if _, err := tr.RoundTrip(ctx, req(1, "server/discover")); err != nil {
 		t.Fatal(err)
 	}
+	// Read before the write: an answer to it that came before the read
+	// left the loop below waiting for a line that never comes.
+	answered := tr.LastLine()
 	if err := tr.WriteLine(ctx, []byte("junk")); err != nil {
 		t.Fatal(err)
 	}
-	answered := tr.LastLine()
 	for !tr.LastLine().After(answered) { // the parse error
+		if ctx.Err() != nil {
+			t.Fatal("no answer to the raw line")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	_, err := tr.RoundTrip(WithIdleSilence(ctx, 200*time.Millisecond), req(2, "tools/list"))
