@@ -25,7 +25,7 @@ import (
 var exampleServer string
 
 func TestMain(m *testing.M) {
-	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg || os.Args[1] == gatewayArg || os.Args[1] == slowCallArg || os.Args[1] == lateErrorsArg) {
+	if len(os.Args) == 3 && (os.Args[1] == deafProxyArg || os.Args[1] == dropInitializeArg || os.Args[1] == afterProbeArg || os.Args[1] == afterTwoArg || os.Args[1] == slowListArg || os.Args[1] == slowDiscoverArg || os.Args[1] == gatewayArg || os.Args[1] == slowCallArg || os.Args[1] == lateErrorsArg || os.Args[1] == exitOnGetArg || os.Args[1] == exitOnSecondGetArg) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
@@ -97,6 +97,11 @@ const (
 	// time, once, as on a machine too loaded to send them. The server's
 	// argv follows the mode.
 	lateQuickArg = "mcpeval-late-quick"
+	// exitOnGetArg: the proxy exits with code 3 when a prompts/get
+	// reaches it (the server then sees EOF): a server that crashes on
+	// one request. exitOnSecondGetArg: on the process's second one.
+	exitOnGetArg       = "mcpeval-exit-on-get"
+	exitOnSecondGetArg = "mcpeval-exit-on-second-get"
 )
 
 func busyLegacy() {
@@ -148,6 +153,7 @@ func proxy(mode, server string, args ...string) {
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	gets := 0          // exitOnGetArg, exitOnSecondGetArg: prompts/get seen
 	var held time.Time // lateQuickArg: the next line waits until then
 	late := 0          // lateQuickArg: lines held so far
 	for n := 1; sc.Scan(); n++ {
@@ -159,6 +165,11 @@ func proxy(mode, server string, args ...string) {
 			}
 			if held.IsZero() && strings.Contains(string(line), `"progressToken":"mcp-eval-stdio5"`) {
 				held = time.Now().Add(500 * time.Millisecond)
+			}
+		}
+		if strings.Contains(string(line), `"method":"prompts/get"`) {
+			if gets++; mode == exitOnGetArg || mode == exitOnSecondGetArg && gets == 2 {
+				os.Exit(3)
 			}
 		}
 		if mode == afterProbeArg && n > 1 || mode == afterTwoArg && n > 2 {

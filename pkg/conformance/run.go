@@ -415,6 +415,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 	}
 	rep.Checks, err = check.Execute(ctx, reg, env, opts.Options)
 	subs.closeAll()
+	if env.Stdio != nil && err == nil {
+		rep.LostProcess = lostProcess(ctx, env.Stdio, func(ctx context.Context) (*mcpclient.Client, error) { return open(ctx, freshCfg) })
+	}
 	// Read before the run's own process is stopped: a line it writes on
 	// its way out ends a silence.
 	var silenced *transport.Silence
@@ -446,6 +449,9 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, []mcpclient
 		}
 	}
 	rep.Notes = append(rep.Notes, client.Info().Notes[len(info.Notes):]...)
+	if rep.LostProcess != nil {
+		rep.Notes = append(rep.Notes, lostNote(rep.LostProcess))
+	}
 	if silenced != nil {
 		// Said once here; the checks that came later failed after a
 		// second with the same cause instead of each waiting it out.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,5 +195,48 @@ func TestSTDIO5CallsAgainWhenTheQuickRequestsCameLate(t *testing.T) {
 		if r.Verdict != tc.want || !strings.Contains(r.Outcome.Message, tc.says) {
 			t.Errorf("--break %q: STDIO-5 %s: %s; want %s saying %q", tc.breaks, r.Verdict, r.Outcome.Message, tc.want, tc.says)
 		}
+	}
+}
+
+// A run's own process that exits mid-run takes the checks after it with
+// it, and the exit names every request in flight. Each is sent again,
+// alone, to a new process: the one that ends it too is named in the
+// report (a server that crashes on one request), and a server whose exit
+// needs more than that request is said to be so, with none named.
+func TestTheRequestThatEndsTheRunsOwnProcessIsNamed(t *testing.T) {
+	only := []string{"PROMPT-1", "TOOL-1", "RSRC-1", "DISC-1"}
+	for _, tc := range []struct {
+		mode    string
+		culprit string
+		replay  string
+	}{
+		{exitOnGetArg, "prompts/get ", ""},
+		{exitOnSecondGetArg, "", "did not end it"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		rep, _, err := Run(ctx, Target{Argv: []string{os.Args[0], tc.mode, exampleServer}}, Options{Options: check.Options{Runs: 2, Only: only}, ProbeTimeout: 2 * time.Second, RequestTimeout: 5 * time.Second})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.mode, err)
+		}
+		lp := rep.LostProcess
+		if tc.mode == exitOnSecondGetArg && lp == nil {
+			// PROMPT-1 gets one prompt per repetition on the run's own
+			// process: the second repetition's ends it.
+			t.Fatalf("%s: no lost process reported; notes %q", tc.mode, rep.Notes)
+		}
+		if lp == nil || lp.ExitCode != 3 || !slices.ContainsFunc(lp.Serving, func(s string) bool { return strings.HasPrefix(s, "prompts/get ") }) {
+			t.Fatalf("%s: lost process %+v; notes %q", tc.mode, lp, rep.Notes)
+		}
+		switch {
+		case tc.culprit != "" && (!strings.HasPrefix(lp.Culprit, tc.culprit) || lp.CulpritExitCode != 3 || lp.Replay != ""):
+			t.Errorf("%s: culprit %q (code %d), replay %q; want %s…, code 3", tc.mode, lp.Culprit, lp.CulpritExitCode, lp.Replay, tc.culprit)
+		case tc.culprit == "" && (lp.Culprit != "" || !strings.Contains(lp.Replay, tc.replay)):
+			t.Errorf("%s: culprit %q, replay %q; want none, and a replay saying %q", tc.mode, lp.Culprit, lp.Replay, tc.replay)
+		}
+		if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "the checks after that on") }) {
+			t.Errorf("%s: no note says the process was lost: %q", tc.mode, rep.Notes)
+		}
+		validateReport(t, rep)
 	}
 }

@@ -349,6 +349,9 @@ func (c *attnContext) finish(a *AttentionItem) {
 				a.Cause.Finding = errorReason(a.Cause.Finding)
 			}
 		}
+		if a.Cause != nil {
+			a.Cause.Finding += c.lostCulprit(a.Cause.Finding)
+		}
 		return
 	}
 	root := a.Rules[0]
@@ -900,6 +903,20 @@ func errorKey(msg string) string {
 		return r[:i]
 	}
 	return r
+}
+
+// lostCulprit is what Layer 0 found by sending the requests again when
+// finding is the run's own process exiting: the one request that ends the
+// server, which the exit's own words cannot tell among those in flight.
+func (c *attnContext) lostCulprit(finding string) string {
+	l0 := c.rep.Conformance
+	if l0 == nil || l0.LostProcess == nil || !strings.Contains(finding, processExited) {
+		return ""
+	}
+	if lp := l0.LostProcess; lp.Culprit != "" {
+		return fmt.Sprintf("; the server exits on %s: sent again alone to a new process, it ended it too (code %d)", lp.Culprit, lp.CulpritExitCode)
+	}
+	return "; " + l0.LostProcess.Replay
 }
 
 // processExited is how pkg/transport words a stdio server that ended (a

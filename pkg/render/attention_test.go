@@ -236,8 +236,20 @@ func TestAttentionGroupsChecksStoppedByOneExit(t *testing.T) {
 	if len(a.Items) != 1 || len(a.Items[0].Rules) != 4 {
 		t.Fatalf("%d items, want the one exit over 4 checks: %+v", len(a.Items), a.Items)
 	}
-	if c := a.Items[0].Cause; c == nil || !strings.HasPrefix(c.Finding, "server process exited with code 3 while serving tools/call \"add\"") {
+	if c := a.Items[0].Cause; c == nil || !strings.HasPrefix(c.Finding, "server process exited with code 3 while serving tools/call \"add\"") || strings.Contains(c.Finding, "exits on") {
 		t.Errorf("cause %+v: want the exit and the call it was serving", c)
+	}
+	// Layer 0 sent the requests in flight again, alone: the one that
+	// ended a new process too is the cause's last words.
+	rep.Conformance.LostProcess = &report.LostProcess{ExitCode: 3, Serving: []string{`tools/call "add"`, "tools/list"}, Culprit: `tools/call "add"`, CulpritExitCode: 3}
+	a = render.BuildAttention(rep)
+	if c := a.Items[0].Cause; c == nil || !strings.HasSuffix(c.Finding, `; the server exits on tools/call "add": sent again alone to a new process, it ended it too (code 3)`) {
+		t.Errorf("cause %+v: want the request that ends the server named", c)
+	}
+	rep.Conformance.LostProcess = &report.LostProcess{ExitCode: 3, Serving: []string{"tools/list"}, Replay: "sent again alone to a new process (after server/discover), it did not end it"}
+	a = render.BuildAttention(rep)
+	if c := a.Items[0].Cause; c == nil || !strings.HasSuffix(c.Finding, "; sent again alone to a new process (after server/discover), it did not end it") {
+		t.Errorf("cause %+v: want what sending it again found", c)
 	}
 }
 

@@ -31,6 +31,7 @@ type Conformance struct {
 	Unobservable    map[string]string `json:"unobservable"`
 	Legacy          *LegacyReport     `json:"legacy,omitempty"`
 	LegacySide      *LegacySide       `json:"legacySide,omitempty"`
+	LostProcess     *LostProcess      `json:"lostProcess,omitempty"`
 	Deprecated      []DeprecatedUse   `json:"deprecated"`
 	Probe           []ProbeStep       `json:"probe"`
 	Notes           []string          `json:"notes"`
@@ -56,6 +57,24 @@ type LegacySide struct {
 	LegacyVersion string `json:"legacyVersion,omitempty"`
 	// Observed says what the handshake and the request after it got.
 	Observed string `json:"observed"`
+}
+
+// LostProcess is the run's own stdio process exiting in the middle of the
+// run, with requests in flight: the checks after it on that process are
+// not judged, and what the process was serving says why.
+type LostProcess struct {
+	ExitCode int `json:"exitCode"`
+	// Serving names the requests in flight then (method, and the tool,
+	// prompt or resource), each once.
+	Serving []string `json:"serving"`
+	// Culprit is the one of them that, sent again alone to a new process
+	// (after server/discover), ended that process too, with
+	// CulpritExitCode; "" when none did.
+	Culprit         string `json:"culprit,omitempty"`
+	CulpritExitCode int    `json:"culpritExitCode,omitempty"`
+	// Replay says what sending them again found when no culprit was
+	// named (none ended a process, or a new process could not start).
+	Replay string `json:"replay,omitempty"`
 }
 
 // Implementation is a server's (or client's) name and version as it

@@ -97,6 +97,8 @@ type StdioTransport struct {
 	// noise counts what came instead of answers, for timeout messages.
 	noise noiseCount
 
+	// lost are the requests in flight when the process exited (Lost).
+	lost       [][]byte
 	exited     chan struct{} // closed when the process has exited
 	readerDone chan struct{} // closed at stdout EOF
 	stderrDone chan struct{} // closed at stderr EOF
@@ -327,10 +329,59 @@ func (t *StdioTransport) markDead() {
 	select {
 	case <-t.exited:
 		t.deadErr = &Error{Kind: KindProcessExited, ExitCode: t.exitCode, Excerpt: t.stderrTail.String(), Serving: t.servingLocked()}
+		t.lost = t.lostLocked()
 	default:
 		t.deadErr = &Error{Kind: KindClosed, Err: errors.New("the server closed its stdout")}
 	}
 	close(t.dead)
+}
+
+// lostMax bounds the requests Lost keeps (a caller sends some again):
+// enough for a few distinct ones beside several calls of one tool.
+const lostMax = 16
+
+// lostLocked is the requests in flight, as sent: tool calls first (the
+// likeliest to end a process), then by method, one of each body.
+func (t *StdioTransport) lostLocked() [][]byte {
+	ps := make([]*pendingReq, 0, len(t.pending))
+	for _, p := range t.pending {
+		if len(p.body) > 0 {
+			ps = append(ps, p)
+		}
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		ci, cj := ps[i].method == "tools/call", ps[j].method == "tools/call"
+		if ci != cj {
+			return ci
+		}
+		if ps[i].method != ps[j].method {
+			return ps[i].method < ps[j].method
+		}
+		return bytes.Compare(ps[i].body, ps[j].body) < 0
+	})
+	var out [][]byte
+	for _, p := range ps {
+		if len(out) == lostMax {
+			break
+		}
+		out = append(out, bytes.Clone(p.body))
+	}
+	return out
+}
+
+// Lost says, once the process has exited, its exit code and the requests
+// it was serving then (at most lostMax, each as sent; none when nothing
+// was in flight, or before it exited): what to send again, alone, to learn
+// which of them ends the server.
+func (t *StdioTransport) Lost() (code int, requests [][]byte) {
+	select {
+	case <-t.dead:
+	default:
+		return 0, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.exitCode, t.lost
 }
 
 // servingLocked names the requests in flight, tool calls first (the
@@ -1028,6 +1079,19 @@ func (t *StdioTransport) Stderr() string {
 
 // Exited is closed when the server process has exited.
 func (t *StdioTransport) Exited() <-chan struct{} { return t.exited }
+
+// ExitCode is the process's exit code once Exited is closed (ok false
+// before).
+func (t *StdioTransport) ExitCode() (code int, ok bool) {
+	select {
+	case <-t.exited:
+	default:
+		return 0, false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.exitCode, true
+}
 
 // Close implements Transport: it stops the process (Stop), and returns
 // once it is gone, or at once after CloseAside.
