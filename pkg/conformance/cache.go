@@ -151,7 +151,7 @@ var CACHE3 = &check.Check{
 			}
 			var firstScope string
 			var firstPage int
-			seen := 0
+			seen, failed := 0, false
 			for i, pg := range lr.Pages {
 				if pg.Response == nil || pg.Response.Result == nil {
 					continue
@@ -169,7 +169,15 @@ var CACHE3 = &check.Check{
 				if scope != firstScope {
 					pb := problem{at: "/result/cacheScope", absent: r.CacheScope == nil}
 					p.Failf(atProblem(nil, pg.Response, pb), "%s has cacheScope %s but page %d has %s; all pages of one list share a scope", pageName(l.method, i, pg), scope, firstPage+1, firstScope)
+					failed = true
 				}
+			}
+			if schemaTransportErr(err) && !failed {
+				// A walk the transport cut short (the process exited
+				// or went silent) left pages unread: that is not a list
+				// of one page, and nothing it read broke the rule. (A
+				// page the server refused is PAGE-2's.)
+				return err
 			}
 			if seen > 1 {
 				compared++

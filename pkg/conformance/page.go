@@ -147,6 +147,13 @@ var PAGE1 = &check.Check{
 					p.Passf(check.FromResponse(pg.Response), "%s has an empty-string nextCursor, a valid cursor that was followed", pageName(l.method, i, pg))
 				}
 			}
+			if schemaTransportErr(err) {
+				// The process exited or went silent, or the run's time
+				// ran out: no answer to the cursor, so nothing rejected
+				// it (a concurrent request may have ended the process:
+				// the run's lostProcess says which).
+				return err
+			}
 			if err != nil {
 				if last := lr.Pages[len(lr.Pages)-1]; last.Cursor != nil {
 					p.Failf(check.FromResponseAt(last.Response, respAnswerAt(last.Response)), "%s: the server rejected its own nextCursor: %v", l.method, err)
