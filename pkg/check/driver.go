@@ -366,6 +366,20 @@ func cutShort(ctx context.Context) error {
 func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 	info := c.Info()
 	f := &Facts{Discover: info.DiscoverResult, Capabilities: map[string]json.RawMessage{}}
+	// A gateway's refusal of the facts' walk (a 429 or 503 met by
+	// chance) is asked again, once: every check of the run reads these
+	// facts, and each would skip as if the server served no tools.
+	again := func(err error) bool {
+		if !transport.GatewayRefused(err) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(gatewayPause):
+			return true
+		}
+	}
 	if info.Discover != nil {
 		f.DiscoverRaw = info.Discover.Result
 	}
@@ -373,6 +387,9 @@ func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 		// Connected without a usable probe (a server checked as modern
 		// although its discover was off): ask once more for the facts.
 		resp, err := c.Do(ctx, "server/discover", nil)
+		if again(err) {
+			resp, err = c.Do(ctx, "server/discover", nil)
+		}
 		if err == nil && resp.Error == nil {
 			var dr mcpclient.DiscoverResult
 			if json.Unmarshal(resp.Result, &dr) == nil {
@@ -391,20 +408,6 @@ func GatherFacts(ctx context.Context, c *mcpclient.Client) *Facts {
 		caps = f.Discover.Capabilities
 	}
 	_ = json.Unmarshal(caps, &f.Capabilities)
-	// A gateway's refusal of the facts' walk (a 429 or 503 met by
-	// chance) is asked again, once: every check of the run reads these
-	// facts, and each would skip as if the server served no tools.
-	again := func(err error) bool {
-		if !transport.GatewayRefused(err) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(gatewayPause):
-			return true
-		}
-	}
 	tools, err := c.ListTools(ctx)
 	if again(err) {
 		tools, err = c.ListTools(ctx)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/mcp-eval/mcp-eval-action/golden-examples/refserver"
 	"github.com/mcp-eval/mcp-eval-action/pkg/check"
+	"github.com/mcp-eval/mcp-eval-action/pkg/mcpclient"
+	"github.com/mcp-eval/mcp-eval-action/pkg/transport"
 )
 
 // A gateway in front of a correct server that now and then answers a POST
@@ -89,6 +91,43 @@ func TestFactsAskAgainAfterAGatewayRefusal(t *testing.T) {
 		if r.Verdict != want[id].Verdict {
 			t.Errorf("%s: %s (%s), %s without the gateway", id, r.Verdict, r.Outcome.Message, want[id].Verdict)
 		}
+	}
+}
+
+// The facts' own server/discover (sent when the client connected without
+// a usable discover answer) is asked again after a gateway's refusal, as
+// their lists are: without it every check read no capabilities.
+func TestFactsAskForDiscoverAgainAfterAGatewayRefusal(t *testing.T) {
+	srv := refserver.New(refserver.Options{})
+	inner := srv.Handler()
+	var discovers atomic.Int64
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "server/discover" && discovers.Add(1) == 1 {
+			// A 502, which the client does not send again by itself.
+			http.Error(w, "bad gateway", http.StatusBadGateway)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { flaky.Close(); srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := transport.NewHTTP(transport.HTTPConfig{URL: flaky.URL + "/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Modern by fiat: no probe, so the facts send the first discover.
+	c, err := mcpclient.Connect(ctx, tr, mcpclient.Config{ForceEra: mcpclient.EraModern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f := check.GatherFacts(ctx, c)
+	if n := discovers.Load(); n < 2 {
+		t.Fatalf("%d server/discover reached the gateway, want the refused one and one more", n)
+	}
+	if f.Discover == nil || len(f.Capabilities) == 0 {
+		t.Errorf("facts after a refused discover asked again: discover %v, capabilities %v", f.Discover, f.Capabilities)
 	}
 }
 
