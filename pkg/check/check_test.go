@@ -97,7 +97,15 @@ func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	panics := &Check{ID: "P-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { panic("oops") }}
 	skips := &Check{ID: "K-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Run: func(p *Pass) error { p.Skipf("n/a"); return nil }}
 	httpOnly := &Check{ID: "H-1", Level: Must, Transports: HTTP, Spec: "s", Doc: "d", Run: func(p *Pass) error { return nil }}
-	reg := Registry{Families: []Family{{"S", "s"}, {"F", "f"}, {"P", "p"}, {"K", "k"}, {"H", "h"}}, Checks: []*Check{slow, flaky, panics, skips, httpOnly}}
+	sometimes := &Check{ID: "M-1", Level: Must, Transports: Both, Spec: "s", Doc: "d", Exclusive: Both, Run: func(p *Pass) error {
+		if p.Run%2 == 1 {
+			p.Skipf("no list has two pages")
+			return nil
+		}
+		p.Passf(nil, "pages agree")
+		return nil
+	}}
+	reg := Registry{Families: []Family{{"S", "s"}, {"F", "f"}, {"P", "p"}, {"K", "k"}, {"H", "h"}, {"M", "m"}}, Checks: []*Check{slow, flaky, panics, skips, httpOnly, sometimes}}
 	res, err := Execute(context.Background(), reg, Env{Transport: "stdio"}, Options{Runs: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +114,7 @@ func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	for _, r := range res {
 		ids = append(ids, r.ID)
 	}
-	if strings.Join(ids, ",") != "S-1,F-1,P-1,K-1" {
+	if strings.Join(ids, ",") != "S-1,F-1,P-1,K-1,M-1" {
 		t.Fatalf("order/selection %v", ids)
 	}
 	if r := res[0]; r.Runs != 1 || r.Verdict != Passed || r.FamilyTitle != "s" {
@@ -120,6 +128,10 @@ func TestExecuteAggregatesRunsInOrderAndFlagsFlaky(t *testing.T) {
 	}
 	if r := res[3]; r.Verdict != Skipped || r.Runs != 1 || r.Flaky {
 		t.Errorf("a skipping check counts once: %+v", r)
+	}
+	// Skipped in some runs: the pass is shown, and why the others skipped.
+	if r := res[4]; r.Verdict != Passed || r.Counts[Passed] != 3 || r.Counts[Skipped] != 2 || r.Held() != 5 || r.Outcome.Message != "skipped in 2 of 5 runs (no list has two pages); pages agree" {
+		t.Errorf("a check that skipped in some runs: %+v", r)
 	}
 }
 

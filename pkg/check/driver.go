@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -262,12 +263,15 @@ func schedule(selected []*Check, transport string, runs int) (waits, quick, alon
 // It also returns the index of the run shown.
 func aggregate(c *Check, runs []Outcome, took time.Duration) (Result, int) {
 	r := Result{ID: c.ID, Level: c.Level, Family: c.Family(), Spec: c.Spec, Doc: c.Doc, Fix: c.Fix, Seed: c.Seed, Runs: len(runs), Counts: map[Verdict]int{}}
-	var worst *Outcome
+	var worst, skip *Outcome
 	shown := 0
 	for i := range runs {
 		r.Counts[runs[i].Verdict]++
 		if w := pick(worst, &runs[i]); w != worst {
 			worst, shown = w, i
+		}
+		if runs[i].Verdict == Skipped && skip == nil {
+			skip = &runs[i]
 		}
 	}
 	if r.Counts[Skipped] == len(runs) {
@@ -275,6 +279,12 @@ func aggregate(c *Check, runs []Outcome, took time.Duration) (Result, int) {
 	}
 	r.Outcome = *worst
 	r.Verdict = worst.Verdict
+	if n := r.Counts[Skipped]; n > 0 && n < len(runs) && skip.Message != "" && (worst.Verdict == Passed || worst.Verdict == Noted) {
+		// Where the rule applied it held; where it did not, the run
+		// says why (server/discover failed: DISC-1's), which the shown
+		// pass cannot.
+		r.Outcome.Message = fmt.Sprintf("skipped in %d of %d runs (%s); %s", n, len(runs), skip.Message, cmp.Or(worst.Message, c.Doc))
+	}
 	// Flaky: the server's behaviour judged differently from one run to
 	// the next. Runs that errored judged nothing: a check that passed 1
 	// of 5 and errored in 4 (its server crashed) is not judged in 4, not

@@ -144,6 +144,34 @@ func TestLayer0(t *testing.T) {
 	}
 }
 
+// A MUST check that skipped in some runs (the rule had nothing to judge
+// there: the discover failed, which DISC-1 judges) held where it applied:
+// no item, as Layer 0's own verdict. A failed run beside skipped ones is
+// counted as what it is: one failed run, not the skips too.
+func TestLayer0SkippedRunsAreNotFailedRuns(t *testing.T) {
+	skipped := func(id string, pass, skip, fail int) report.CheckResult {
+		r := reporttest.Check(id, report.Must, pass+skip, pass+skip+fail)
+		r.Counts = map[report.CheckVerdict]int{report.CheckPassed: pass, report.CheckSkipped: skip}
+		if fail > 0 {
+			r.Counts[report.CheckFailed] = fail
+		}
+		r.Flaky = true
+		return r
+	}
+	green := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", report.Must, 5, 5), reporttest.Check("DISC-2", report.Must, 5, 5), reporttest.Check("CACHE-3", report.Must, 5, 5))
+	now := reporttest.Layer0(reporttest.New(), reporttest.Check("DISC-1", report.Must, 5, 5), skipped("DISC-2", 2, 3, 0), skipped("CACHE-3", 2, 2, 1))
+	for _, base := range []*report.Report{nil, green} {
+		g := evaluate(t, now, base)
+		if items := find(g, report.KindCheck, "DISC-2", ""); len(items) != 0 {
+			t.Errorf("baseline %v: a check that passed where it applied and skipped elsewhere is an item: %+v", base != nil, items)
+		}
+		it := one(t, g, report.KindCheck, "CACHE-3", "")
+		if it.Status != report.ItemFail || it.New == nil || it.New.K != 4 || it.New.N != 5 {
+			t.Errorf("baseline %v: CACHE-3 %s %+v (%s), want a failure counted 4/5", base != nil, it.Status, it.New, it.Reason)
+		}
+	}
+}
+
 // A MUST check short of its floor only by runs that errored (the run's
 // deadline passed, the server's process was gone) is not the server's
 // failure: it is not judged, and the verdict says so (exit 2), unless a

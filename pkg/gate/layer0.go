@@ -43,7 +43,7 @@ func (e *evaluation) layer0() {
 			continue
 		}
 		need := floor(e.p.FloorMust, r.Runs)
-		k := r.Passes()
+		k := r.Held()
 		if r.Verdict == report.CheckErrored {
 			// The harness could not run it every time: not a pass, and
 			// Passes may still count warned runs.
@@ -57,7 +57,7 @@ func (e *evaluation) layer0() {
 		}
 		it := report.GateItem{Layer: 0, Kind: report.KindCheck, Subject: r.ID, Rule: rule, New: cnt(now), Direction: report.Higher, FloorRuns: intPtr(need)}
 		switch {
-		case r.Unjudged() && (!inBase || b.Verdict == report.CheckSkipped || b.Passes() >= floor(e.p.FloorMust, b.Runs)):
+		case r.Unjudged() && (!inBase || b.Verdict == report.CheckSkipped || b.Held() >= floor(e.p.FloorMust, b.Runs)):
 			// Short of its floor only by runs the harness could not
 			// judge: no run saw the server break the rule, so this is
 			// not the server's failure, and not a pass either.
@@ -75,10 +75,10 @@ func (e *evaluation) layer0() {
 			// judge: that says nothing of whether it passed, so a failure
 			// now is not a known one.
 			it.Status = report.ItemFail
-			it.Baseline = cnt(report.Count{K: b.Passes(), N: b.Runs})
+			it.Baseline = cnt(report.Count{K: b.Held(), N: b.Runs})
 			it.Reason = fmt.Sprintf("%d/%d is below its floor; the baseline did not judge this check (its runs errored), floors only", k, r.Runs)
 		default:
-			bk := b.Passes()
+			bk := b.Held()
 			it.Baseline = cnt(report.Count{K: bk, N: b.Runs})
 			if bk >= floor(e.p.FloorMust, b.Runs) {
 				it.Status = report.ItemFail

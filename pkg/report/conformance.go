@@ -167,6 +167,15 @@ func (r *CheckResult) Passes() int {
 	return r.Counts[CheckPassed] + r.Counts[CheckWarned] + r.Counts[CheckNoted]
 }
 
+// Held is how many runs of r did not break its rule: the passes, and the
+// runs that skipped because the rule had nothing to judge there (a list
+// of one page; a discover that failed, which DISC-1 judges). A MUST
+// check's floor is met by these, as Layer 0's own verdict fails only a
+// check with a failed run.
+func (r *CheckResult) Held() int {
+	return r.Passes() + r.Counts[CheckSkipped]
+}
+
 // FailedARun says whether a run of r failed (a monitor's failure of a run
 // counts: Verdict).
 func (r *CheckResult) FailedARun() bool {
