@@ -48,6 +48,10 @@ func lostProcess(ctx context.Context, own *transport.StdioTransport, open func(c
 			bodies = append(bodies, b)
 		}
 	}
+	if ctx.Err() != nil {
+		lp.Replay = "not sent again: the run had ended (its deadline, or it was cancelled)"
+		return lp
+	}
 	for i, body := range bodies {
 		ended, c, err := replayAlone(ctx, open, body)
 		if err != nil {
