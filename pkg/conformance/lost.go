@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -26,8 +27,12 @@ import (
 // that ends a process does so when it is read, not seconds later.
 const lostReplayWait = 3 * time.Second
 
-// lostNamed bounds the distinct requests named and sent again.
-const lostNamed = 4
+// lostNamed bounds the distinct requests named; lostReplays the requests
+// sent again (each a process start, on a run that has already lost one).
+const (
+	lostNamed   = 4
+	lostReplays = 6
+)
 
 // lostProcess sends again, one by one, the requests the run's own process
 // was serving when it exited, and says which one ends a new process too
@@ -39,33 +44,49 @@ func lostProcess(ctx context.Context, own *transport.StdioTransport, open func(c
 		return nil
 	}
 	lp := &report.LostProcess{ExitCode: code, Serving: []string{}}
-	var bodies [][]byte
+	// One request of each name first, then the others: a call of one
+	// tool with other arguments may be the one that crashes it.
+	var first, rest [][]byte
+	more := 0
 	for _, b := range lost {
-		// One of each: two server/discover variants are one thing to
-		// name, and the first is sent again.
-		if n := lostName(b); !slices.Contains(lp.Serving, n) && len(lp.Serving) < lostNamed {
+		n := lostName(b)
+		switch {
+		case !slices.Contains(lp.Serving, n) && len(lp.Serving) < lostNamed:
 			lp.Serving = append(lp.Serving, n)
-			bodies = append(bodies, b)
+			first = append(first, b)
+		case slices.Contains(lp.Serving, n):
+			rest = append(rest, b)
+		default:
+			more++ // a fifth name: not named, not sent again
 		}
+	}
+	replays := append(first, rest...)
+	if len(replays) > lostReplays {
+		more += len(replays) - lostReplays
+		replays = replays[:lostReplays]
 	}
 	if ctx.Err() != nil {
 		lp.Replay = "not sent again: the run had ended (its deadline, or it was cancelled)"
 		return lp
 	}
-	for i, body := range bodies {
+	for _, body := range replays {
 		ended, c, err := replayAlone(ctx, open, body)
 		if err != nil {
 			lp.Replay = "sending them again, one to a new process each, failed: " + jsonrpc.Clip(err.Error(), 400)
 			return lp
 		}
 		if ended {
-			lp.Culprit, lp.CulpritExitCode = lp.Serving[i], c
+			lp.Culprit, lp.CulpritExitCode = lostName(body), c
 			return lp
 		}
 	}
-	lp.Replay = "sent again, each alone to a new process (after server/discover), none ended it: the exit needs more than one of them, or what came before"
-	if len(bodies) == 1 {
+	switch {
+	case len(replays) == 1 && more == 0:
 		lp.Replay = "sent again alone to a new process (after server/discover), it did not end it: the exit needs what came before it"
+	case more > 0:
+		lp.Replay = fmt.Sprintf("sent again, each alone to a new process (after server/discover), none of the %d sent ended it (%d more in flight were not sent again): the exit needs one of those, more than one request, or what came before", len(replays), more)
+	default:
+		lp.Replay = "sent again, each alone to a new process (after server/discover), none ended it: the exit needs more than one of them, or what came before"
 	}
 	return lp
 }
@@ -81,12 +102,15 @@ func lostNote(lp *report.LostProcess) string {
 }
 
 // replayAlone writes body to a new process and waits for its answer or the
-// process's exit, whichever comes first (within lostReplayWait).
+// process's exit, whichever comes first (within lostReplayWait of the
+// write). The process lives under ctx, the run's, so that only the server
+// ends it within the wait: an exit once ctx is done is the harness's.
 func replayAlone(ctx context.Context, open func(context.Context) (*mcpclient.Client, error), body []byte) (ended bool, code int, err error) {
-	ctx, cancel := context.WithTimeout(ctx, lostReplayWait)
-	defer cancel()
 	c, err := open(ctx)
-	if c == nil {
+	if err != nil || c == nil {
+		if c != nil {
+			c.Close()
+		}
 		if err == nil {
 			err = fmt.Errorf("no connection")
 		}
@@ -97,6 +121,13 @@ func replayAlone(ctx context.Context, open func(context.Context) (*mcpclient.Cli
 	if !ok {
 		return false, 0, nil
 	}
+	exited := func() (bool, int, error) {
+		if ctx.Err() != nil {
+			return false, 0, nil
+		}
+		code, _ := st.ExitCode()
+		return true, code, nil
+	}
 	var req struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -104,11 +135,13 @@ func replayAlone(ctx context.Context, open func(context.Context) (*mcpclient.Cli
 	tap, stop := st.Tap(64)
 	defer stop()
 	if err := st.WriteLine(ctx, body); err != nil {
-		if code, exited := st.ExitCode(); exited {
-			return true, code, nil
+		if _, gone := st.ExitCode(); gone {
+			return exited()
 		}
 		return false, 0, err
 	}
+	wait := time.NewTimer(lostReplayWait)
+	defer wait.Stop()
 	var grace <-chan time.Time
 	for {
 		select {
@@ -119,9 +152,10 @@ func replayAlone(ctx context.Context, open func(context.Context) (*mcpclient.Cli
 				grace = time.After(stdioQuiet)
 			}
 		case <-st.Exited():
-			code, _ := st.ExitCode()
-			return true, code, nil
+			return exited()
 		case <-grace:
+			return false, 0, nil
+		case <-wait.C:
 			return false, 0, nil
 		case <-ctx.Done():
 			return false, 0, nil
@@ -140,12 +174,17 @@ func lostName(body []byte) string {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(body, &m)
+	if m.Method == "" {
+		return "a request that is not a JSON-RPC request"
+	}
+	// Clipped after quoting: a control character quotes to four, and
+	// the report's schema bounds each name at 200.
 	name := jsonrpc.Clip(m.Method, 60)
 	switch {
 	case m.Params.Name != "":
-		name += fmt.Sprintf(" %q", jsonrpc.Clip(m.Params.Name, 60))
+		name += " " + jsonrpc.Clip(strconv.Quote(m.Params.Name), 120)
 	case m.Params.URI != "":
-		name += fmt.Sprintf(" %q", jsonrpc.Clip(m.Params.URI, 80))
+		name += " " + jsonrpc.Clip(strconv.Quote(m.Params.URI), 120)
 	}
 	return name
 }

@@ -350,7 +350,7 @@ func (c *attnContext) finish(a *AttentionItem) {
 			}
 		}
 		if a.Cause != nil {
-			a.Cause.Finding += c.lostCulprit(a.Cause.Finding)
+			a.Cause.Finding = c.withLostCulprit(a.Cause.Finding)
 		}
 		return
 	}
@@ -905,18 +905,28 @@ func errorKey(msg string) string {
 	return r
 }
 
-// lostCulprit is what Layer 0 found by sending the requests again when
-// finding is the run's own process exiting: the one request that ends the
-// server, which the exit's own words cannot tell among those in flight.
-func (c *attnContext) lostCulprit(finding string) string {
+// withLostCulprit adds to finding what Layer 0 found by sending the
+// requests again when finding is the run's own process exiting (its exit
+// code): the one request that ends the server, which the exit's own words
+// cannot tell among those in flight. It goes before the stderr tail, which
+// the comment and the terminal clip.
+func (c *attnContext) withLostCulprit(finding string) string {
 	l0 := c.rep.Conformance
-	if l0 == nil || l0.LostProcess == nil || !strings.Contains(finding, processExited) {
-		return ""
+	if l0 == nil || l0.LostProcess == nil {
+		return finding
 	}
-	if lp := l0.LostProcess; lp.Culprit != "" {
-		return fmt.Sprintf("; the server exits on %s: sent again alone to a new process, it ended it too (code %d)", lp.Culprit, lp.CulpritExitCode)
+	lp := l0.LostProcess
+	if !strings.Contains(finding, fmt.Sprintf("%s %d", processExited, lp.ExitCode)) {
+		return finding
 	}
-	return "; " + l0.LostProcess.Replay
+	add := "; " + lp.Replay
+	if lp.Culprit != "" {
+		add = fmt.Sprintf("; the server exits on %s: sent again alone to a new process, it ended it too (code %d)", lp.Culprit, lp.CulpritExitCode)
+	}
+	if i := strings.Index(finding, "; stderr tail:"); i >= 0 {
+		return finding[:i] + add + finding[i:]
+	}
+	return finding + add
 }
 
 // processExited is how pkg/transport words a stdio server that ended (a

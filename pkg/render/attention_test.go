@@ -243,13 +243,19 @@ func TestAttentionGroupsChecksStoppedByOneExit(t *testing.T) {
 	// ended a new process too is the cause's last words.
 	rep.Conformance.LostProcess = &report.LostProcess{ExitCode: 3, Serving: []string{`tools/call "add"`, "tools/list"}, Culprit: `tools/call "add"`, CulpritExitCode: 3}
 	a = render.BuildAttention(rep)
-	if c := a.Items[0].Cause; c == nil || !strings.HasSuffix(c.Finding, `; the server exits on tools/call "add": sent again alone to a new process, it ended it too (code 3)`) {
-		t.Errorf("cause %+v: want the request that ends the server named", c)
+	if c := a.Items[0].Cause; c == nil || !strings.Contains(c.Finding, `; the server exits on tools/call "add": sent again alone to a new process, it ended it too (code 3); stderr tail:`) {
+		t.Errorf("cause %+v: want the request that ends the server named, before the stderr tail", c)
 	}
 	rep.Conformance.LostProcess = &report.LostProcess{ExitCode: 3, Serving: []string{"tools/list"}, Replay: "sent again alone to a new process (after server/discover), it did not end it"}
 	a = render.BuildAttention(rep)
-	if c := a.Items[0].Cause; c == nil || !strings.HasSuffix(c.Finding, "; sent again alone to a new process (after server/discover), it did not end it") {
+	if c := a.Items[0].Cause; c == nil || !strings.Contains(c.Finding, "; sent again alone to a new process (after server/discover), it did not end it; stderr tail:") {
 		t.Errorf("cause %+v: want what sending it again found", c)
+	}
+	// Another exit (another code: a check's own process) is not the run's.
+	rep.Conformance.LostProcess.ExitCode = 2
+	a = render.BuildAttention(rep)
+	if c := a.Items[0].Cause; c == nil || strings.Contains(c.Finding, "sent again") {
+		t.Errorf("cause %+v: the run's own exit told of another", c)
 	}
 }
 
