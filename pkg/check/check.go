@@ -263,6 +263,13 @@ func (p *Pass) Failf(ev *Evidence, format string, args ...any) {
 	p.add(v, ev, format, args...)
 }
 
+// Found says whether this run has reported a violation or a warning so
+// far: a check that then meets a transport error returns it only when it
+// found nothing, so that the error does not hide what it saw first.
+func (p *Pass) Found() bool {
+	return p.out.Verdict == Failed || p.out.Verdict == Warned || p.out.Verdict == Noted
+}
+
 // Warnf reports something suspicious that does not break the rule (a
 // deviation the spec allows, a leniency taken); for an info rule a note.
 func (p *Pass) Warnf(ev *Evidence, format string, args ...any) { p.add(Warned, ev, format, args...) }

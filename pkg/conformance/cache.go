@@ -151,7 +151,7 @@ var CACHE3 = &check.Check{
 			}
 			var firstScope string
 			var firstPage int
-			seen, failed := 0, false
+			seen := 0
 			for i, pg := range lr.Pages {
 				if pg.Response == nil || pg.Response.Result == nil {
 					continue
@@ -169,14 +169,14 @@ var CACHE3 = &check.Check{
 				if scope != firstScope {
 					pb := problem{at: "/result/cacheScope", absent: r.CacheScope == nil}
 					p.Failf(atProblem(nil, pg.Response, pb), "%s has cacheScope %s but page %d has %s; all pages of one list share a scope", pageName(l.method, i, pg), scope, firstPage+1, firstScope)
-					failed = true
 				}
 			}
-			if schemaTransportErr(err) && !failed {
+			if schemaTransportErr(err) && !p.Found() {
 				// A walk the transport cut short (the process exited
 				// or went silent) left pages unread: that is not a list
-				// of one page, and nothing it read broke the rule. (A
-				// page the server refused is PAGE-2's.)
+				// of one page. A mismatch found before it, in this list
+				// or an earlier one, stands. (A page the server refused
+				// is PAGE-1's.)
 				return err
 			}
 			if seen > 1 {

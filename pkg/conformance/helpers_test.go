@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		proxy(os.Args[1], os.Args[2])
 		return
 	}
-	if len(os.Args) >= 3 && os.Args[1] == lateQuickArg {
+	if len(os.Args) >= 3 && (os.Args[1] == lateQuickArg || os.Args[1] == exitOnSecondPromptsListArg) {
 		proxy(os.Args[1], os.Args[2], os.Args[3:]...)
 		return
 	}
@@ -102,6 +102,10 @@ const (
 	// one request. exitOnSecondGetArg: on the process's second one.
 	exitOnGetArg       = "mcpeval-exit-on-get"
 	exitOnSecondGetArg = "mcpeval-exit-on-second-get"
+	// exitOnSecondPromptsListArg: the proxy exits with code 3 on the
+	// process's second prompts/list (the first is the facts' walk). The
+	// server's argv follows the mode.
+	exitOnSecondPromptsListArg = "mcpeval-exit-on-second-prompts-list"
 )
 
 func busyLegacy() {
@@ -153,9 +157,9 @@ func proxy(mode, server string, args ...string) {
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	gets := 0          // exitOnGetArg, exitOnSecondGetArg: prompts/get seen
-	var held time.Time // lateQuickArg: the next line waits until then
-	late := 0          // lateQuickArg: lines held so far
+	gets, lists := 0, 0 // prompts/get and prompts/list seen (the exit modes)
+	var held time.Time  // lateQuickArg: the next line waits until then
+	late := 0           // lateQuickArg: lines held so far
 	for n := 1; sc.Scan(); n++ {
 		line := append(sc.Bytes(), '\n')
 		if mode == lateQuickArg {
@@ -169,6 +173,11 @@ func proxy(mode, server string, args ...string) {
 		}
 		if strings.Contains(string(line), `"method":"prompts/get"`) {
 			if gets++; mode == exitOnGetArg || mode == exitOnSecondGetArg && gets == 2 {
+				os.Exit(3)
+			}
+		}
+		if strings.Contains(string(line), `"method":"prompts/list"`) {
+			if lists++; mode == exitOnSecondPromptsListArg && lists == 2 {
 				os.Exit(3)
 			}
 		}

@@ -240,3 +240,28 @@ func TestTheRequestThatEndsTheRunsOwnProcessIsNamed(t *testing.T) {
 		validateReport(t, rep)
 	}
 }
+
+// CACHE-3 compares the pages of each list in turn: a mismatch it found in
+// tools/list stands when the process exits later, during prompts/list;
+// without one, the walk the exit cut short is not judged (it is not a list
+// of one page).
+func TestCACHE3KeepsWhatItFoundBeforeTheProcessExited(t *testing.T) {
+	for _, tc := range []struct {
+		breaks []string
+		want   check.Verdict
+	}{
+		{[]string{"--break", "CACHE-3"}, check.Failed},
+		{nil, check.Errored},
+	} {
+		argv := append([]string{os.Args[0], exitOnSecondPromptsListArg, exampleServer}, tc.breaks...)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		rep, _, err := Run(ctx, Target{Argv: argv}, Options{Options: check.Options{Runs: 2, Only: []string{"CACHE-3"}}, ProbeTimeout: 2 * time.Second, RequestTimeout: 5 * time.Second})
+		cancel()
+		if err != nil || len(rep.Checks) != 1 {
+			t.Fatalf("%v: %v (%d results)", tc.breaks, err, len(rep.Checks))
+		}
+		if r := rep.Checks[0]; r.Verdict != tc.want {
+			t.Errorf("%v: CACHE-3 %s %v: %s; want %s", tc.breaks, r.Verdict, r.Counts, r.Outcome.Message, tc.want)
+		}
+	}
+}

@@ -62,7 +62,11 @@ func (e *evaluation) layer0() {
 			// judge: no run saw the server break the rule, so this is
 			// not the server's failure, and not a pass either.
 			it.Status = report.ItemError
-			it.Reason = fmt.Sprintf("not judged: %d/%d passed, and the other %d run(s) errored (%s), which is no verdict on the rule either way; rerun once the cause is fixed", k, r.Runs, r.Runs-k, errorCause(r))
+			held := "passed"
+			if r.Counts[report.CheckSkipped] > 0 {
+				held = "passed or skipped (nothing to judge there)"
+			}
+			it.Reason = fmt.Sprintf("not judged: %d/%d %s, and the other %d run(s) errored (%s), which is no verdict on the rule either way; rerun once the cause is fixed", k, r.Runs, held, r.Runs-k, errorCause(r))
 		case bc == nil:
 			it.Status = report.ItemFail
 			it.Reason = fmt.Sprintf("%d/%d is below its floor; no baseline to compare, floors only", k, r.Runs)
