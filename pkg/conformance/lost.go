@@ -3,9 +3,11 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-eval/mcp-eval-action/pkg/jsonrpc"
@@ -112,7 +114,7 @@ func replayAlone(ctx context.Context, open func(context.Context) (*mcpclient.Cli
 			c.Close()
 		}
 		if err == nil {
-			err = fmt.Errorf("no connection")
+			err = errors.New("no connection")
 		}
 		return false, 0, err
 	}
@@ -191,15 +193,8 @@ func lostName(body []byte) string {
 
 // joinAnd joins "a", "b" and "c" as "a, b and c".
 func joinAnd(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
+	if len(s) < 2 {
+		return strings.Join(s, "")
 	}
-	out := s[0]
-	for _, x := range s[1 : len(s)-1] {
-		out += ", " + x
-	}
-	return out + " and " + s[len(s)-1]
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }

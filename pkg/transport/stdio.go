@@ -341,7 +341,8 @@ func (t *StdioTransport) markDead() {
 const lostMax = 16
 
 // lostLocked is the requests in flight, as sent: tool calls first (the
-// likeliest to end a process), then by method, one of each body.
+// likeliest to end a process), then by method and body, for one order
+// from run to run.
 func (t *StdioTransport) lostLocked() [][]byte {
 	ps := make([]*pendingReq, 0, len(t.pending))
 	for _, p := range t.pending {
